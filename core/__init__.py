@@ -1,0 +1,36 @@
+"""The «Верю — не верю» (Cheat) game engine: pure, deterministic, no I/O.
+
+The rules are RULES.md; the record format GAME_RECORD.md. One state type, one entry point:
+
+>>> import random
+>>> from core import new_game, apply, Play, Challenge, view
+>>> s = new_game(4, "russian", random.Random(3))
+>>> card = view(s, 0).hand.ranks()[0]
+>>> s, events = apply(s, 0, Play((card,), card))
+>>> s, events = apply(s, 1, Challenge())
+>>> events[0].truthful, events[0].loser, s.current
+(True, 1, 0)
+"""
+
+from .actions import Action, Believe, Challenge, Play
+from .cards import FULL_DECK, RANKS, Hand, InvalidRank, Rank
+from .errors import (
+    ERROR_CODES,
+    BadCardCount,
+    BelieveNotAllowed,
+    CardsNotInHand,
+    ChallengeNotAllowed,
+    ClaimNotAllowed,
+    GameOver,
+    IllegalAction,
+    NotYourTurn,
+    PlayNotAllowed,
+    error_for_code,
+)
+from .events import Believed, CardsPlayed, ChallengeResolved, CheckStarted, Event, GameEnded, PlayerWon, RoundStarted
+from .record import FORMAT, InvalidRecord, Record, ReplayOutcome, record_of, replay
+from .rules import CLASSIC, MAX_PLAYERS, MIN_PLAYERS, PLAY_CAP, RUSSIAN, VARIANTS, UnknownVariant, Variant, variant
+from .state import SCHEMA_VERSION, GameState, InvalidState, Phase, PilePlay, Result, apply, deal, from_deal, new_game, rank_places
+from .views import ClaimSeen, PlayerView, PublicView, public_view, view
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,78 @@
+"""The actions a player can take: a small closed set of frozen value types.
+
+>>> p = Play.of("7", "7", claim="7")
+>>> p
+Play(cards=(<Rank.SEVEN: 7>, <Rank.SEVEN: 7>), claim=<Rank.SEVEN: 7>)
+>>> p.hand.size, p.is_truthful
+(2, True)
+>>> Play.of("Q", claim="7").is_truthful
+False
+>>> Challenge() == Challenge(), Believe()
+(True, Believe())
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Union
+
+from .cards import Hand, Rank
+
+__all__ = ["Play", "Challenge", "Believe", "Action"]
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """Put ``cards`` (1 to 4, ranks ascending) on the pile and claim ``claim``.
+
+    ``claim`` may be ``None`` in the classic variant, where the claimed rank is forced
+    (RULES.md, Turns); the engine fills it in. The count is public and always true; the claim
+    may be a lie.
+    """
+
+    cards: tuple[Rank, ...]
+    claim: Rank | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cards", tuple(sorted(Rank(c) for c in self.cards)))
+        if self.claim is not None:
+            object.__setattr__(self, "claim", Rank(self.claim))
+
+    @classmethod
+    def of(cls, *cards: Rank | str | int, claim: Rank | str | int | None = None) -> "Play":
+        """Convenience constructor accepting rank names: ``Play.of("7", "Q", claim="7")``."""
+        return cls(tuple(_rank(c) for c in cards), None if claim is None else _rank(claim))
+
+    @classmethod
+    def from_hand(cls, hand: Hand, claim: Rank | None) -> "Play":
+        """A play of all the cards of ``hand``."""
+        return cls(hand.ranks(), claim)
+
+    @property
+    def hand(self) -> Hand:
+        """The played cards as a :class:`Hand`."""
+        return Hand.from_ranks(self.cards)
+
+    @property
+    def is_truthful(self) -> bool:
+        """True when every card is of the claimed rank (RULES.md: truthful play)."""
+        return self.claim is not None and all(c == self.claim for c in self.cards)
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """«Не верю!»: challenge the play the previous player has just made."""
+
+
+@dataclass(frozen=True, slots=True)
+class Believe:
+    """«Верю»: believe a final-check or cap play explicitly."""
+
+
+Action = Union[Play, Challenge, Believe]
+
+
+def _rank(value: Rank | str | int) -> Rank:
+    return Rank.from_str(value) if isinstance(value, str) else Rank(value)
+
+

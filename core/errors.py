@@ -1,0 +1,117 @@
+"""Typed errors of the engine.
+
+Every illegal action raises an :class:`IllegalAction` subclass whose ``code`` is one of the
+machine codes of GAME_RECORD.md; the state it was applied to is left unchanged (states are
+immutable). Errors carry codes and short English developer messages, never user-facing prose:
+only ``tgbot/`` writes text for people.
+
+>>> try:
+...     raise NotYourTurn("seat 2 acted, seat 0 is to act")
+... except IllegalAction as e:
+...     e.code
+'not_your_turn'
+>>> error_for_code("bad_card_count") is BadCardCount
+True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "IllegalAction",
+    "GameOver",
+    "NotYourTurn",
+    "PlayNotAllowed",
+    "BelieveNotAllowed",
+    "ChallengeNotAllowed",
+    "BadCardCount",
+    "CardsNotInHand",
+    "ClaimNotAllowed",
+    "ERROR_CODES",
+    "error_for_code",
+]
+
+
+class IllegalAction(ValueError):
+    """An action the rules refuse. ``code`` is the GAME_RECORD.md error code."""
+
+    code: str = "illegal_action"
+
+
+class GameOver(IllegalAction):
+    """Any action after the game has ended."""
+
+    code = "game_over"
+
+
+class NotYourTurn(IllegalAction):
+    """The acting seat is not the current player."""
+
+    code = "not_your_turn"
+
+
+class PlayNotAllowed(IllegalAction):
+    """A play during a final check or a cap answer (only challenge or believe are allowed)."""
+
+    code = "play_not_allowed"
+
+
+class BelieveNotAllowed(IllegalAction):
+    """A belief outside a final check or a cap answer (belief is implicit in a play)."""
+
+    code = "believe_not_allowed"
+
+
+class ChallengeNotAllowed(IllegalAction):
+    """A challenge on an empty pile: there is no play to challenge."""
+
+    code = "challenge_not_allowed"
+
+
+class BadCardCount(IllegalAction):
+    """A play of 0 or of more than 4 cards."""
+
+    code = "bad_card_count"
+
+
+class CardsNotInHand(IllegalAction):
+    """A play with a card the player does not hold."""
+
+    code = "cards_not_in_hand"
+
+
+class ClaimNotAllowed(IllegalAction):
+    """A claim the variant forbids (wrong rank, or none where one is needed)."""
+
+    code = "claim_not_allowed"
+
+
+#: The codes in the precedence order of GAME_RECORD.md: when several apply, the first is reported.
+ERROR_CODES: tuple[str, ...] = (
+    "game_over",
+    "not_your_turn",
+    "play_not_allowed",
+    "believe_not_allowed",
+    "challenge_not_allowed",
+    "bad_card_count",
+    "cards_not_in_hand",
+    "claim_not_allowed",
+)
+
+_BY_CODE = {
+    cls.code: cls
+    for cls in (
+        GameOver,
+        NotYourTurn,
+        PlayNotAllowed,
+        BelieveNotAllowed,
+        ChallengeNotAllowed,
+        BadCardCount,
+        CardsNotInHand,
+        ClaimNotAllowed,
+    )
+}
+
+
+def error_for_code(code: str) -> type[IllegalAction]:
+    """The error class for a GAME_RECORD.md code. Raises ``KeyError`` for unknown codes."""
+    return _BY_CODE[code]
