@@ -1,0 +1,195 @@
+"""Self-play: measure AI strategies against each other over seeded games.
+
+``python -m core.selfplay --players 4 --games 2000 --seats counting,honest,honest,honest --seed 1``
+
+For each deal (seeded from ``--seed``) the game is played once per rotation of the seat
+assignment over that same deal, so every strategy sits in every seat of every deal: ``G`` games
+are ``ceil(G / N)`` deals times ``N`` rotations. Prints, per strategy: seat-games, wins, win rate
+with a 95% Wilson interval, mean place, draws (shared first places), seat-games ended by the
+play cap; and plays per second overall. ``--json`` prints the same as one JSON object.
+
+Only the engine's public entry points are used (``deal``, ``from_deal``, ``apply``, ``view``);
+the players read views and events only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+from .ai import STRATEGIES, make_player
+from .rules import MAX_PLAYERS, MIN_PLAYERS
+from .state import apply, deal, from_deal
+from .views import view
+
+__all__ = ["wilson", "StrategyStats", "Outcome", "play_game", "run", "main"]
+
+
+def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion: ``(low, high)``, both in 0..1.
+
+    ``successes`` out of ``trials``; ``z`` the normal quantile (default: 95% two-sided).
+    With no trials the interval is ``(0.0, 1.0)``. Raises ``ValueError`` when
+    ``successes`` is negative or above ``trials``.
+
+    >>> tuple(round(x, 4) for x in wilson(50, 100))
+    (0.4038, 0.5962)
+    >>> wilson(0, 0)
+    (0.0, 1.0)
+    """
+    if trials < 0 or successes < 0 or successes > trials:
+        raise ValueError(f"need 0 <= successes <= trials, got {successes}/{trials}")
+    if trials == 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    z2 = z * z
+    denom = 1 + z2 / trials
+    centre = (p + z2 / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One finished game: ``places[i]`` of seat i, ``winner`` seat or ``None`` (draw),
+    ``capped`` whether the play cap ended it, ``plays`` the number of plays made."""
+
+    places: tuple[int, ...]
+    winner: int | None
+    draw: bool
+    capped: bool
+    plays: int
+
+
+@dataclass
+class StrategyStats:
+    """Totals for one strategy over all its seat-games (one seat in one game each)."""
+
+    strategy: str
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    capped: int = 0
+    place_sum: int = 0
+    win_rate: float = 0.0
+    wilson_low: float = 0.0
+    wilson_high: float = 0.0
+    mean_place: float = 0.0
+
+    def finish(self) -> None:
+        """Fill the derived figures from the totals."""
+        if self.games:
+            self.win_rate = self.wins / self.games
+            self.mean_place = self.place_sum / self.games
+        self.wilson_low, self.wilson_high = wilson(self.wins, self.games)
+
+
+def play_game(hands, variant: str, strategies: Sequence[str], seeds: Sequence[int]) -> Outcome:
+    """Play one game from the deal ``hands`` with ``strategies[i]`` at seat i, each drawing from
+    ``random.Random(seeds[i])``. Every player observes every action's events with its own view."""
+    players = [make_player(name, seat, random.Random(seeds[seat])) for seat, name in enumerate(strategies)]
+    observers = [(seat, p) for seat, p in enumerate(players) if p.name == "counting"]
+    state = from_deal(variant, hands)
+    while state.result is None:
+        seat = state.current
+        action = players[seat].act(view(state, seat))
+        state, events = apply(state, seat, action)
+        for s, p in observers:
+            p.observe(events, view(state, s))
+    r = state.result
+    return Outcome(r.places, r.winner, r.draw, r.capped, state.plays)
+
+
+def run(players: int, games: int, seats: Sequence[str], seed: int, variant: str = "russian") -> dict:
+    """Play ``games`` seat-rotated games (rounded up to whole deals) and return the summary as a
+    JSON-ready dict: ``{"config": ..., "strategies": {name: StrategyStats fields}, "games",
+    "plays", "seconds", "plays_per_second"}``. Raises ``ValueError`` for bad arguments."""
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise ValueError(f"{MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
+    if len(seats) != players:
+        raise ValueError(f"{players} seats expected, got {len(seats)}")
+    for name in seats:
+        if name not in STRATEGIES:
+            raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+    if games < 1:
+        raise ValueError("at least one game")
+    deals = -(-games // players)
+    stats = {name: StrategyStats(name) for name in dict.fromkeys(seats)}
+    master = random.Random(seed)
+    total_plays = 0
+    played = 0
+    start = time.perf_counter()
+    for _ in range(deals):
+        hands = deal(players, random.Random(master.getrandbits(64)))
+        for rot in range(players):
+            names = [seats[(i + rot) % players] for i in range(players)]
+            seeds = [master.getrandbits(64) for _ in range(players)]
+            out = play_game(hands, variant, names, seeds)
+            played += 1
+            total_plays += out.plays
+            for s, name in enumerate(names):
+                st = stats[name]
+                st.games += 1
+                st.wins += out.winner == s
+                st.draws += out.draw and out.places[s] == 1
+                st.capped += out.capped
+                st.place_sum += out.places[s]
+    seconds = time.perf_counter() - start
+    for st in stats.values():
+        st.finish()
+    return {
+        "config": {"players": players, "games": played, "seats": list(seats), "seed": seed, "variant": variant},
+        "strategies": {name: asdict(st) for name, st in stats.items()},
+        "games": played,
+        "plays": total_plays,
+        "seconds": round(seconds, 3),
+        "plays_per_second": round(total_plays / seconds, 1) if seconds > 0 else None,
+    }
+
+
+def format_table(summary: dict) -> str:
+    """The summary of :func:`run` as a readable text table."""
+    c = summary["config"]
+    lines = [
+        f"{c['games']} games, {c['players']} players, {c['variant']}, seats {','.join(c['seats'])}, seed {c['seed']}",
+        f"{'strategy':<10} {'games':>6} {'wins':>6} {'win rate':>9}  {'95% Wilson':<16} {'mean place':>10} {'draws':>6} {'capped':>6}",
+    ]
+    for st in summary["strategies"].values():
+        lines.append(
+            f"{st['strategy']:<10} {st['games']:>6} {st['wins']:>6} {st['win_rate']:>9.3f}  "
+            f"[{st['wilson_low']:.3f}, {st['wilson_high']:.3f}] {st['mean_place']:>10.2f} {st['draws']:>6} {st['capped']:>6}"
+        )
+    lines.append(
+        f"{summary['plays']} plays in {summary['seconds']:.1f} s: {summary['plays_per_second']:.0f} plays/s, "
+        f"{summary['plays'] / max(1, summary['games']):.1f} plays/game"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The CLI; returns the exit status (2 for bad arguments)."""
+    ap = argparse.ArgumentParser(prog="python -m core.selfplay", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--games", type=int, default=2000, help="seat-rotated games (rounded up to whole deals)")
+    ap.add_argument("--seats", default=None, help="comma-separated strategies, one per seat")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--variant", choices=("russian", "classic"), default="russian")
+    ap.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    args = ap.parse_args(argv)
+    seats = args.seats.split(",") if args.seats else ["counting"] + ["honest"] * (args.players - 1)
+    try:
+        summary = run(args.players, args.games, [s.strip() for s in seats], args.seed, args.variant)
+    except ValueError as e:
+        ap.error(str(e))
+    print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""``python -m tgbot`` / ``cheat-bot``: run the bot (long polling, or webhook with WEBHOOK_URL).
+
+Exits with code 2 and one clear line when ``BOT_TOKEN`` is missing or Redis is unreachable.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from urllib.parse import urlparse
+
+from telegram import Update
+
+from .settings import Settings
+
+log = logging.getLogger("tgbot")
+
+
+def _check_redis(url: str) -> str | None:
+    """None when Redis answers PING, else the reason."""
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        client.close()
+    except Exception as e:  # any failure to reach it is reported the same way
+        return str(e) or type(e).__name__
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the bot until interrupted; returns the process exit code."""
+    settings = Settings()
+    logging.basicConfig(
+        level=getattr(logging, settings.log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    if not settings.bot_token:
+        print("cheat-bot: BOT_TOKEN is not set (get a token from @BotFather and export BOT_TOKEN=...)", file=sys.stderr)
+        return 2
+    if settings.in_memory:
+        log.warning(
+            "REDIS_URL is not set: running on the embedded in-process store. Games will NOT survive a restart; "
+            "set REDIS_URL=redis://host:6379/0 (docker compose does) to keep them."
+        )
+    else:
+        reason = _check_redis(settings.redis_url)
+        if reason is not None:
+            print(f"cheat-bot: cannot reach Redis at {settings.redis_url}: {reason}", file=sys.stderr)
+            return 2
+
+    from .app import build_application
+
+    app = build_application(settings)
+    if settings.webhook_url:
+        host, _, port = settings.webhook_listen.rpartition(":")
+        path = urlparse(settings.webhook_url).path.lstrip("/")
+        app.run_webhook(
+            listen=host or "0.0.0.0",
+            port=int(port or 8443),
+            url_path=path,
+            webhook_url=settings.webhook_url,
+            secret_token=settings.webhook_secret or None,
+            allowed_updates=Update.ALL_TYPES,
+        )
+    else:
+        app.run_polling(allowed_updates=Update.ALL_TYPES)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

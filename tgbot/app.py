@@ -1,0 +1,114 @@
+"""Building the PTB :class:`~telegram.ext.Application`: handlers, rate limiter, start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats, LinkPreviewOptions, Update
+from telegram.constants import ParseMode
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    CallbackQueryHandler,
+    CommandHandler,
+    Defaults,
+    TypeHandler,
+    filters,
+)
+
+from . import handlers, timers
+from .i18n import LANGUAGES, N_, translator
+from .settings import Settings
+from .store import Store, connect
+from .sync import Syncer
+
+__all__ = ["build_application", "COMMANDS"]
+
+log = logging.getLogger(__name__)
+
+#: Commands registered with setMyCommands: (command, description msgid), per chat kind.
+GROUP_COMMANDS = (
+    ("start_game", N_("Open a lobby for a new game")),
+    ("stop_game", N_("Stop the game (creator or admin)")),
+    ("board", N_("Show the board again")),
+    ("rules", N_("Rules of the game")),
+    ("help", N_("How to play with this bot")),
+)
+PRIVATE_COMMANDS = (
+    ("start", N_("Let the bot send you your cards")),
+    ("rules", N_("Rules of the game")),
+    ("help", N_("How to play with this bot")),
+)
+COMMANDS = {"group": GROUP_COMMANDS, "private": PRIVATE_COMMANDS}
+
+
+def build_application(settings: Settings) -> Application:
+    """The bot's Application: long polling or webhook is chosen by the caller (``__main__``).
+
+    The store is connected in ``post_init`` (on the Application's own event loop); the timer
+    loop and a sync of every live game start there too.
+    """
+    limiter = AIORateLimiter(
+        overall_max_rate=settings.rate_global_max,
+        overall_time_period=settings.rate_global_period,
+        group_max_rate=settings.rate_group_max,
+        group_time_period=settings.rate_group_period,
+        max_retries=3,
+    )
+    app = (
+        Application.builder()
+        .token(settings.bot_token)
+        .base_url(settings.telegram_base_url)
+        .base_file_url(settings.base_file_url)
+        .defaults(Defaults(parse_mode=ParseMode.HTML, do_quote=False, link_preview_options=LinkPreviewOptions(is_disabled=True)))
+        .rate_limiter(limiter)
+        .post_init(_post_init)
+        .post_shutdown(_post_shutdown)
+        .build()
+    )
+    app.bot_data["settings"] = settings
+    app.add_handler(TypeHandler(Update, handlers.dedup), group=-1)
+    app.add_handler(CommandHandler("start_game", handlers.start_game))
+    app.add_handler(CommandHandler("stop_game", handlers.stop_game))
+    app.add_handler(CommandHandler("board", handlers.board_command))
+    app.add_handler(CommandHandler("start", handlers.start_private))
+    app.add_handler(CommandHandler(["help", "rules"], handlers.help_command))
+    app.add_handler(CallbackQueryHandler(handlers.on_tap))
+    app.add_error_handler(handlers.on_error)
+    return app
+
+
+async def _post_init(app: Application) -> None:
+    settings: Settings = app.bot_data["settings"]
+    redis = await connect(settings.redis_url)
+    store = Store(redis)
+    me = app.bot
+    username = me.username or ""
+    svc = handlers.Services(settings, store, Syncer(app.bot, store, lambda: username), username)
+    app.bot_data["svc"] = svc
+    await _register_commands(app)
+    live = await store.live_games()
+    for gid in live:
+        svc.syncer.request(gid)
+    app.bot_data["timer_task"] = asyncio.create_task(timers.run(store, svc.syncer), name="timers")
+    log.info("bot @%s ready: %d game(s) to resume", username, len(live))
+
+
+async def _post_shutdown(app: Application) -> None:
+    task = app.bot_data.get("timer_task")
+    if task is not None:
+        task.cancel()
+    svc = app.bot_data.get("svc")
+    if svc is not None:
+        await svc.store.redis.aclose()
+
+
+async def _register_commands(app: Application) -> None:
+    """setMyCommands for groups and private chats, in every supported language (the default
+    set in the default language)."""
+    for kind, scope in (("group", BotCommandScopeAllGroupChats()), ("private", BotCommandScopeAllPrivateChats())):
+        for lang in (None, *LANGUAGES):
+            tr = translator(lang)
+            commands = [BotCommand(cmd, tr.t(desc)) for cmd, desc in COMMANDS[kind]]
+            await app.bot.set_my_commands(commands, scope=scope, language_code=lang)

@@ -1,0 +1,108 @@
+"""The one codec for callback data (DESIGN.md: compact ASCII, at most 64 bytes).
+
+A callback is ``op:gid[:field…]``. ``gid`` is the game id; actions whose meaning depends on the
+moment (a card picked, a play, a challenge, a belief) carry ``turn``, the number of engine actions
+applied so far, so a stale or replayed tap is refused. Actions that do not depend on the moment
+(join, leave, start, refresh) carry the game id only and are idempotent.
+
+Telegram's limit: callback_data is 1–64 bytes (Bot API, InlineKeyboardButton); PTB does not check
+it (TELEGRAM.md), so :func:`encode` does.
+
+>>> data = encode(Tap("play", "Ab3_x-9Z", turn=41, cards="77Q", claim="7"))
+>>> data
+'p:Ab3_x-9Z:41:77Q:7'
+>>> decode(data) == Tap("play", "Ab3_x-9Z", turn=41, cards="77Q", claim="7")
+True
+>>> decode("j:Ab3_x-9Z").op
+'join'
+>>> decode("zzz")
+Traceback (most recent call last):
+...
+tgbot.codec.BadCallback: unknown callback data: 'zzz'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from telegram.constants import InlineKeyboardButtonLimit
+
+__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES"]
+
+#: Telegram's limit on callback_data, in bytes.
+MAX_BYTES = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA
+
+# op name -> (code, fields after gid)
+_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "join": ("j", ()),
+    "leave": ("l", ()),
+    "start": ("s", ()),
+    "cancel": ("x", ()),
+    "variant": ("v", ("arg",)),
+    "pick": ("k", ("turn", "cards")),
+    "play": ("p", ("turn", "cards", "claim")),
+    "challenge": ("c", ("turn",)),
+    "believe": ("b", ("turn",)),
+    "refresh": ("r", ()),
+}
+_BY_CODE = {code: (name, fields) for name, (code, fields) in _OPS.items()}
+_GID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
+_CARDS = re.compile(r"^[A2-9TJQK]{0,4}$")
+
+
+class BadCallback(ValueError):
+    """Callback data this bot did not produce (or from an incompatible version)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tap:
+    """A decoded button press: ``op`` (join, leave, start, cancel, variant, pick, play,
+    challenge, believe, refresh), the game id, and the op's fields: ``turn`` (engine actions
+    applied when the keyboard was drawn), ``cards`` (compact hand, e.g. ``77Q``), ``claim``
+    (one rank character) and ``arg`` (a short word)."""
+
+    op: str
+    gid: str
+    turn: int = -1
+    cards: str = ""
+    claim: str = ""
+    arg: str = ""
+
+
+def encode(tap: Tap) -> str:
+    """Encode a tap as callback data. Raises ``ValueError`` if it would exceed 64 bytes."""
+    code, fields = _OPS[tap.op]
+    parts = [code, tap.gid] + [str(getattr(tap, f)) for f in fields]
+    data = ":".join(parts)
+    if len(data.encode()) > MAX_BYTES:
+        raise ValueError(f"callback data over {MAX_BYTES} bytes: {data!r}")
+    return data
+
+
+def decode(data: str | None) -> Tap:
+    """Decode callback data. Raises :class:`BadCallback` for anything malformed."""
+    parts = (data or "").split(":")
+    entry = _BY_CODE.get(parts[0])
+    if entry is None or len(parts) != 2 + len(entry[1]) or not _GID.match(parts[1]):
+        raise BadCallback(f"unknown callback data: {data!r}")
+    name, fields = entry
+    values: dict[str, object] = {}
+    for field, raw in zip(fields, parts[2:]):
+        if field == "turn":
+            if not raw.isdigit() or len(raw) > 6:
+                raise BadCallback(f"bad turn in {data!r}")
+            values[field] = int(raw)
+        elif field == "cards":
+            if not _CARDS.match(raw):
+                raise BadCallback(f"bad cards in {data!r}")
+            values[field] = raw
+        elif field == "claim":
+            if not re.fullmatch(r"[A2-9TJQK]", raw):
+                raise BadCallback(f"bad claim in {data!r}")
+            values[field] = raw
+        else:
+            if not re.fullmatch(r"[a-z]{1,10}", raw):
+                raise BadCallback(f"bad argument in {data!r}")
+            values[field] = raw
+    return Tap(name, parts[1], **values)  # type: ignore[arg-type]

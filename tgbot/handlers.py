@@ -1,0 +1,356 @@
+"""Handlers: decode the update, run one transaction, answer the tap, request a view sync.
+
+Handlers stay thin (DESIGN.md): rules live in ``core``, table transitions in
+:mod:`tgbot.model`, the transaction in :mod:`tgbot.store`, texts in :mod:`tgbot.render`, and
+Telegram's views in :mod:`tgbot.sync`. A tap is answered before the views are synced, so an
+answer never waits on a rate limiter.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from telegram import Update
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import BadRequest, TelegramError
+from telegram.ext import ApplicationHandlerStop, ContextTypes
+
+import core
+from core.cards import Hand, Rank
+
+from . import model, render
+from .codec import BadCallback, Tap, decode
+from .i18n import N_, pick_language, translator
+from .model import Change, Refused, Seat, Status, Table
+from .settings import Settings
+from .store import Store, new_game_id
+from .sync import Syncer
+
+__all__ = ["Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "on_tap", "on_error", "ANONYMOUS_ADMIN"]
+
+log = logging.getLogger(__name__)
+
+#: The user id anonymous group admins send messages as (GroupAnonymousBot; TELEGRAM.md).
+ANONYMOUS_ADMIN = 1087968824
+#: Deep-link payloads start with this letter followed by the game id (t.me/<bot>?start=j<id>).
+JOIN_PAYLOAD = "j"
+
+
+RULES_EN = N_(
+    "<b>«I doubt it» (Верю — не верю)</b>\n"
+    "3 to 6 players share one 52-card deck; suits do not matter, only ranks. Get rid of all your cards to win.\n\n"
+    "<b>A turn.</b> Put 1 to 4 cards face down on the pile and name their rank. The number of cards is always true; the rank may be a lie. "
+    "The next player either plays on (and so believes you), or says «I doubt it!».\n"
+    "<b>Russian variant</b> (default): whoever opens a round names any rank; everyone else in that round must claim the same rank.\n"
+    "<b>Classic variant</b>: the rank is fixed and goes up with every play of the game: A, 2, 3 … K, then A again, even after a challenge.\n\n"
+    "<b>«I doubt it!»</b> Only the last play is turned over. If it was true, the doubter takes the whole pile; if it was a bluff, the player who made it does. "
+    "The winner of the showdown opens the next round.\n\n"
+    "<b>Going out.</b> Playing your last cards does not win yet: the next player must believe or doubt. "
+    "Believed, or doubted but true: you win. Doubted and a bluff: you take the pile and play goes on. "
+    "If a believed last play was a bluff, the believer takes the pile.\n\n"
+    "<b>End.</b> The others are ranked by the cards they hold, fewer is better, equal counts share a place. "
+    "After 300 plays the next player must believe or doubt, and the game ends: fewest cards wins, a tie for fewest is a draw.\n\n"
+    "<b>With this bot.</b> /start_game in a group opens a lobby; press «Join». Your cards and buttons come here, in private chat. "
+    "Pick cards, name the rank when you open a round, press «Play». The group sees hand sizes, the pile and the claims, never your cards.\n\n"
+    "<b>Tips.</b> Count the cards: there are four of each rank. Play true cards when you can. Bluff small on a small pile. "
+    "Distrust a player who is about to go out."
+)
+
+
+@dataclass
+class Services:
+    """What the handlers share, kept in ``application.bot_data["svc"]``."""
+
+    settings: Settings
+    store: Store
+    syncer: Syncer
+    username: str = ""
+
+
+def svc(context: ContextTypes.DEFAULT_TYPE) -> Services:
+    return context.application.bot_data["svc"]
+
+
+def _lang(update: Update) -> str:
+    user = update.effective_user
+    return pick_language(user.language_code if user else None)
+
+
+async def _is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, update: Update) -> bool:
+    """Whether the sender is an admin of the chat (anonymous admins included)."""
+    msg = update.effective_message
+    if msg is not None and msg.sender_chat is not None and msg.sender_chat.id == chat_id:
+        return True
+    user = update.effective_user
+    if user is None:
+        return False
+    try:
+        member = await context.bot.get_chat_member(chat_id, user.id)
+    except TelegramError:
+        return False
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+def _is_anonymous(update: Update) -> bool:
+    msg = update.effective_message
+    return bool(update.effective_user and update.effective_user.id == ANONYMOUS_ADMIN) or bool(
+        msg is not None and msg.sender_chat is not None
+    )
+
+
+def _seat_for(update: Update) -> Seat:
+    user = update.effective_user
+    assert user is not None
+    return Seat(user.id, user.full_name or user.username or "")
+
+
+async def _reply(update: Update, text: str) -> None:
+    msg = update.effective_message
+    if msg is not None:
+        await msg.reply_text(text, do_quote=False, message_thread_id=msg.message_thread_id if msg.is_topic_message else None)
+
+
+# -- update de-duplication -------------------------------------------------------------------------
+
+
+async def dedup(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Group -1: a re-delivered update (same update_id within 24 h) is not applied twice; a
+    re-delivered tap is still answered."""
+    if await svc(context).store.first_delivery(update.update_id):
+        return
+    if update.callback_query is not None:
+        try:
+            await update.callback_query.answer()
+        except TelegramError:
+            pass
+    raise ApplicationHandlerStop
+
+
+# -- group commands --------------------------------------------------------------------------------
+
+
+async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/start_game`` in a group: open a lobby (one live game per chat or forum topic)."""
+    s = svc(context)
+    chat, msg = update.effective_chat, update.effective_message
+    assert chat is not None and msg is not None
+    tr = translator(_lang(update))
+    if chat.type == ChatType.PRIVATE:
+        await _reply(update, tr.t("Add me to a group and send /start_game there."))
+        return
+    thread = msg.message_thread_id if msg.is_topic_message else None
+    existing = await s.store.chat_game(chat.id, thread)
+    if existing is not None:
+        await _reply(update, translator(existing.lang).t("A game is already open here. /board shows it."))
+        return
+    gid = new_game_id()
+    if not await s.store.claim_chat(chat.id, thread, gid):
+        await _reply(update, tr.t("A game is already open here. /board shows it."))
+        return
+    now = time.time()
+    creator = 0 if _is_anonymous(update) else update.effective_user.id  # type: ignore[union-attr]
+    table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout)
+    if creator and await s.store.can_dm(creator):
+        table = model.join(table, _seat_for(update), now, s.settings.lobby_timeout).table
+    await s.store.create(table)
+    log.info("lobby %s opened in chat %s", gid, chat.id)
+    s.syncer.request(gid)
+
+
+async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/stop_game``: end the chat's lobby or game without result (creator or chat admin)."""
+    s = svc(context)
+    chat, msg = update.effective_chat, update.effective_message
+    assert chat is not None and msg is not None
+    thread = msg.message_thread_id if msg.is_topic_message else None
+    table = await s.store.chat_game(chat.id, thread)
+    tr = translator(table.lang if table else _lang(update))
+    if table is None:
+        await _reply(update, tr.t("There is no game here. /start_game opens one."))
+        return
+    user_id = 0 if _is_anonymous(update) else update.effective_user.id  # type: ignore[union-attr]
+    admin = await _is_admin(context, chat.id, update) if user_id != table.creator else False
+    try:
+        await s.store.transact(table.id, lambda t: model.cancel(t, user_id, admin))
+    except Refused as e:
+        await _reply(update, render.answer(e.code, tr.lang))
+        return
+    s.syncer.request(table.id)
+
+
+async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/board``: post the chat's board anew at the bottom."""
+    s = svc(context)
+    chat, msg = update.effective_chat, update.effective_message
+    assert chat is not None and msg is not None
+    table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
+    if table is None:
+        await _reply(update, translator(_lang(update)).t("There is no game here. /start_game opens one."))
+        return
+    await s.syncer.post_board(table)
+
+
+# -- private commands ------------------------------------------------------------------------------
+
+
+async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/start [j<gid>]`` in private chat: the bot may now write to this user; with a join
+    payload, seat them in that lobby."""
+    s = svc(context)
+    user, chat = update.effective_user, update.effective_chat
+    assert user is not None and chat is not None
+    if chat.type != ChatType.PRIVATE:
+        await help_command(update, context)
+        return
+    await s.store.set_dm(user.id, True)
+    tr = translator(_lang(update))
+    payload = context.args[0] if context.args else ""
+    if payload.startswith(JOIN_PAYLOAD) and len(payload) > 1:
+        gid = payload[1:]
+        try:
+            done = await s.store.transact(gid, lambda t: model.join(t, _seat_for(update), time.time(), s.settings.lobby_timeout))
+        except Refused as e:
+            await _reply(update, render.answer(e.code, tr.lang))
+            return
+        table = done.change.table
+        await _reply(update, tr.t("You joined the game in «{group}».", group=render.esc(table.title or "—")))
+        await _maybe_autostart(s, table)
+        s.syncer.request(gid)
+        return
+    await _reply(update, tr.t("Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; I will send your cards here. /rules explains the game."))
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/help`` and ``/rules``: the rules in the user's language (privately when possible)."""
+    tr = translator(_lang(update))
+    await _reply(update, tr.t(RULES_EN))
+
+
+# -- taps ------------------------------------------------------------------------------------------
+
+
+async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Every inline button: decode, one transaction, answer at once, then sync the views."""
+    s = svc(context)
+    query = update.callback_query
+    assert query is not None and query.from_user is not None
+    user = query.from_user
+    lang = _lang(update)
+    try:
+        tap = decode(query.data)
+    except BadCallback:
+        await query.answer(render.answer("bad_button", lang))
+        return
+    try:
+        if tap.op in ("pick", "refresh"):
+            await _show_panel(s, query, tap, user.id, lang)
+            return
+        reply, url, gid = await _apply_tap(s, context, update, tap, user.id)
+    except Refused as e:
+        await query.answer(render.answer(e.code, lang))
+        if e.code == "stale":
+            await _show_panel(s, query, Tap("refresh", tap.gid), user.id, lang, answered=True)
+        return
+    if url:
+        await query.answer(url=url)
+    else:
+        await query.answer(render.answer(reply, lang))
+    s.syncer.request(gid)
+
+
+async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, str]:
+    """Run the tap's transaction; returns (answer code, deep-link url or None, game id)."""
+    now, timeout = time.time(), s.settings.lobby_timeout
+    gid = tap.gid
+    fn: Callable[[Table], Change]
+    if tap.op == "join":
+        if not await s.store.can_dm(user_id):
+            return "open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", gid
+        seat = _seat_for(update)
+        fn = lambda t: model.join(t, seat, now, timeout)  # noqa: E731
+    elif tap.op == "leave":
+        fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
+    elif tap.op in ("start", "cancel", "variant"):
+        table = await s.store.load(gid)
+        if table is None:
+            raise Refused("no_game")
+        admin = user_id != table.creator and await _is_admin(context, table.chat_id, update)
+        if tap.op == "start":
+            seed = secrets.randbits(64)
+            fn = lambda t: model.start(t, user_id, admin, seed)  # noqa: E731
+        elif tap.op == "cancel":
+            fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
+        else:
+            fn = lambda t: model.set_variant(t, user_id, tap.arg, admin, now, timeout)  # noqa: E731
+    else:
+        action = _action_of(tap)
+        fn = lambda t: model.act(t, user_id, tap.turn, action)  # noqa: E731
+    done = await s.store.transact(gid, fn)
+    if tap.op == "join":
+        await _maybe_autostart(s, done.change.table)
+    return done.change.reply, None, gid
+
+
+def _action_of(tap: Tap) -> core.Action:
+    if tap.op == "play":
+        return core.Play(Hand.from_str(tap.cards).ranks(), Rank.from_str(tap.claim))
+    if tap.op == "challenge":
+        return core.Challenge()
+    if tap.op == "believe":
+        return core.Believe()
+    raise Refused("bad_button")
+
+
+async def _maybe_autostart(s: Services, table: Table) -> None:
+    """The game starts by itself when the sixth player joins."""
+    if table.status is Status.LOBBY and len(table.seats) >= core.MAX_PLAYERS:
+        seed = secrets.randbits(64)
+        try:
+            await s.store.transact(table.id, lambda t: model.start(t, None, True, seed))
+        except Refused:
+            pass
+
+
+async def _show_panel(s: Services, query, tap: Tap, user_id: int, lang: str, answered: bool = False) -> None:
+    """Card picking and refresh: redraw the tapped panel (no write to Redis)."""
+    table = await s.store.load(tap.gid)
+    code = "refreshed" if tap.op == "refresh" else "ok"
+    seat = table.seat_of(user_id) if table is not None else None
+    if table is None or table.state is None or seat is None:
+        code = "no_game" if table is None else "not_seated"
+        if not answered:
+            await query.answer(render.answer(code, lang))
+        return
+    picks = ""
+    if tap.op == "pick":
+        if tap.turn != table.turn or table.state.current != seat:
+            code = "stale"
+        else:
+            picks = tap.cards
+            if not table.state.hands[seat].contains(Hand.from_str(picks)):
+                picks, code = "", "cards_not_in_hand"
+    if not answered:
+        await query.answer(render.answer(code, lang))
+    rendered = render.panel(table, seat, picks)
+    try:
+        await query.edit_message_text(rendered.text, reply_markup=rendered.markup)
+    except BadRequest as e:
+        if "not modified" not in str(e).lower():
+            log.info("panel redraw failed: %s", e)
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The one error handler: log it, and answer a tap so its button stops spinning."""
+    log.error("error while handling an update", exc_info=context.error)
+    if isinstance(update, Update) and update.callback_query is not None:
+        try:
+            await update.callback_query.answer()
+        except TelegramError:
+            pass

@@ -1,0 +1,414 @@
+"""Rendering: texts and inline keyboards from tables and engine views, through the catalogs.
+
+Every text here comes from :mod:`tgbot.i18n`; every user-supplied string (names, titles) goes
+through :func:`name` / :func:`esc` for Telegram's HTML parse mode. Rendering reads
+:class:`core.PlayerView` / :class:`core.PublicView` only, so hidden cards never reach a
+message they do not belong in. Limits (Bot API): message text at most 4096 characters,
+callback answers at most 200, callback data at most 64 bytes (checked by :mod:`tgbot.codec`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import unicodedata
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import CallbackQueryLimit, MessageLimit
+
+import core
+from core.cards import RANKS, Hand, Rank
+
+from .codec import Tap, encode
+from .i18n import N_, Translator, translator
+from .model import Status, Table
+
+__all__ = ["Rendered", "esc", "name", "lobby", "board", "panel", "announcement", "answer", "MAX_NAME"]
+
+#: Names are cut to this many characters on screen.
+MAX_NAME = 32
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A message to show: HTML ``text`` and an optional keyboard; ``digest`` identifies the
+    content, to skip edits that would not change anything."""
+
+    text: str
+    markup: InlineKeyboardMarkup | None = None
+
+    @property
+    def digest(self) -> str:
+        rows = self.markup.to_dict() if self.markup is not None else None
+        return hashlib.blake2b(repr((self.text, rows)).encode(), digest_size=8).hexdigest()
+
+
+def esc(text: str) -> str:
+    """Escape a user-supplied string for HTML parse mode."""
+    return html.escape(text, quote=False)
+
+
+_INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+
+
+def clean_name(raw: str | None, fallback: str) -> str:
+    """A display name made safe: control, format and bidi characters removed, stacked
+    combining marks thinned, white space folded, at most :data:`MAX_NAME` characters; the
+    ``fallback`` when nothing visible is left. Not escaped (see :func:`name`)."""
+    out: list[str] = []
+    marks = 0
+    for ch in unicodedata.normalize("NFC", raw or ""):
+        cat = unicodedata.category(ch)
+        if cat in _INVISIBLE:
+            continue
+        if cat.startswith("M"):
+            marks += 1
+            if marks > 2:
+                continue
+        else:
+            marks = 0
+        out.append(" " if cat.startswith("Z") else ch)
+    text = " ".join("".join(out).split())
+    if not any(not unicodedata.category(c).startswith(("M", "Z")) for c in text):
+        return fallback
+    if len(text) > MAX_NAME:
+        text = text[: MAX_NAME - 1].rstrip() + "…"
+    return text
+
+
+def name(table: Table, seat: int) -> str:
+    """Seat ``seat``'s name, escaped and isolated (U+2068…U+2069) so right-to-left names do
+    not reorder the sentence around them."""
+    tr = translator(table.lang)
+    fallback = tr.t("Player {n}", n=seat + 1)
+    return "\u2068" + esc(clean_name(table.seats[seat].name, fallback)) + "\u2069"
+
+
+def rank_name(tr: Translator, rank: Rank) -> str:
+    """A rank's full name in the claim style «2 × дама»."""
+    return tr.t(_RANK_NAMES[rank])
+
+
+def rank_short(tr: Translator, rank: Rank) -> str:
+    """A rank's short label for buttons and hands (A, 2 … 10, J, Q, K or the language's own)."""
+    return tr.t(_RANK_SHORT[rank])
+
+
+_RANK_NAMES = {
+    Rank.ACE: N_("ace"),
+    Rank.TWO: N_("two"),
+    Rank.THREE: N_("three"),
+    Rank.FOUR: N_("four"),
+    Rank.FIVE: N_("five"),
+    Rank.SIX: N_("six"),
+    Rank.SEVEN: N_("seven"),
+    Rank.EIGHT: N_("eight"),
+    Rank.NINE: N_("nine"),
+    Rank.TEN: N_("ten"),
+    Rank.JACK: N_("jack"),
+    Rank.QUEEN: N_("queen"),
+    Rank.KING: N_("king"),
+}
+_RANK_SHORT = {
+    Rank.ACE: N_("A"),
+    Rank.TWO: N_("2"),
+    Rank.THREE: N_("3"),
+    Rank.FOUR: N_("4"),
+    Rank.FIVE: N_("5"),
+    Rank.SIX: N_("6"),
+    Rank.SEVEN: N_("7"),
+    Rank.EIGHT: N_("8"),
+    Rank.NINE: N_("9"),
+    Rank.TEN: N_("10"),
+    Rank.JACK: N_("J"),
+    Rank.QUEEN: N_("Q"),
+    Rank.KING: N_("K"),
+}
+
+
+def claim_text(tr: Translator, count: int, rank: Rank) -> str:
+    """«2 × дама»: the count and the claimed rank."""
+    return tr.t("{count} × {rank}", count=count, rank=rank_name(tr, rank))
+
+
+def hand_text(tr: Translator, hand: Hand) -> str:
+    """«A×2 · 7 · Q×3»: ranks with counts (suits never matter)."""
+    if not hand:
+        return tr.t("no cards")
+    parts = []
+    for rank in hand.distinct():
+        c = hand[rank]
+        parts.append(rank_short(tr, rank) + (f"×{c}" if c > 1 else ""))
+    return " · ".join(parts)
+
+
+def variant_name(tr: Translator, variant: str) -> str:
+    return tr.t("Russian variant") if variant == "russian" else tr.t("Classic variant")
+
+
+def _button(text: str, tap: Tap) -> InlineKeyboardButton:
+    return InlineKeyboardButton(text, callback_data=encode(tap))
+
+
+def _cap(text: str) -> str:
+    """Keep a message within Telegram's 4096 characters."""
+    limit = MessageLimit.MAX_TEXT_LENGTH
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- lobby and board (group) -----------------------------------------------------------------------
+
+
+def lobby(table: Table) -> Rendered:
+    """The lobby message: players, variant, and the join/leave/start/cancel/variant buttons."""
+    tr = translator(table.lang)
+    lines = [
+        "<b>" + tr.t("«I doubt it» — new game") + "</b>",
+        tr.t("Variant: {variant}", variant=variant_name(tr, table.variant)),
+        tr.t("Players ({count}/6):", count=len(table.seats)),
+    ]
+    lines += [f"{i + 1}. {name(table, i)}" for i in range(len(table.seats))] or ["—"]
+    missing = core.MIN_PLAYERS - len(table.seats)
+    if missing > 0:
+        lines.append(tr.n("Waiting for at least {n} more player.", "Waiting for at least {n} more players.", missing))
+    else:
+        lines.append(tr.t("The creator or an admin can start the game."))
+    other = "classic" if table.variant == "russian" else "russian"
+    markup = InlineKeyboardMarkup(
+        [
+            [_button(tr.t("Join"), Tap("join", table.id)), _button(tr.t("Leave"), Tap("leave", table.id))],
+            [_button(tr.t("Start"), Tap("start", table.id)), _button(tr.t("Cancel"), Tap("cancel", table.id))],
+            [_button(tr.t("Switch to: {variant}", variant=variant_name(tr, other)), Tap("variant", table.id, arg=other))],
+        ]
+    )
+    return Rendered(_cap("\n".join(lines)), markup)
+
+
+def board(table: Table, bot_username: str) -> Rendered:
+    """The group's board: the lobby while it is open, then the table (seat order with hand
+    sizes, whose turn, pile, the round's claims), then the final result."""
+    if table.status is Status.LOBBY:
+        return lobby(table)
+    tr = translator(table.lang)
+    if table.state is None:  # cancelled before the start
+        text = tr.t("The lobby was closed.") if table.ended == "stopped" else tr.t("The lobby expired: nobody started the game.")
+        return Rendered(text)
+    pv = core.public_view(table.state)
+    lines = ["<b>" + tr.t("«I doubt it»") + "</b> · " + variant_name(tr, pv.variant)]
+    for i in range(pv.players):
+        marker = "▶ " if pv.current == i else ""
+        place = ""
+        if pv.result is not None:
+            place = tr.t("place {place}", place=pv.result.places[i]) + " · "
+        lines.append(f"{marker}{i + 1}. {name(table, i)} — {place}" + tr.n("{n} card", "{n} cards", pv.hand_sizes[i]))
+    lines.append("")
+    lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)) + " · " + tr.t("plays: {plays}", plays=pv.plays))
+    if pv.claims:
+        claims = "; ".join(f"{name(table, c.seat)}: {claim_text(tr, c.count, c.claim)}" for c in pv.claims)
+        lines.append(tr.t("This round: {claims}", claims=claims))
+    lines.append("")
+    lines.append(_status_line(table, pv, tr))
+    markup = None
+    if table.status is Status.PLAYING and bot_username:
+        markup = InlineKeyboardMarkup([[InlineKeyboardButton(tr.t("My cards (private chat)"), url=f"https://t.me/{bot_username}")]])
+    return Rendered(_cap("\n".join(lines)), markup)
+
+
+def _status_line(table: Table, pv: core.PublicView, tr: Translator) -> str:
+    if table.status is Status.CANCELLED:
+        return tr.t("The game was stopped. No result.")
+    if pv.result is not None:
+        return result_line(table, pv.result, tr)
+    who = name(table, pv.current)  # type: ignore[arg-type]
+    if pv.phase is core.Phase.FINAL_CHECK:
+        last = pv.claims[-1]
+        return tr.t("{player} played their last cards. {who}: believe or not?", player=name(table, last.seat), who=who)
+    if pv.phase is core.Phase.CAP_CHECK:
+        return tr.t("That was the last play of the game. {who}: believe or not?", who=who)
+    if pv.phase is core.Phase.OPENING:
+        return tr.t("{who} opens a new round.", who=who)
+    return tr.t("{who} to play or to say «I doubt it!».", who=who)
+
+
+def result_line(table: Table, result: core.Result, tr: Translator) -> str:
+    if result.draw:
+        leaders = ", ".join(name(table, i) for i, p in enumerate(result.places) if p == 1)
+        return tr.t("Draw! First place shared by {players}.", players=leaders)
+    return tr.t("{winner} wins!", winner=name(table, result.winner))  # type: ignore[arg-type]
+
+
+# -- private panel ---------------------------------------------------------------------------------
+
+
+def panel(table: Table, seat: int, picks: str = "") -> Rendered:
+    """A player's private panel: the group, their hand, whose turn, and on their turn the
+    claim they answer with pile and hand sizes, and the keyboard of their legal choices.
+    ``picks`` are the cards selected so far (compact hand string)."""
+    tr = translator(table.lang)
+    assert table.state is not None
+    v = core.view(table.state, seat)
+    pv = v.public
+    lines = [tr.t("Game in «{group}»", group=esc(table.title or "—"))]
+    lines.append(tr.t("Your cards ({count}): {hand}", count=v.hand.size, hand=hand_text(tr, v.hand)))
+    sizes = " · ".join(f"{name(table, i)} {pv.hand_sizes[i]}" for i in range(pv.players))
+    lines.append(tr.t("Hands: {sizes}", sizes=sizes))
+    lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)))
+    if pv.claims:
+        last = pv.claims[-1]
+        lines.append(tr.t("Last claim: {player} — {claim}", player=name(table, last.seat), claim=claim_text(tr, last.count, last.claim)))
+    rows: list[list[InlineKeyboardButton]] = []
+    if table.status is not Status.PLAYING:
+        if pv.result is not None:
+            lines.append("")
+            lines.append(result_line(table, pv.result, tr))
+            lines.append(tr.t("Your place: {place}", place=pv.result.places[seat]))
+        else:
+            lines.append(tr.t("The game was stopped. No result."))
+        return Rendered(_cap("\n".join(lines)))
+    lines.append("")
+    if not v.my_turn:
+        lines.append(tr.t("Turn: {who}", who=name(table, pv.current)))  # type: ignore[arg-type]
+    elif pv.answering:
+        last = pv.claims[-1]
+        if pv.phase is core.Phase.FINAL_CHECK:
+            lines.append("<b>" + tr.t("{player} played their last cards: {claim}. Believe or not?", player=name(table, last.seat), claim=claim_text(tr, last.count, last.claim)) + "</b>")
+        else:
+            lines.append("<b>" + tr.t("Last play of the game: {claim}. Believe or not?", claim=claim_text(tr, last.count, last.claim)) + "</b>")
+        rows.append([_button(tr.t("I believe"), Tap("believe", table.id, turn=table.turn)), _button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn))])
+    else:
+        rows += _play_rows(table, v, picks, tr, lines)
+    rows.append([_button(tr.t("Refresh"), Tap("refresh", table.id))])
+    return Rendered(_cap("\n".join(lines)), InlineKeyboardMarkup(rows))
+
+
+def _play_rows(table: Table, v: core.PlayerView, picks: str, tr: Translator, lines: list[str]) -> list[list[InlineKeyboardButton]]:
+    picked = Hand.from_str(picks) if picks else Hand()
+    required = v.required_claim
+    if v.phase is core.Phase.OPENING:
+        lines.append("<b>" + tr.t("Your turn: open the round. Pick 1 to 4 cards, then name a rank.") + "</b>")
+    else:
+        lines.append("<b>" + tr.t("Your turn: play 1 to 4 cards as {rank}, or say «I doubt it!».", rank=rank_name(tr, required)) + "</b>")  # type: ignore[arg-type]
+    if picks:
+        lines.append(tr.t("Picked: {cards}", cards=hand_text(tr, picked)))
+    rows: list[list[InlineKeyboardButton]] = []
+    row: list[InlineKeyboardButton] = []
+    for rank in v.hand.distinct():
+        held, chosen = v.hand[rank], picked[rank]
+        if chosen < held and picked.size < core.rules.MAX_PLAY_CARDS:
+            nxt = picked + Hand.from_ranks([rank])
+        else:
+            nxt = picked - Hand.from_ranks([rank] * chosen)
+        label = rank_short(tr, rank) + (f" ×{held}" if held > 1 else "")
+        if chosen:
+            label = f"✅ {label} ({chosen})"
+        row.append(_button(label, Tap("pick", table.id, turn=table.turn, cards=nxt.to_str())))
+        if len(row) == 5:
+            rows.append(row)
+            row = []
+    if row:
+        rows.append(row)
+    if picks:
+        rows.append([_button(tr.t("Clear"), Tap("pick", table.id, turn=table.turn, cards=""))])
+        if required is not None:
+            label = tr.t("Play: {claim}", claim=claim_text(tr, picked.size, required))
+            rows.append([_button(label, Tap("play", table.id, turn=table.turn, cards=picks, claim=required.char))])
+        else:
+            lines.append(tr.t("Name the rank you claim:"))
+            claim_row: list[InlineKeyboardButton] = []
+            for rank in RANKS:
+                claim_row.append(_button("▶ " + rank_short(tr, rank), Tap("play", table.id, turn=table.turn, cards=picks, claim=rank.char)))
+                if len(claim_row) == 5:
+                    rows.append(claim_row)
+                    claim_row = []
+            if claim_row:
+                rows.append(claim_row)
+    if v.can_challenge:
+        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn))])
+    return rows
+
+
+# -- announcements (new group messages) ------------------------------------------------------------
+
+
+def announcement(table: Table, note: dict) -> str | None:
+    """The text of an outbox announcement (a showdown, a belief, the result), or ``None``."""
+    tr = translator(table.lang)
+    kind = note["kind"]
+    if kind == "ChallengeResolved":
+        revealed = ", ".join(rank_name(tr, Rank.from_str(r)) for r in note["revealed"])
+        lines = [
+            tr.t("{challenger} doesn't believe {player}!", challenger=name(table, note["challenger"]), player=name(table, note["player"])),
+            tr.t("Claimed: {claim}. Revealed: {cards}.", claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
+            tr.t("It was true.") if note["truthful"] else tr.t("It was a bluff!"),
+            tr.t("{loser} takes the pile: {cards}.", loser=name(table, note["loser"]), cards=tr.n("{n} card", "{n} cards", note["pile_taken"])),
+        ]
+        return "\n".join(lines)
+    if kind == "Believed":
+        revealed = ", ".join(rank_name(tr, Rank.from_str(r)) for r in note["revealed"])
+        lines = [
+            tr.t("{believer} believes {player}.", believer=name(table, note["believer"]), player=name(table, note["player"])),
+            tr.t("Claimed: {claim}. Revealed: {cards}.", claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
+        ]
+        if note["truthful"]:
+            lines.append(tr.t("It was true. The pile stays."))
+        else:
+            lines.append(tr.t("It was a bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"]), cards=tr.n("{n} card", "{n} cards", note["pile_taken"])))
+        return "\n".join(lines)
+    if kind == "GameEnded":
+        result = core.Result(tuple(note["places"]), note["winner"], note["draw"], note["capped"])
+        lines = ["<b>" + tr.t("Game over.") + "</b>"]
+        if result.capped:
+            lines.append(tr.t("The play limit of {cap} plays was reached.", cap=core.PLAY_CAP))
+        lines.append(result_line(table, result, tr))
+        order = sorted(range(len(result.places)), key=lambda i: (result.places[i], i))
+        sizes = table.state.hand_sizes if table.state is not None else None
+        for i in order:
+            extra = "" if sizes is None else " — " + tr.n("{n} card", "{n} cards", sizes[i])
+            lines.append(tr.t("{place}. {player}", place=result.places[i], player=name(table, i)) + extra)
+        return _cap("\n".join(lines))
+    if kind == "cancelled":
+        return tr.t("The game was stopped. No result.")
+    return None
+
+
+# -- short answers to taps -------------------------------------------------------------------------
+
+_ANSWERS = {
+    "ok": "",
+    "joined": N_("You joined the game."),
+    "already_joined": N_("You are already in."),
+    "left": N_("You left the lobby."),
+    "not_seated": N_("You are not a player of this game."),
+    "variant": N_("Variant changed."),
+    "started": N_("The game has started!"),
+    "cancelled": N_("Stopped."),
+    "played": N_("Played."),
+    "challenged": N_("«I doubt it!»"),
+    "believed": N_("«I believe»"),
+    "stale": N_("This keyboard is out of date."),
+    "not_in_lobby": N_("The lobby is closed."),
+    "lobby_full": N_("The table is full (6 players)."),
+    "not_allowed": N_("Only the creator or a chat admin can do that."),
+    "too_few": N_("At least 3 players are needed."),
+    "game_over": N_("The game is over."),
+    "not_running": N_("This game is not running."),
+    "no_game": N_("This game no longer exists."),
+    "not_your_turn": N_("It is not your turn."),
+    "play_not_allowed": N_("You can't play now: believe or doubt."),
+    "believe_not_allowed": N_("There is nothing to believe now."),
+    "challenge_not_allowed": N_("There is nothing to doubt yet."),
+    "bad_card_count": N_("Pick 1 to 4 cards."),
+    "cards_not_in_hand": N_("You don't have these cards."),
+    "claim_not_allowed": N_("That claim is not allowed now."),
+    "open_private": N_("Start the bot in private chat first: it will seat you."),
+    "refreshed": N_("Updated."),
+    "bad_button": N_("This button is not valid any more."),
+}
+
+
+def answer(code: str, lang: str | None) -> str:
+    """The short answer to a tap (at most 200 characters, answerCallbackQuery's limit)."""
+    msgid = _ANSWERS.get(code, _ANSWERS["bad_button"])
+    text = translator(lang).t(msgid) if msgid else ""
+    return text[: CallbackQueryLimit.ANSWER_CALLBACK_QUERY_TEXT_LENGTH]

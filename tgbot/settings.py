@@ -1,0 +1,55 @@
+"""Settings from the environment (pydantic-settings), DESIGN.md: tgbot/.
+
+| variable            | meaning                                                                  |
+|---------------------|--------------------------------------------------------------------------|
+| BOT_TOKEN           | the bot's token from @BotFather (required)                               |
+| REDIS_URL           | ``redis://…``; unset or ``memory://`` runs on an embedded in-process store |
+| TELEGRAM_BASE_URL   | Bot API base, default Telegram's (a local Bot API server or an emulator)  |
+| WEBHOOK_URL         | public HTTPS URL: webhook mode instead of long polling                   |
+| WEBHOOK_LISTEN      | ``host:port`` the webhook server listens on (default 0.0.0.0:8443)        |
+| WEBHOOK_SECRET      | secret checked in ``X-Telegram-Bot-Api-Secret-Token`` (1–256 of A-Za-z0-9_-) |
+| LOG_LEVEL           | logging level name (default INFO)                                        |
+| LOBBY_TIMEOUT       | seconds an untouched lobby stays open (default 900: 15 minutes)          |
+| TURN_TIMEOUT        | default seconds for a turn (default 90)                                  |
+| RATE_GROUP_MAX / RATE_GROUP_PERIOD   | group limit: messages per period (20 per 60 s, Bot FAQ) |
+| RATE_GLOBAL_MAX / RATE_GLOBAL_PERIOD | overall limit (30 per 1 s, Bot FAQ)                     |
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "DEFAULT_BASE_URL"]
+
+DEFAULT_BASE_URL = "https://api.telegram.org/bot"
+
+
+class Settings(BaseSettings):
+    """The bot's settings; see the module docstring for the variables."""
+
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", case_sensitive=False)
+
+    bot_token: str = Field("", alias="BOT_TOKEN")
+    redis_url: str = Field("memory://", alias="REDIS_URL")
+    telegram_base_url: str = Field(DEFAULT_BASE_URL, alias="TELEGRAM_BASE_URL")
+    webhook_url: str = Field("", alias="WEBHOOK_URL")
+    webhook_listen: str = Field("0.0.0.0:8443", alias="WEBHOOK_LISTEN")
+    webhook_secret: str = Field("", alias="WEBHOOK_SECRET")
+    log_level: str = Field("INFO", alias="LOG_LEVEL")
+    lobby_timeout: float = Field(900.0, alias="LOBBY_TIMEOUT", gt=0)
+    turn_timeout: float = Field(90.0, alias="TURN_TIMEOUT", gt=0)
+    rate_group_max: int = Field(20, alias="RATE_GROUP_MAX", gt=0)
+    rate_group_period: float = Field(60.0, alias="RATE_GROUP_PERIOD", gt=0)
+    rate_global_max: int = Field(30, alias="RATE_GLOBAL_MAX", gt=0)
+    rate_global_period: float = Field(1.0, alias="RATE_GLOBAL_PERIOD", gt=0)
+
+    @property
+    def in_memory(self) -> bool:
+        """True when running on the embedded in-process store (nothing survives a restart)."""
+        return self.redis_url in ("", "memory://") or self.redis_url.startswith("memory:")
+
+    @property
+    def base_file_url(self) -> str:
+        """The file-download base matching :attr:`telegram_base_url`."""
+        return self.telegram_base_url.rstrip("/").removesuffix("/bot") + "/file/bot"

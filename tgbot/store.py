@@ -1,0 +1,320 @@
+"""Storage in Redis: the one transaction path, the outbox, the indexes, the deadlines.
+
+Keys (DESIGN.md, Storage): a game's own keys share the hash tag ``{g<id>}`` so they live in one
+Redis Cluster slot and one Lua script can change them atomically:
+
+- ``cheat:{g<id>}:game``   hash: ``v`` (version), ``t`` (the table, JSON), ``deal`` (JSON list)
+- ``cheat:{g<id>}:log``    list: the record's actions, one JSON object each (append-only)
+- ``cheat:{g<id>}:outbox`` list: announcements still to post (JSON, with ``seq``)
+- ``cheat:{g<id>}:tg``     hash: Telegram bookkeeping (message ids and what they show)
+
+Indexes live in other slots and are single-key entries, checked against the game when read:
+``cheat:chat:<chat>:<thread>`` (live game of a chat or topic), ``cheat:live`` (set of live game
+ids), ``cheat:deadlines`` (sorted set: game id → epoch seconds), ``cheat:user:<id>`` (hash:
+``dm`` = the bot can write to them), ``cheat:upd:<update_id>`` (processed updates, 24 h TTL).
+
+Every change to a game goes through :meth:`Store.transact`: read (one round trip), apply a pure
+transition, then one Lua compare-and-set on the version that also appends to the log and the
+outbox (one round trip); on a conflict it reads again and retries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from dataclasses import dataclass, replace
+from typing import Any, Awaitable, Callable
+
+from redis.asyncio import Redis
+
+from .model import Change, Refused, Table
+
+__all__ = ["Store", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
+
+log = logging.getLogger(__name__)
+
+#: Processed update ids are remembered for a day (issue: re-delivered updates apply once).
+UPDATE_TTL = 24 * 3600
+#: A finished game's keys are kept this long (seconds) for its record and late taps.
+FINISHED_TTL = 7 * 24 * 3600
+
+_CAS = """
+local cur = redis.call('HGET', KEYS[1], 'v')
+if (cur or '') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 't', ARGV[3])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'deal', ARGV[4]) end
+local nlog = tonumber(ARGV[6])
+for i = 1, nlog do redis.call('RPUSH', KEYS[2], ARGV[6 + i]) end
+for i = 7 + nlog, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
+local ttl = tonumber(ARGV[5])
+if ttl > 0 then
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
+end
+return 1
+"""
+
+_POP_IF_HEAD = """
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then redis.call('LPOP', KEYS[1]) return 1 end
+return 0
+"""
+
+_DEL_IF = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+"""
+
+_SET_IF = """
+local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
+return 0
+"""
+
+_CLAIM_DEADLINE = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
+class Conflict(Exception):
+    """A transaction lost the compare-and-set too many times in a row."""
+
+
+def new_game_id() -> str:
+    """A fresh game id: 8 characters of ``A-Za-z0-9_-`` (48 random bits)."""
+    return secrets.token_urlsafe(6)
+
+
+async def connect(url: str) -> Redis:
+    """A redis-py asyncio client for ``url``; ``memory://`` gives an embedded in-process store
+    (fakeredis with Lua). Raises ``redis.exceptions.ConnectionError`` when Redis is
+    unreachable (checked with PING)."""
+    if url in ("", "memory://") or url.startswith("memory:"):
+        import fakeredis
+
+        client: Redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+    else:
+        client = Redis.from_url(url, decode_responses=True, health_check_interval=30)
+    await client.ping()
+    return client
+
+
+@dataclass
+class Committed:
+    """What a successful :meth:`Store.transact` returns: the committed change and the table
+    as it was before (``None`` for a creation)."""
+
+    change: Change
+    before: Table | None
+
+
+class Store:
+    """The game store over one redis-py asyncio client (``decode_responses=True``)."""
+
+    def __init__(self, redis: Redis, prefix: str = "cheat") -> None:
+        self.redis = redis
+        self.p = prefix
+        self._cas = redis.register_script(_CAS)
+        self._pop_if_head = redis.register_script(_POP_IF_HEAD)
+        self._del_if = redis.register_script(_DEL_IF)
+        self._set_if = redis.register_script(_SET_IF)
+        self._claim = redis.register_script(_CLAIM_DEADLINE)
+
+    # -- key names -------------------------------------------------------------------------
+
+    def k_game(self, gid: str) -> str:
+        return f"{self.p}:{{g{gid}}}:game"
+
+    def k_log(self, gid: str) -> str:
+        return f"{self.p}:{{g{gid}}}:log"
+
+    def k_outbox(self, gid: str) -> str:
+        return f"{self.p}:{{g{gid}}}:outbox"
+
+    def k_tg(self, gid: str) -> str:
+        return f"{self.p}:{{g{gid}}}:tg"
+
+    def k_chat(self, chat_id: int, thread_id: int | None) -> str:
+        return f"{self.p}:chat:{chat_id}:{thread_id or 0}"
+
+    def k_user(self, user_id: int) -> str:
+        return f"{self.p}:user:{user_id}"
+
+    @property
+    def k_live(self) -> str:
+        return f"{self.p}:live"
+
+    @property
+    def k_deadlines(self) -> str:
+        return f"{self.p}:deadlines"
+
+    # -- the transaction path --------------------------------------------------------------
+
+    async def load(self, gid: str) -> Table | None:
+        """The table of game ``gid``, or ``None`` if there is none."""
+        raw = await self.redis.hget(self.k_game(gid), "t")
+        return Table.from_json(raw) if raw else None
+
+    async def create(self, table: Table) -> bool:
+        """Store a new table (version 1). False if the id is taken."""
+        return await self._commit(None, Change(table))
+
+    async def transact(self, gid: str, fn: Callable[[Table], Change], attempts: int = 32) -> Committed:
+        """Load game ``gid``, compute ``fn(table)``, commit it as one compare-and-set; on a
+        conflict, load again and retry (at most ``attempts`` times).
+
+        ``fn`` must be pure; it may raise :class:`~tgbot.model.Refused`, which propagates (as
+        does ``Refused("no_game")`` when there is no such game). A change whose table is the
+        loaded one is not written. Raises :class:`Conflict` when every attempt lost the race.
+        """
+        for _ in range(attempts):
+            table = await self.load(gid)
+            if table is None:
+                raise Refused("no_game")
+            change = fn(table)
+            if change.table is table and not change.log and not change.outbox:
+                return Committed(change, table)
+            if await self._commit(table, change):
+                await self._after_commit(table, change.table)
+                return Committed(change, table)
+        raise Conflict(f"game {gid}: {attempts} conflicting attempts")
+
+    async def _commit(self, before: Table | None, change: Change) -> bool:
+        new = change.table
+        version = (before.version if before else 0) + 1
+        new = replace(new, version=version)
+        change.table = new
+        ttl = FINISHED_TTL if not new.live else 0
+        args: list[Any] = [
+            str(before.version) if before else "",
+            str(version),
+            new.to_json(),
+            json.dumps(change.deal) if change.deal is not None else "",
+            str(ttl),
+            str(len(change.log)),
+            *[json.dumps(a, separators=(",", ":")) for a in change.log],
+            *[json.dumps(o, ensure_ascii=False, separators=(",", ":")) for o in change.outbox],
+        ]
+        keys = [self.k_game(new.id), self.k_log(new.id), self.k_outbox(new.id), self.k_tg(new.id)]
+        ok = await self._cas(keys=keys, args=args)
+        if ok and before is None:
+            await self._after_commit(None, new)
+        return bool(ok)
+
+    async def _after_commit(self, before: Table | None, after: Table) -> None:
+        """Bring the indexes in line with a committed table (one pipelined round trip). Each
+        index is checked against the game when read, so a crash between the commit and this
+        leaves nothing wrong."""
+        pipe = self.redis.pipeline(transaction=False)
+        # An ended game stays in the live set until the syncer has shown its end (its result
+        # may still be in the outbox); its chat is freed at once for the next game.
+        pipe.sadd(self.k_live, after.id)
+        if not after.live:
+            self._del_if(keys=[self.k_chat(after.chat_id, after.thread_id)], args=[after.id], client=pipe)
+        if after.deadline is not None:
+            pipe.zadd(self.k_deadlines, {after.id: after.deadline})
+        elif before is None or before.deadline is not None:
+            pipe.zrem(self.k_deadlines, after.id)
+        await pipe.execute()
+
+    # -- indexes ---------------------------------------------------------------------------
+
+    async def chat_game(self, chat_id: int, thread_id: int | None) -> Table | None:
+        """The live table of a chat (topic), checked against the game itself."""
+        gid = await self.redis.get(self.k_chat(chat_id, thread_id))
+        if not gid:
+            return None
+        table = await self.load(gid)
+        if table is None or not table.live or table.chat_id != chat_id:
+            return None
+        return table
+
+    async def claim_chat(self, chat_id: int, thread_id: int | None, gid: str) -> bool:
+        """Point the chat's index at ``gid`` unless another live game holds it."""
+        key = self.k_chat(chat_id, thread_id)
+        if await self.redis.set(key, gid, nx=True):
+            return True
+        old = await self.redis.get(key)
+        if old and await self.chat_game(chat_id, thread_id) is not None:
+            return False
+        return bool(await self._set_if(keys=[key], args=[old or "", gid]))
+
+    async def release_chat(self, chat_id: int, thread_id: int | None, gid: str) -> None:
+        """Drop the chat's index if it still points at ``gid``."""
+        await self._del_if(keys=[self.k_chat(chat_id, thread_id)], args=[gid])
+
+    async def live_games(self) -> list[str]:
+        """Ids of the games that may be live or still have something to show (the caller
+        checks each)."""
+        return sorted(await self.redis.smembers(self.k_live))
+
+    async def forget_live(self, gid: str) -> None:
+        """Drop an ended game from the live set once everything of it has been shown."""
+        await self.redis.srem(self.k_live, gid)
+
+    async def reschedule(self, table: Table) -> None:
+        """Put the deadlines index back in line with the table's own deadline."""
+        if table.deadline is not None:
+            await self.redis.zadd(self.k_deadlines, {table.id: table.deadline})
+        else:
+            await self.redis.zrem(self.k_deadlines, table.id)
+
+    async def first_delivery(self, update_id: int) -> bool:
+        """Remember ``update_id``; False if it was seen in the last 24 hours."""
+        return bool(await self.redis.set(f"{self.p}:upd:{update_id}", 1, nx=True, ex=UPDATE_TTL))
+
+    async def set_dm(self, user_id: int, reachable: bool) -> None:
+        """Record whether the bot can write to the user privately."""
+        await self.redis.hset(self.k_user(user_id), "dm", 1 if reachable else 0)
+
+    async def can_dm(self, user_id: int) -> bool:
+        """Whether the user has started the bot (and not blocked it since, as far as known)."""
+        return await self.redis.hget(self.k_user(user_id), "dm") == "1"
+
+    # -- deadlines -------------------------------------------------------------------------
+
+    async def due(self, now: float, limit: int = 50) -> list[tuple[str, float]]:
+        """Game ids whose deadline is at or before ``now`` (epoch seconds)."""
+        return await self.redis.zrangebyscore(self.k_deadlines, "-inf", now, start=0, num=limit, withscores=True)
+
+    async def claim_deadline(self, gid: str, now: float, lease: float) -> bool:
+        """Claim a due deadline for ``lease`` seconds (pushes it to ``now + lease``), so one
+        process fires it; if that process dies, the lease runs out and another one fires it."""
+        return bool(await self._claim(keys=[self.k_deadlines], args=[gid, now, now + lease]))
+
+    # -- Telegram side ---------------------------------------------------------------------
+
+    async def tg_get(self, gid: str) -> dict[str, str]:
+        """The game's Telegram bookkeeping (message ids, shown-content hashes)."""
+        return await self.redis.hgetall(self.k_tg(gid))
+
+    async def tg_set(self, gid: str, **fields: Any) -> None:
+        """Record Telegram bookkeeping fields (``None`` deletes a field)."""
+        keep = {k: v for k, v in fields.items() if v is not None}
+        drop = [k for k, v in fields.items() if v is None]
+        pipe = self.redis.pipeline(transaction=False)
+        if keep:
+            pipe.hset(self.k_tg(gid), mapping=keep)
+        if drop:
+            pipe.hdel(self.k_tg(gid), *drop)
+        await pipe.execute()
+
+    async def outbox(self, gid: str) -> list[tuple[str, dict]]:
+        """The announcements still to post, oldest first, as (raw, decoded)."""
+        return [(raw, json.loads(raw)) for raw in await self.redis.lrange(self.k_outbox(gid), 0, -1)]
+
+    async def outbox_done(self, gid: str, raw: str) -> None:
+        """Drop the oldest announcement once posted (only if it is still ``raw``)."""
+        await self._pop_if_head(keys=[self.k_outbox(gid)], args=[raw])
+
+    async def record(self, gid: str) -> tuple[list[str] | None, list[dict]]:
+        """The game's deal (compact hands) and its action log."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(self.k_game(gid), "deal")
+        pipe.lrange(self.k_log(gid), 0, -1)
+        deal, actions = await pipe.execute()
+        return (json.loads(deal) if deal else None), [json.loads(a) for a in actions]

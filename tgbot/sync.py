@@ -1,0 +1,186 @@
+"""The one view-sync path: make Telegram show what the stored table says.
+
+After every committed change, and for every live game at start-up, :meth:`Syncer.request`
+schedules a sync of that game. A sync reads the table and the game's Telegram bookkeeping from
+Redis and brings each projection up to date (DESIGN.md, tgbot/):
+
+- private lane: each player's panel. When a player's turn comes, their panel is sent anew at the
+  bottom of their private chat (a notification) and the old one deleted; otherwise it is edited
+  only when what it shows of their own situation changed (their hand, their turn, the game's
+  end), so a play costs at most the actor's and the next player's panels;
+- group lane: the outbox (showdowns, beliefs, the result: new messages, posted in order and
+  popped only once Telegram accepted them, so a crash repeats at most the one in flight), then
+  the board, edited in place.
+
+Each lane of each game runs single-flight: requests that arrive while it runs mark it dirty and
+it runs once more with the newest state, so a burst of moves yields one board edit (coalescing),
+never a queue of stale ones. PTB's AIORateLimiter paces the calls (Telegram's limits: about 20
+messages a minute per group, 30 a second overall).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Awaitable, Callable
+
+from telegram import Bot, Message
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+
+from . import render
+from .model import Status, Table
+from .store import Store
+
+__all__ = ["Syncer"]
+
+log = logging.getLogger(__name__)
+
+
+def _is(err: TelegramError, *texts: str) -> bool:
+    msg = str(err.message).lower()
+    return any(t in msg for t in texts)
+
+
+class Syncer:
+    """Schedules and runs syncs of games' Telegram views; see the module docstring."""
+
+    def __init__(self, bot: Bot, store: Store, bot_username: Callable[[], str]) -> None:
+        self.bot = bot
+        self.store = store
+        self._username = bot_username
+        self._running: dict[tuple[str, str], asyncio.Task] = {}
+        self._dirty: set[tuple[str, str]] = set()
+
+    def request(self, gid: str) -> None:
+        """Bring game ``gid``'s views up to date soon (non-blocking, coalesced)."""
+        for lane in ("dm", "group"):
+            key = (gid, lane)
+            self._dirty.add(key)
+            if key not in self._running:
+                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}")
+
+    async def idle(self) -> None:
+        """Wait until no sync is running (tests and shutdown)."""
+        while self._running:
+            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+
+    async def _loop(self, key: tuple[str, str]) -> None:
+        gid, lane = key
+        delay = 1.0
+        try:
+            while key in self._dirty:
+                self._dirty.discard(key)
+                try:
+                    if lane == "dm":
+                        await self._sync_panels(gid)
+                    else:
+                        await self._sync_group(gid)
+                    delay = 1.0
+                except RetryAfter as e:
+                    self._dirty.add(key)
+                    await asyncio.sleep(float(e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds()))
+                except (NetworkError, TelegramError) as e:
+                    log.warning("sync %s/%s: %s; retrying in %.0f s", gid, lane, e, delay)
+                    self._dirty.add(key)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 30.0)
+                except Exception:
+                    log.exception("sync %s/%s failed", gid, lane)
+                    break
+        finally:
+            self._running.pop(key, None)
+
+    # -- private lane ----------------------------------------------------------------------
+
+    async def _sync_panels(self, gid: str) -> None:
+        table = await self.store.load(gid)
+        if table is None or table.state is None:
+            return
+        tg = await self.store.tg_get(gid)
+        for seat, player in enumerate(table.seats):
+            await self._sync_panel(table, seat, player.user_id, tg)
+
+    async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str]) -> None:
+        assert table.state is not None
+        turn_now = table.status is Status.PLAYING and table.state.current == seat
+        # What the panel shows of the player's own situation; other players' moves alone do
+        # not edit it (the refresh button brings those in).
+        key = f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if turn_now else '-'}"
+        msg_id = int(tg[f"p{seat}"]) if tg.get(f"p{seat}") else None
+        if turn_now and tg.get(f"pt{seat}") != str(table.turn):
+            rendered = render.panel(table, seat)
+            try:
+                sent = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup)
+            except Forbidden:
+                await self.store.set_dm(chat_id, False)
+                return
+            await self.store.tg_set(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn})
+            if msg_id is not None:
+                await self._delete(chat_id, msg_id)
+            return
+        if tg.get(f"pk{seat}") == key:
+            return
+        rendered = render.panel(table, seat)
+        new_id = await self._show(chat_id, None, msg_id, rendered)
+        if new_id is not None:
+            await self.store.tg_set(table.id, **{f"p{seat}": new_id, f"pk{seat}": key})
+
+    # -- group lane ------------------------------------------------------------------------
+
+    async def _sync_group(self, gid: str) -> None:
+        table = await self.store.load(gid)
+        if table is None:
+            return
+        for raw, note in await self.store.outbox(gid):
+            text = render.announcement(table, note)
+            if text:
+                await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id)
+            await self.store.outbox_done(gid, raw)
+        tg = await self.store.tg_get(gid)
+        rendered = render.board(table, self._username())
+        if tg.get("bh") != rendered.digest:
+            msg_id = int(tg["b"]) if tg.get("b") else None
+            new_id = await self._show(table.chat_id, table.thread_id, msg_id, rendered)
+            if new_id is not None:
+                await self.store.tg_set(gid, b=new_id, bh=rendered.digest)
+        if not table.live:
+            # Everything of an ended game has been shown: it leaves the start-up sync set.
+            await self.store.forget_live(gid)
+
+    async def post_board(self, table: Table) -> None:
+        """Post the board anew at the bottom of the group (``/board``) and forget the old one."""
+        rendered = render.board(table, self._username())
+        sent = await self.bot.send_message(table.chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=table.thread_id)
+        await self.store.tg_set(table.id, b=sent.message_id, bh=rendered.digest)
+
+    # -- Telegram calls --------------------------------------------------------------------
+
+    async def _show(self, chat_id: int, thread_id: int | None, msg_id: int | None, rendered: render.Rendered) -> int | None:
+        """Edit message ``msg_id`` to ``rendered``, or send it anew when there is none or it is
+        gone. Returns the message id now showing it, ``None`` if the chat is unreachable."""
+        if msg_id is not None:
+            try:
+                await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=msg_id, reply_markup=rendered.markup)
+                return msg_id
+            except BadRequest as e:
+                if _is(e, "not modified"):
+                    return msg_id
+                if not _is(e, "not found", "can't be edited"):
+                    raise
+            except Forbidden:
+                if chat_id > 0:
+                    await self.store.set_dm(chat_id, False)
+                return None
+        try:
+            sent: Message = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id)
+        except Forbidden:
+            if chat_id > 0:
+                await self.store.set_dm(chat_id, False)
+            return None
+        return sent.message_id
+
+    async def _delete(self, chat_id: int, msg_id: int) -> None:
+        try:
+            await self.bot.delete_message(chat_id, msg_id)
+        except (BadRequest, Forbidden):
+            pass  # already gone, or too old to delete: harmless

@@ -1,0 +1,63 @@
+"""The one timer path: deadlines are data in Redis, fired by a loop in every bot process.
+
+A table keeps its own deadline (``Table.deadline``, epoch seconds) and the sorted set
+``cheat:deadlines`` indexes it. :func:`run` polls the index; a due game is claimed atomically
+with a short lease (so with several processes one fires it, and if that process dies the lease
+runs out and another does), then the timeout goes through the same transaction path as a tap
+(:meth:`tgbot.store.Store.transact`), where the table checks its own deadline: a stale entry (the
+table moved on meanwhile) changes nothing. A deadline that passed while the bot was down fires
+once after start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from . import model
+from .store import Store
+from .sync import Syncer
+
+__all__ = ["run", "fire_due", "LEASE", "POLL"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds a claimed deadline is held by the process firing it.
+LEASE = 30.0
+#: Seconds between polls of the deadlines index.
+POLL = 0.5
+
+
+async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> int:
+    """Fire every deadline due at ``now`` (default: the clock). Returns how many changed a
+    table."""
+    now = time.time() if now is None else now
+    fired = 0
+    for gid, _score in await store.due(now):
+        if not await store.claim_deadline(gid, now, LEASE):
+            continue  # another process has it
+        try:
+            done = await store.transact(gid, lambda t: model.expire(t, now))
+        except model.Refused:
+            await store.redis.zrem(store.k_deadlines, gid)  # the game is gone
+            continue
+        table = done.change.table
+        await store.reschedule(table)
+        if done.change.reply != "stale":
+            fired += 1
+            log.info("deadline of %s fired: %s", gid, done.change.reply)
+            syncer.request(gid)
+    return fired
+
+
+async def run(store: Store, syncer: Syncer) -> None:
+    """Poll and fire deadlines until cancelled."""
+    while True:
+        try:
+            await fire_due(store, syncer)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("timer loop error")
+        await asyncio.sleep(POLL)
