@@ -23,7 +23,10 @@ from .settings import Settings
 from .store import Store, connect
 from .sync import Syncer
 
-__all__ = ["build_application", "COMMANDS"]
+__all__ = ["build_application", "COMMANDS", "SAFETY"]
+
+#: Margin on Telegram's rates: spacing is this much wider than the limit allows.
+SAFETY = 1.05
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +53,14 @@ def build_application(settings: Settings) -> Application:
     loop and a sync of every live game start there too.
     """
     limiter = AIORateLimiter(
-        overall_max_rate=settings.rate_global_max,
-        overall_time_period=settings.rate_global_period,
-        group_max_rate=settings.rate_group_max,
-        group_time_period=settings.rate_group_period,
+        # One request at a time, evenly spaced: AIORateLimiter's leaky buckets let a full
+        # bucket burst through on top of the steady rate, which can put up to twice the limit
+        # into one of Telegram's windows; a bucket of one cannot (Bot FAQ: about 30 messages a
+        # second overall, 20 a minute per group).
+        overall_max_rate=1,
+        overall_time_period=settings.rate_global_period / settings.rate_global_max * SAFETY,
+        group_max_rate=1,
+        group_time_period=settings.rate_group_period / settings.rate_group_max * SAFETY,
         max_retries=3,
     )
     app = (

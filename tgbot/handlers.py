@@ -335,12 +335,8 @@ async def _show_panel(s: Services, query, tap: Tap, user_id: int, lang: str, ans
                 picks, code = "", "cards_not_in_hand"
     if not answered:
         await query.answer(render.answer(code, lang))
-    rendered = render.panel(table, seat, picks)
-    try:
-        await query.edit_message_text(rendered.text, reply_markup=rendered.markup)
-    except BadRequest as e:
-        if "not modified" not in str(e).lower():
-            log.info("panel redraw failed: %s", e)
+    if query.message is not None:
+        await s.syncer.redraw_panel(table, seat, query.message, picks)
 
 
 # -- errors ----------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -42,6 +43,11 @@ class Rendered:
     def digest(self) -> str:
         rows = self.markup.to_dict() if self.markup is not None else None
         return hashlib.blake2b(repr((self.text, rows)).encode(), digest_size=8).hexdigest()
+
+
+def plain(text: str) -> str:
+    """The text Telegram shows for our HTML ``text`` (tags dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
 def esc(text: str) -> str:

@@ -31,7 +31,7 @@ from . import render
 from .model import Status, Table
 from .store import Store
 
-__all__ = ["Syncer"]
+__all__ = ["Syncer", "panel_key"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,15 @@ log = logging.getLogger(__name__)
 def _is(err: TelegramError, *texts: str) -> bool:
     msg = str(err.message).lower()
     return any(t in msg for t in texts)
+
+
+def panel_key(table: Table, seat: int) -> str:
+    """What a panel shows of its player's own situation: their hand, the game's status and,
+    on their turn, the turn. Other players' moves alone do not edit a panel (its refresh
+    button brings those in), so a play costs at most the actor's and the next player's."""
+    assert table.state is not None
+    turn_now = table.status is Status.PLAYING and table.state.current == seat
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if turn_now else '-'}"
 
 
 class Syncer:
@@ -103,9 +112,7 @@ class Syncer:
     async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str]) -> None:
         assert table.state is not None
         turn_now = table.status is Status.PLAYING and table.state.current == seat
-        # What the panel shows of the player's own situation; other players' moves alone do
-        # not edit it (the refresh button brings those in).
-        key = f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if turn_now else '-'}"
+        key = panel_key(table, seat)
         msg_id = int(tg[f"p{seat}"]) if tg.get(f"p{seat}") else None
         if turn_now and tg.get(f"pt{seat}") != str(table.turn):
             rendered = render.panel(table, seat)
@@ -114,16 +121,19 @@ class Syncer:
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
                 return
-            await self.store.tg_set(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn})
+            await self.store.tg_set(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
             if msg_id is not None:
                 await self._delete(chat_id, msg_id)
             return
         if tg.get(f"pk{seat}") == key:
             return
         rendered = render.panel(table, seat)
+        if msg_id is not None and tg.get(f"pd{seat}") == rendered.digest:
+            await self.store.tg_set(table.id, **{f"pk{seat}": key})
+            return
         new_id = await self._show(chat_id, None, msg_id, rendered)
         if new_id is not None:
-            await self.store.tg_set(table.id, **{f"p{seat}": new_id, f"pk{seat}": key})
+            await self.store.tg_set(table.id, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
 
     # -- group lane ------------------------------------------------------------------------
 
@@ -146,6 +156,25 @@ class Syncer:
         if not table.live:
             # Everything of an ended game has been shown: it leaves the start-up sync set.
             await self.store.forget_live(gid)
+
+    async def redraw_panel(self, table: Table, seat: int, message: Message, picks: str = "") -> None:
+        """Redraw the panel ``message`` a player tapped (card picking, refresh, a stale tap).
+
+        Only the player's current panel is redrawn (an older one is gone or about to be), and
+        only when it does not already show exactly that content (the ``pd<seat>`` digest), so
+        a double tap never asks Telegram for an edit that changes nothing."""
+        tg = await self.store.tg_get(table.id)
+        if tg.get(f"p{seat}") != str(message.message_id):
+            return
+        rendered = render.panel(table, seat, picks)
+        fields: dict[str, object] = {}
+        if not picks:
+            fields[f"pk{seat}"] = panel_key(table, seat)
+        if tg.get(f"pd{seat}") != rendered.digest:
+            if await self._show(message.chat_id, None, message.message_id, rendered) != message.message_id:
+                return
+            fields[f"pd{seat}"] = rendered.digest
+        await self.store.tg_set(table.id, **fields)
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""

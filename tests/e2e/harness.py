@@ -1,0 +1,134 @@
+"""End-to-end harness: the real bot process (``python -m tgbot``) against the Bot API emulator.
+
+:class:`BotProcess` starts and ``kill -9``s the bot; :class:`Table` drives simulated players who
+only read the messages the bot shows them and tap the buttons it offers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class BotProcess:
+    """The bot as a separate process pointed at ``emu`` and ``redis_url``."""
+
+    def __init__(self, emu: BotAPIEmulator, redis_url: str, log_path: Path, **env: str) -> None:
+        self.emu = emu
+        self.redis_url = redis_url
+        self.log_path = log_path
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        env.update(
+            BOT_TOKEN=self.emu.token,
+            REDIS_URL=self.redis_url,
+            TELEGRAM_BASE_URL=self.emu.base_url,
+            LOG_LEVEL="INFO",
+            RATE_GROUP_MAX=str(self.emu.group_rate),
+            RATE_GROUP_PERIOD=str(self.emu.group_window),
+            PYTHONUNBUFFERED="1",
+        )
+        env.update(self.env)
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        self.starts += 1
+
+    def kill9(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+_CARDS = re.compile(r"(\d+)")
+
+
+def board_of(emu: BotAPIEmulator, group: SimChat) -> MessageRecord | None:
+    """The newest bot message in the group that looks like the board (it has a hand list)."""
+    msgs = [m for m in emu.chat_messages(group.id) if m.from_bot and m.text]
+    return msgs[-1] if msgs else None
+
+
+class Table:
+    """Simulated players at one group table, each acting only through its private chat."""
+
+    def __init__(self, emu: BotAPIEmulator, group: SimChat, players: list[SimUser], rng: random.Random) -> None:
+        self.emu = emu
+        self.group = group
+        self.players = players
+        self.rng = rng
+        self.taps = 0
+        self.unanswered: list[str] = []
+
+    def panel(self, user: SimUser) -> MessageRecord | None:
+        msgs = [m for m in self.emu.chat_messages(user.id) if m.from_bot and m.buttons]
+        return msgs[-1] if msgs else None
+
+    def actionable(self) -> list[tuple[SimUser, MessageRecord, list[dict]]]:
+        out = []
+        for u in self.players:
+            p = self.panel(u)
+            if p is None:
+                continue
+            buttons = [b for b in p.flat_buttons if "callback_data" in b and b["callback_data"][0] in "kpcb"]
+            if buttons:
+                out.append((u, p, buttons))
+        return out
+
+    def choose(self, buttons: list[dict]) -> dict:
+        weights = []
+        for b in buttons:
+            code = b["callback_data"][0]
+            weights.append({"p": 6.0, "k": 2.0, "c": 0.6, "b": 1.0}[code])
+        return self.rng.choices(buttons, weights)[0]
+
+    async def tap(self, user: SimUser, message: MessageRecord, button: dict, timeout: float = 15.0) -> dict | None:
+        result = await user.tap(message, button)
+        self.taps += 1
+        try:
+            return await result.answer(timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            self.unanswered.append(result.query_id)
+            return None
+
+    async def step(self, timeout: float = 20.0) -> bool:
+        """One tap by whoever has buttons to press; False when nobody has (game over)."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while loop.time() < end:
+            acts = self.actionable()
+            if acts:
+                user, msg, buttons = self.rng.choice(acts)
+                await self.tap(user, msg, self.choose(buttons))
+                return True
+            if self.finished():
+                return False
+            await asyncio.sleep(0.05)
+        return False
+
+    def finished(self) -> bool:
+        return any(m.from_bot and m.text and ("Игра окончена" in m.text) for m in self.emu.chat_messages(self.group.id))
