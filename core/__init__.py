@@ -28,7 +28,7 @@ from .errors import (
     error_for_code,
 )
 from .events import Believed, CardsPlayed, ChallengeResolved, CheckStarted, Event, GameEnded, PlayerWon, RoundStarted
-from .record import FORMAT, InvalidRecord, Record, ReplayOutcome, record_of, replay
+from .record import FORMAT, InvalidRecord, Record, ReplayOutcome, record_of
 from .rules import CLASSIC, MAX_PLAYERS, MIN_PLAYERS, PLAY_CAP, RUSSIAN, VARIANTS, UnknownVariant, Variant, variant
 from .state import SCHEMA_VERSION, GameState, InvalidState, Phase, PilePlay, Result, apply, deal, from_deal, new_game, rank_places
 from .views import ClaimSeen, PlayerView, PublicView, public_view, view

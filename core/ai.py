@@ -255,17 +255,19 @@ class CountingPlayer:
 
     name = "counting"
 
-    OPEN_VALUE = 1.5  # what opening the next round is worth
+    OPEN_VALUE = 0.5  # what opening the next round is worth
     WIN_VALUE = 40.0  # what going out is worth
     THREAT = (6.0, 3.0, 1.0, 0.5)  # extra value of stopping a player with 1, 2, 3, 4 cards left
-    CHALLENGE_PRIOR = 0.3  # prior challenge rate of a player facing an ordinary play
+    THREAT_SCALE = 0.3  # weight of THREAT
+    CHALLENGE_COST = 1.0  # a turn spent challenging sheds no card
+    CHALLENGE_PRIOR = 0.1  # prior challenge rate of a player facing an ordinary play
     FINAL_PRIOR = 0.6  # prior challenge rate at a final check
     OPENER_TRUST = 0.97  # prior that a russian opener's claim (a free choice) is true
-    PRIOR_WEIGHT = 4.0
-    BELIEVE_FINAL_ABOVE = 0.93
+    PRIOR_WEIGHT = 4.0  # pseudo-observations behind every prior rate
+    BELIEVE_FINAL_ABOVE = 0.93  # believe a final check only when the claim is this likely true
     MULTI_RATIO = (3.0, 5.0, 8.0)  # likelihood ratio true/bluff of a claim of 2, 3, 4 cards
     FLOOR = 0.03  # least probability of an unproven claim
-    NEAR_OUT_TRUST = 0.85  # trust factor for a player left with 1 or 2 cards  # believe a final check only when the claim is this likely true
+    NEAR_OUT_TRUST = 0.85  # trust factor for a player left with 1 or 2 cards
 
     def __init__(self, seat: int, rng: random.Random) -> None:
         self.seat = seat
@@ -438,7 +440,7 @@ class CountingPlayer:
     # -- decisions ---------------------------------------------------------------------------------
 
     def _threat(self, size: int) -> float:
-        return self.THREAT[size - 1] if 1 <= size <= len(self.THREAT) else 0.0
+        return self.THREAT_SCALE * self.THREAT[size - 1] if 1 <= size <= len(self.THREAT) else 0.0
 
     def _junk(self, hand: Hand, keep: Rank | None, n: int) -> tuple[Rank, ...] | None:
         """``n`` cards to bluff with: the ranks we hold fewest of first (ties at random),
@@ -474,7 +476,7 @@ class CountingPlayer:
             stop = self._threat(view.hand_sizes[last.seat])
             if t == 0.0:
                 return Challenge()
-            options.append((t * pile - (1 - t) * (self.OPEN_VALUE + stop), Challenge()))
+            options.append((t * pile - (1 - t) * (self.OPEN_VALUE + stop) + self.CHALLENGE_COST, Challenge()))
         required = view.required_claim
         nxt = (view.seat + 1) % view.players
         final_rate = self._final_rate(nxt)

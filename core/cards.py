@@ -19,6 +19,7 @@ Hand('A7')
 from __future__ import annotations
 
 from enum import IntEnum
+from operator import add as _add, ge as _ge, sub as _sub
 from typing import Iterable, Iterator
 
 __all__ = ["Rank", "RANKS", "Hand", "FULL_DECK", "InvalidRank", "RANKS_PER_DECK", "COPIES"]
@@ -86,6 +87,9 @@ class Rank(IntEnum):
         return rank
 
 
+_CHAR_SET = frozenset(_CHARS)
+_set = object.__setattr__
+
 RANKS: tuple[Rank, ...] = tuple(Rank)
 _BY_NAME = {name: Rank(i + 1) for i, name in enumerate(_NAMES)}
 _BY_NAME.update({c: Rank(i + 1) for i, c in enumerate(_CHARS)})
@@ -106,10 +110,18 @@ class Hand:
 
     def __init__(self, counts: Iterable[int] = (0,) * RANKS_PER_DECK) -> None:
         counts = tuple(counts)
-        if len(counts) != RANKS_PER_DECK or any(c < 0 for c in counts):
+        if len(counts) != RANKS_PER_DECK or min(counts) < 0:
             raise ValueError(f"a hand needs 13 non-negative counts, got {counts!r}")
-        object.__setattr__(self, "counts", counts)
-        object.__setattr__(self, "size", sum(counts))
+        _set(self, "counts", counts)
+        _set(self, "size", sum(counts))
+
+    @classmethod
+    def _trusted(cls, counts: tuple[int, ...]) -> "Hand":
+        # Internal fast path for counts already known to be 13 non-negative ints.
+        h = object.__new__(cls)
+        _set(h, "counts", counts)
+        _set(h, "size", sum(counts))
+        return h
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Hand is immutable")
@@ -125,6 +137,8 @@ class Hand:
     @classmethod
     def from_str(cls, text: str) -> "Hand":
         """Parse the compact encoding: one character per card (``A23456789TJQK``)."""
+        if isinstance(text, str) and _CHAR_SET.issuperset(text):
+            return cls._trusted(tuple(text.count(c) for c in _CHARS))
         return cls.from_ranks(Rank.from_str(c) for c in text)
 
     def to_str(self) -> str:
@@ -141,7 +155,7 @@ class Hand:
 
     def contains(self, other: "Hand") -> bool:
         """True when every card of ``other`` is in this hand (multiset inclusion)."""
-        return all(a >= b for a, b in zip(self.counts, other.counts))
+        return all(map(_ge, self.counts, other.counts))
 
     def __getitem__(self, rank: Rank | int) -> int:
         return self.counts[int(rank) - 1]
@@ -156,12 +170,12 @@ class Hand:
         return iter(self.ranks())
 
     def __add__(self, other: "Hand") -> "Hand":
-        return Hand(a + b for a, b in zip(self.counts, other.counts))
+        return Hand._trusted(tuple(map(_add, self.counts, other.counts)))
 
     def __sub__(self, other: "Hand") -> "Hand":
         if not self.contains(other):
             raise ValueError(f"{other!r} is not contained in {self!r}")
-        return Hand(a - b for a, b in zip(self.counts, other.counts))
+        return Hand._trusted(tuple(map(_sub, self.counts, other.counts)))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Hand) and self.counts == other.counts

@@ -230,12 +230,27 @@ class GameState:
             if d.get("schema_version") != SCHEMA_VERSION:
                 raise InvalidState(f"unsupported schema_version {d.get('schema_version')!r}")
             result = d.get("result")
+            hands, pile, current, plays = d["hands"], d["pile"], d["current"], d["plays"]
+            if not isinstance(hands, list) or not MIN_PLAYERS <= len(hands) <= MAX_PLAYERS:
+                raise InvalidState(f"hands must be a list of {MIN_PLAYERS} to {MAX_PLAYERS} strings")
+            if not all(isinstance(h, str) for h in hands):
+                raise InvalidState("each hand must be a string")
+            if not isinstance(pile, list) or not all(
+                isinstance(p, list) and len(p) == 3 and type(p[0]) is int and 0 <= p[0] < len(hands)
+                and isinstance(p[1], str) and p[1] and isinstance(p[2], str)
+                for p in pile
+            ):
+                raise InvalidState("pile must be a list of [seat, cards, claim]")
+            if current is not None and (type(current) is not int or not 0 <= current < len(hands)):
+                raise InvalidState(f"bad current seat {current!r}")
+            if type(plays) is not int or plays < 0:
+                raise InvalidState(f"bad play count {plays!r}")
             return cls(
                 variant=lookup_variant(d["variant"]),
-                hands=tuple(Hand.from_str(h) for h in d["hands"]),
-                pile=tuple(PilePlay(int(s), Hand.from_str(c), Rank.from_str(r)) for s, c, r in d["pile"]),
-                current=d["current"],
-                plays=int(d["plays"]),
+                hands=tuple(Hand.from_str(h) for h in hands),
+                pile=tuple(PilePlay(s, Hand.from_str(c), Rank.from_str(r)) for s, c, r in pile),
+                current=current,
+                plays=plays,
                 result=None
                 if result is None
                 else Result(tuple(result["places"]), result["winner"], bool(result["draw"]), bool(result["capped"])),

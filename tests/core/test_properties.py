@@ -1,0 +1,103 @@
+"""Property tests: thousands of seeded random games per variant, 3 to 6 players with mixed AI
+seats (core.ai.make_player "random"/"honest"/"counting"; a local random player if core.ai is
+missing), every RULES.md invariant checked after every action, and the record round trip at the
+end of every game. The sweeps always run; they are split over 2 worker processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core import Believe, Challenge, GameState, IllegalAction, Play, apply, new_game, view
+from core.cards import RANKS
+
+from tests.core.engine_helpers import HAVE_AI, check_invariants, checked_game, play_game, sweep, total_cards
+
+GAMES_PER_VARIANT = 2000
+WORKERS = 2
+
+
+def _chunks(seeds: list[int], k: int) -> list[list[int]]:
+    return [seeds[i::k] for i in range(k)]
+
+
+@pytest.mark.parametrize("variant", ["russian", "classic"])
+def test_random_games_sweep(variant):
+    seeds = list(range(GAMES_PER_VARIANT))
+    base = 1_000_000 if variant == "classic" else 0
+    seeds = [base + s for s in seeds]
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - no fork: run in-process
+        ctx = None
+    if ctx is None or (os.cpu_count() or 1) < 2:
+        results = [sweep(variant, seeds)]
+    else:
+        with ProcessPoolExecutor(WORKERS, mp_context=ctx) as pool:
+            results = list(pool.map(sweep, [variant] * WORKERS, _chunks(seeds, WORKERS)))
+    games = sum(r["games"] for r in results)
+    actions = sum(r["actions"] for r in results)
+    assert games == GAMES_PER_VARIANT
+    max_bytes = max(r["max_bytes"] for r in results)
+    mean_bytes = sum(r["sum_bytes"] for r in results) / actions
+    capped = sum(r["capped"] for r in results)
+    print(
+        f"\n{variant}: {games} games, {actions} actions, state max {max_bytes} B, mean {mean_bytes:.0f} B, "
+        f"{capped} capped, {sum(r['draw'] for r in results)} draws, ai={HAVE_AI}"
+    )
+    assert max_bytes < 2048
+
+
+def test_checked_game_is_deterministic():
+    assert checked_game(7, "russian") == checked_game(7, "russian")
+    g1, g2 = play_game(11, "classic"), play_game(11, "classic")
+    assert g1.actions == g2.actions and g1.final == g2.final
+
+
+def _random_action(rng: random.Random, state: GameState):
+    """Any action, legal or not, from any seat."""
+    seat = rng.choice([state.current if state.current is not None else 0, rng.randrange(state.players)])
+    kind = rng.random()
+    if kind < 0.15:
+        return seat, Challenge()
+    if kind < 0.25:
+        return seat, Believe()
+    hand = state.hands[seat].ranks()
+    k = rng.choice([0, 1, 1, 2, 3, 4, 5])
+    pool = list(hand) + [rng.choice(RANKS)] * (rng.random() < 0.2)
+    rng.shuffle(pool)
+    cards = tuple(pool[:k]) if len(pool) >= k else tuple(pool)
+    claim = rng.choice([None, state.required_claim, rng.choice(RANKS)])
+    return seat, Play(cards, claim)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 6), variant=st.sampled_from(["russian", "classic"]))
+def test_random_actions_legal_or_refused_unchanged(seed, n, variant):
+    """Arbitrary (mostly illegal) actions: each is either applied with every invariant kept, or
+    refused with a documented error code and the state unchanged."""
+    from core import ERROR_CODES
+
+    rng = random.Random(seed)
+    state = new_game(n, variant, random.Random(seed))
+    deal = total_cards(state)
+    for _ in range(400):
+        if state.result is not None:
+            break
+        seat, action = _random_action(rng, state)
+        before = state.to_json()
+        try:
+            state, events = apply(state, seat, action)
+        except IllegalAction as e:
+            assert e.code in ERROR_CODES
+            assert state.to_json() == before
+            continue
+        assert events
+        check_invariants(state, deal)
+        assert GameState.from_json(state.to_json()) == state
