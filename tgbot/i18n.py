@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gettext
 import io
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,7 +28,18 @@ __all__ = ["N_", "LANGUAGES", "DEFAULT_LANGUAGE", "DOMAIN", "LOCALES_DIR", "Tran
 LANGUAGES: tuple[str, ...] = ("ru",)
 DEFAULT_LANGUAGE = "ru"
 DOMAIN = "cheat"
-LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+
+
+def _locales_dir() -> Path:
+    """``$CHEAT_LOCALES``, else ``locales/`` of the source tree, else of the working directory."""
+    env = os.environ.get("CHEAT_LOCALES")
+    if env:
+        return Path(env)
+    beside = Path(__file__).resolve().parent.parent / "locales"
+    return beside if beside.is_dir() else Path.cwd() / "locales"
+
+
+LOCALES_DIR = _locales_dir()
 
 
 def N_(message: str) -> str:

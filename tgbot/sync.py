@@ -59,6 +59,7 @@ class Syncer:
         self._username = bot_username
         self._running: dict[tuple[str, str], asyncio.Task] = {}
         self._dirty: set[tuple[str, str]] = set()
+        self._locks: dict[tuple[str, int], asyncio.Lock] = {}
 
     def request(self, gid: str) -> None:
         """Bring game ``gid``'s views up to date soon (non-blocking, coalesced)."""
@@ -105,9 +106,14 @@ class Syncer:
         table = await self.store.load(gid)
         if table is None or table.state is None:
             return
-        tg = await self.store.tg_get(gid)
         for seat, player in enumerate(table.seats):
-            await self._sync_panel(table, seat, player.user_id, tg)
+            async with self._panel_lock(gid, seat):
+                await self._sync_panel(table, seat, player.user_id, await self.store.tg_get(gid))
+
+    def _panel_lock(self, gid: str, seat: int) -> asyncio.Lock:
+        """One lock per panel, shared by the sync and tap redraws, so each decides on what
+        the panel shows now, not on what it showed before the other drew it."""
+        return self._locks.setdefault((gid, seat), asyncio.Lock())
 
     async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str]) -> None:
         assert table.state is not None
@@ -163,6 +169,10 @@ class Syncer:
         Only the player's current panel is redrawn (an older one is gone or about to be), and
         only when it does not already show exactly that content (the ``pd<seat>`` digest), so
         a double tap never asks Telegram for an edit that changes nothing."""
+        async with self._panel_lock(table.id, seat):
+            await self._redraw(table, seat, message, picks)
+
+    async def _redraw(self, table: Table, seat: int, message: Message, picks: str) -> None:
         tg = await self.store.tg_get(table.id)
         if tg.get(f"p{seat}") != str(message.message_id):
             return
