@@ -214,7 +214,9 @@ class Store:
         # may still be in the outbox); its chat is freed at once for the next game.
         pipe.sadd(self.k_live, after.id)
         if not after.live:
-            self._del_if(keys=[self.k_chat(after.chat_id, after.thread_id)], args=[after.id], client=pipe)
+            # (a registered Script's __call__ is a coroutine on the asyncio client, never queued
+            # on a pipeline: queue the script itself)
+            pipe.eval(_DEL_IF, 1, self.k_chat(after.chat_id, after.thread_id), after.id)
         if after.deadline is not None:
             pipe.zadd(self.k_deadlines, {after.id: after.deadline})
         elif before is None or before.deadline is not None:

@@ -89,6 +89,11 @@ class Syncer:
                 except RetryAfter as e:
                     self._dirty.add(key)
                     await asyncio.sleep(float(e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds()))
+                except (BadRequest, Forbidden) as e:
+                    # Permanent for this state (chat gone, bot removed, …): the next committed
+                    # change syncs again; nothing keeps retrying meanwhile.
+                    log.warning("sync %s/%s gave up: %s", gid, lane, e)
+                    break
                 except (NetworkError, TelegramError) as e:
                     log.warning("sync %s/%s: %s; retrying in %.0f s", gid, lane, e, delay)
                     self._dirty.add(key)
@@ -150,7 +155,12 @@ class Syncer:
         for raw, note in await self.store.outbox(gid):
             text = render.announcement(table, note)
             if text:
-                await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id)
+                try:
+                    await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id)
+                except BadRequest as e:
+                    # This one message cannot be posted as it is: drop it rather than block
+                    # every later announcement of the game behind it.
+                    log.error("announcement %s of %s dropped: %s", note.get("seq"), gid, e)
             await self.store.outbox_done(gid, raw)
         tg = await self.store.tg_get(gid)
         rendered = render.board(table, self._username())

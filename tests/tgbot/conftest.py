@@ -1,0 +1,42 @@
+"""Fixtures for tests/tgbot: a Store over fakeredis and over the private redis-server."""
+
+from __future__ import annotations
+
+import fakeredis
+import pytest
+from redis.asyncio import Redis
+
+from tgbot.store import Store
+
+REAL_DB = 7  # the e2e tests use 1 and 2 on the same private server
+
+
+@pytest.fixture(params=["fake", "real"])
+async def redis(request):
+    if request.param == "fake":
+        client = fakeredis.FakeAsyncRedis(decode_responses=True)
+    else:
+        server = request.getfixturevalue("redis_server")
+        client = Redis.from_url(server.url.replace("/0", f"/{REAL_DB}"), decode_responses=True)
+    await client.flushdb()
+    yield client
+    await client.flushdb()
+    await client.aclose()
+
+
+@pytest.fixture
+def store(redis):
+    return Store(redis)
+
+
+class FakeSyncer:
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+
+    def request(self, gid: str) -> None:
+        self.requests.append(gid)
+
+
+@pytest.fixture
+def syncer():
+    return FakeSyncer()

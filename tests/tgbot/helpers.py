@@ -1,0 +1,65 @@
+"""Shared helpers for tests/tgbot: tables in every phase, driven by core.ai players."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import core
+import core.ai
+from tgbot import model
+from tgbot.model import Seat, Table
+
+NAMES = ["Аня", "Борис", "Вера", "Глеб", "Даша", "Егор"]
+
+
+def lobby(n: int = 0, gid: str = "G1", creator: int = 1, now: float = 1000.0, timeout: float = 900.0) -> Table:
+    t = model.open_lobby(gid, -100, None, creator, "Клуб", now, timeout)
+    for i in range(n):
+        t = model.join(t, Seat(creator + i, NAMES[i % 6]), now, timeout).table
+    return t
+
+
+def started(n: int = 4, gid: str = "G1", seed: int = 5, variant: str = "russian") -> tuple[Table, list[str]]:
+    t = lobby(n, gid)
+    if variant != "russian":
+        t = model.set_variant(t, 1, variant, False, 1000.0, 900.0).table
+    ch = model.start(t, 1, False, seed)
+    return ch.table, ch.deal  # type: ignore[return-value]
+
+
+def ai_step(table: Table, players: list) -> model.Change:
+    """One action by the current player's AI, through model.act."""
+    assert table.state is not None
+    seat = table.state.current
+    action = players[seat].act(core.view(table.state, seat))
+    ch = model.act(table, table.seats[seat].user_id, table.turn, action)
+    return ch
+
+
+def ai_players(n: int, seed: int, strategy: str = "counting") -> list:
+    rng = random.Random(seed)
+    return [core.ai.make_player(strategy, i, rng) for i in range(n)]
+
+
+def play_through(table: Table, players: list, max_steps: int = 5000):
+    """Yield (table, change) after each action until the game ends."""
+    for _ in range(max_steps):
+        if table.status is not model.Status.PLAYING:
+            return
+        before = table
+        ch = ai_step(table, players)
+        table = ch.table
+        # observers: feed every AI its view (the AIs track the game)
+        assert table.state is not None
+        yield before, ch
+    raise AssertionError("game did not end")
+
+
+def at_cap(table: Table) -> Table:
+    """The table with the engine state moved to 299 plays in PLAYING phase (the next play
+    triggers the cap check)."""
+    assert table.state is not None
+    d = table.state.to_dict()
+    d["plays"] = core.PLAY_CAP - 1
+    return replace(table, state=core.GameState.from_dict(d))
