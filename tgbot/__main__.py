@@ -10,6 +10,7 @@ import sys
 from urllib.parse import urlparse
 
 from telegram import Update
+from telegram.error import InvalidToken, NetworkError
 
 from .settings import Settings
 
@@ -26,6 +27,25 @@ def _check_redis(url: str) -> str | None:
         client.close()
     except Exception as e:  # any failure to reach it is reported the same way
         return str(e) or type(e).__name__
+    return None
+
+
+def _check_bot(settings: Settings) -> str | None:
+    """None when the Bot API accepts the token (getMe), else one line saying why not."""
+    import asyncio
+
+    from telegram import Bot
+
+    async def probe() -> None:
+        async with Bot(settings.bot_token, base_url=settings.telegram_base_url) as bot:
+            await bot.get_me()
+
+    try:
+        asyncio.run(probe())
+    except InvalidToken:
+        return "Telegram rejected BOT_TOKEN (check the token @BotFather gave you)"
+    except NetworkError as e:
+        return f"cannot reach the Bot API at {settings.telegram_base_url}: {e.message}"
     return None
 
 
@@ -51,9 +71,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cheat-bot: cannot reach Redis at {settings.redis_url}: {reason}", file=sys.stderr)
             return 2
 
+    problem = _check_bot(settings)
+    if problem is not None:
+        print(f"cheat-bot: {problem}", file=sys.stderr)
+        return 2
+
     from .app import build_application
 
     app = build_application(settings)
+    try:
+        _run(app, settings)
+    except InvalidToken:
+        print("cheat-bot: Telegram rejected BOT_TOKEN (check the token @BotFather gave you)", file=sys.stderr)
+        return 2
+    except NetworkError as e:
+        print(f"cheat-bot: cannot reach the Bot API at {settings.telegram_base_url}: {e.message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _run(app, settings: Settings) -> None:
+    """Long polling, or webhook mode when WEBHOOK_URL is set (the secret header is checked)."""
     if settings.webhook_url:
         host, _, port = settings.webhook_listen.rpartition(":")
         path = urlparse(settings.webhook_url).path.lstrip("/")
@@ -67,7 +105,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         app.run_polling(allowed_updates=Update.ALL_TYPES)
-    return 0
 
 
 if __name__ == "__main__":
