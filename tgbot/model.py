@@ -43,10 +43,41 @@ class Refused(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Seat:
-    """A player at the table: Telegram user id and the display name taken at join time."""
+    """A player at the table.
+
+    - ``user_id``: Telegram user id (for a bot seat, a negative id unique in the table);
+    - ``name``: display name taken at join time;
+    - ``lang``: language of this player's private messages (``None``: the group's);
+    - ``bot``: the AI strategy of a bot player added in the lobby (``None`` for people);
+    - ``ai``: the seat is currently played by the AI (a person who timed out twice or left);
+    - ``left``: the person left the game (the AI keeps the seat for the rest of it);
+    - ``auto``: automatic moves in a row made for this seat by the turn timer.
+    """
 
     user_id: int
     name: str
+    lang: str | None = None
+    bot: str | None = None
+    ai: bool = False
+    left: bool = False
+    auto: int = 0
+
+    @property
+    def human(self) -> bool:
+        return self.bot is None
+
+    def to_list(self) -> list:
+        """Compact JSON form: ``[user_id, name]`` plus only the fields that are set."""
+        out: list = [self.user_id, self.name]
+        extra = {k: v for k, v in (("lang", self.lang), ("bot", self.bot), ("ai", self.ai), ("left", self.left), ("auto", self.auto)) if v}
+        if extra:
+            out.append(extra)
+        return out
+
+    @classmethod
+    def from_list(cls, item: list) -> "Seat":
+        extra = item[2] if len(item) > 2 else {}
+        return cls(int(item[0]), item[1], **extra)
 
 
 @dataclass(frozen=True)
@@ -107,7 +138,7 @@ class Table:
             "lang": self.lang,
             "status": self.status.value,
             "variant": self.variant,
-            "seats": [[s.user_id, s.name] for s in self.seats],
+            "seats": [s.to_list() for s in self.seats],
             "state": self.state.to_dict() if self.state is not None else None,
             "turn": self.turn,
             "version": self.version,
@@ -132,7 +163,7 @@ class Table:
             lang=d.get("lang", "ru"),
             status=Status(d["status"]),
             variant=d["variant"],
-            seats=tuple(Seat(int(u), n) for u, n in d["seats"]),
+            seats=tuple(Seat.from_list(item) for item in d["seats"]),
             state=core.GameState.from_dict(d["state"]) if d["state"] is not None else None,
             turn=d["turn"],
             version=d["version"],
