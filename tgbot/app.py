@@ -35,11 +35,13 @@ GROUP_COMMANDS = (
     ("start_game", N_("Open a lobby for a new game")),
     ("stop_game", N_("Stop the game (creator or admin)")),
     ("board", N_("Show the board again")),
+    ("language", N_("Choose the group's language")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
 PRIVATE_COMMANDS = (
     ("start", N_("Let the bot send you your cards")),
+    ("language", N_("Choose your language")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
@@ -80,7 +82,9 @@ def build_application(settings: Settings) -> Application:
     app.add_handler(CommandHandler("stop_game", handlers.stop_game))
     app.add_handler(CommandHandler("board", handlers.board_command))
     app.add_handler(CommandHandler("start", handlers.start_private))
-    app.add_handler(CommandHandler(["help", "rules"], handlers.help_command))
+    app.add_handler(CommandHandler("help", handlers.help_command))
+    app.add_handler(CommandHandler("rules", handlers.rules_command))
+    app.add_handler(CommandHandler("language", handlers.language_command))
     app.add_handler(CallbackQueryHandler(handlers.on_tap))
     app.add_error_handler(handlers.on_error)
     return app

@@ -45,6 +45,9 @@ _OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "challenge": ("c", ("turn",)),
     "believe": ("b", ("turn",)),
     "refresh": ("r", ()),
+    # /language keyboards: gid is "0" (no game); the chat of the tapped message says whether
+    # it is the group's language or the user's own.
+    "lang": ("g", ("arg",)),
 }
 _BY_CODE = {code: (name, fields) for name, (code, fields) in _OPS.items()}
 _GID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
@@ -58,7 +61,7 @@ class BadCallback(ValueError):
 @dataclass(frozen=True, slots=True)
 class Tap:
     """A decoded button press: ``op`` (join, leave, start, cancel, variant, pick, play,
-    challenge, believe, refresh), the game id, and the op's fields: ``turn`` (engine actions
+    challenge, believe, refresh, lang), the game id, and the op's fields: ``turn`` (engine actions
     applied when the keyboard was drawn), ``cards`` (compact hand, e.g. ``77Q``), ``claim``
     (one rank character) and ``arg`` (a short word)."""
 

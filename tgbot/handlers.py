@@ -24,13 +24,13 @@ from core.cards import Hand, Rank
 
 from . import model, render
 from .codec import BadCallback, Tap, decode
-from .i18n import N_, pick_language, translator
+from .i18n import DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
 from .settings import Settings
 from .store import Store, new_game_id
 from .sync import Syncer
 
-__all__ = ["Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "on_tap", "on_error", "ANONYMOUS_ADMIN"]
+__all__ = ["Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command", "language_command", "on_tap", "on_error", "ANONYMOUS_ADMIN"]
 
 log = logging.getLogger(__name__)
 
@@ -38,27 +38,6 @@ log = logging.getLogger(__name__)
 ANONYMOUS_ADMIN = 1087968824
 #: Deep-link payloads start with this letter followed by the game id (t.me/<bot>?start=j<id>).
 JOIN_PAYLOAD = "j"
-
-
-RULES_EN = N_(
-    "<b>«I doubt it» (Верю — не верю)</b>\n"
-    "3 to 6 players share one 52-card deck; suits do not matter, only ranks. Get rid of all your cards to win.\n\n"
-    "<b>A turn.</b> Put 1 to 4 cards face down on the pile and name their rank. The number of cards is always true; the rank may be a lie. "
-    "The next player either plays on (and so believes you), or says «I doubt it!».\n"
-    "<b>Russian variant</b> (default): whoever opens a round names any rank; everyone else in that round must claim the same rank.\n"
-    "<b>Classic variant</b>: the rank is fixed and goes up with every play of the game: A, 2, 3 … K, then A again, even after a challenge.\n\n"
-    "<b>«I doubt it!»</b> Only the last play is turned over. If it was true, the doubter takes the whole pile; if it was a bluff, the player who made it does. "
-    "The winner of the showdown opens the next round.\n\n"
-    "<b>Going out.</b> Playing your last cards does not win yet: the next player must believe or doubt. "
-    "Believed, or doubted but true: you win. Doubted and a bluff: you take the pile and play goes on. "
-    "If a believed last play was a bluff, the believer takes the pile.\n\n"
-    "<b>End.</b> The others are ranked by the cards they hold, fewer is better, equal counts share a place. "
-    "After 300 plays the next player must believe or doubt, and the game ends: fewest cards wins, a tie for fewest is a draw.\n\n"
-    "<b>With this bot.</b> /start_game in a group opens a lobby; press «Join». Your cards and buttons come here, in private chat. "
-    "Pick cards, name the rank when you open a round, press «Play». The group sees hand sizes, the pile and the claims, never your cards.\n\n"
-    "<b>Tips.</b> Count the cards: there are four of each rank. Play true cards when you can. Bluff small on a small pile. "
-    "Distrust a player who is about to go out."
-)
 
 
 @dataclass
@@ -75,9 +54,30 @@ def svc(context: ContextTypes.DEFAULT_TYPE) -> Services:
     return context.application.bot_data["svc"]
 
 
-def _lang(update: Update) -> str:
+async def _private_lang(s: Services, update: Update) -> str:
+    """The language of a private reply outside a game: the user's own choice, else their
+    Telegram language when supported, else Russian."""
     user = update.effective_user
-    return pick_language(user.language_code if user else None)
+    if user is None:
+        return DEFAULT_LANGUAGE
+    return pick_language(await s.store.user_lang(user.id), user.language_code)
+
+
+async def _group_lang(s: Services, chat_id: int) -> str:
+    """The group's language (its setting, Russian by default)."""
+    return pick_language((await s.store.chat_settings(chat_id)).lang)
+
+
+async def _tap_lang(s: Services, update: Update, table: Table | None) -> str:
+    """The language of a tap's answer: the tapper's seat language in ``table``, else their own
+    choice, else the table's language, else their private language."""
+    user = update.effective_user
+    if table is not None and user is not None:
+        seat = table.seat_of(user.id)
+        if seat is not None:
+            return table.seats[seat].lang or table.lang
+        return pick_language(await s.store.user_lang(user.id), table.lang)
+    return await _private_lang(s, update)
 
 
 async def _is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, update: Update) -> bool:
@@ -102,10 +102,13 @@ def _is_anonymous(update: Update) -> bool:
     )
 
 
-def _seat_for(update: Update) -> Seat:
+async def _seat_for(s: Services, update: Update, chat_id: int) -> Seat:
+    """A new seat for the sender, with the private language resolved (i18n.private_language)."""
     user = update.effective_user
     assert user is not None
-    return Seat(user.id, user.full_name or user.username or "")
+    group = (await s.store.chat_settings(chat_id)).lang
+    lang = private_language(await s.store.user_lang(user.id), group, user.language_code)
+    return Seat(user.id, user.full_name or user.username or "", lang=lang)
 
 
 async def _reply(update: Update, text: str) -> None:
@@ -138,10 +141,11 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    tr = translator(_lang(update))
     if chat.type == ChatType.PRIVATE:
+        tr = translator(await _private_lang(s, update))
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
+    tr = translator(await _group_lang(s, chat.id))
     thread = msg.message_thread_id if msg.is_topic_message else None
     existing = await s.store.chat_game(chat.id, thread)
     if existing is not None:
@@ -153,9 +157,9 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         return
     now = time.time()
     creator = 0 if _is_anonymous(update) else update.effective_user.id  # type: ignore[union-attr]
-    table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout)
+    table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout, lang=tr.lang)
     if creator and await s.store.can_dm(creator):
-        table = model.join(table, _seat_for(update), now, s.settings.lobby_timeout).table
+        table = model.join(table, await _seat_for(s, update, chat.id), now, s.settings.lobby_timeout).table
     await s.store.create(table)
     log.info("lobby %s opened in chat %s", gid, chat.id)
     s.syncer.request(gid)
@@ -168,7 +172,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     assert chat is not None and msg is not None
     thread = msg.message_thread_id if msg.is_topic_message else None
     table = await s.store.chat_game(chat.id, thread)
-    tr = translator(table.lang if table else _lang(update))
+    tr = translator(table.lang if table else await _group_lang(s, chat.id))
     if table is None:
         await _reply(update, tr.t("There is no game here. /start_game opens one."))
         return
@@ -189,7 +193,7 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     assert chat is not None and msg is not None
     table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
     if table is None:
-        await _reply(update, translator(_lang(update)).t("There is no game here. /start_game opens one."))
+        await _reply(update, translator(await _group_lang(s, chat.id)).t("There is no game here. /start_game opens one."))
         return
     await s.syncer.post_board(table)
 
@@ -207,16 +211,21 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await help_command(update, context)
         return
     await s.store.set_dm(user.id, True)
-    tr = translator(_lang(update))
+    tr = translator(await _private_lang(s, update))
     payload = context.args[0] if context.args else ""
     if payload.startswith(JOIN_PAYLOAD) and len(payload) > 1:
         gid = payload[1:]
+        lobby = await s.store.load(gid)
         try:
-            done = await s.store.transact(gid, lambda t: model.join(t, _seat_for(update), time.time(), s.settings.lobby_timeout))
+            if lobby is None:
+                raise Refused("no_game")
+            seat = await _seat_for(s, update, lobby.chat_id)
+            done = await s.store.transact(gid, lambda t: model.join(t, seat, time.time(), s.settings.lobby_timeout))
         except Refused as e:
             await _reply(update, render.answer(e.code, tr.lang))
             return
         table = done.change.table
+        tr = render.seat_translator(table, table.seat_of(user.id))  # type: ignore[arg-type]
         await _reply(update, tr.t("You joined the game in «{group}».", group=render.esc(table.title or "—")))
         await _maybe_autostart(s, table)
         s.syncer.request(gid)
@@ -225,9 +234,82 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/help`` and ``/rules``: the rules in the user's language (privately when possible)."""
-    tr = translator(_lang(update))
-    await _reply(update, tr.t(RULES_EN))
+    """``/help``: how to use the bot (see :func:`_private_text`)."""
+    await _private_text(update, context, render.help_text)
+
+
+async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/rules``: the rules of the game (see :func:`_private_text`)."""
+    await _private_text(update, context, render.rules)
+
+
+async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Callable[[str], str]) -> None:
+    """Answer /rules or /help in the user's private language, always in private chat
+    (DESIGN.md: in a group they never eat the game's message budget). In a group: when the
+    private message cannot be sent (the user never started the bot, an anonymous admin),
+    a short hint goes to the group only if no game is running there; during a game the group
+    gets nothing. When it was sent and no game is running, the group gets a one-line note."""
+    s = svc(context)
+    chat, user, msg = update.effective_chat, update.effective_user, update.effective_message
+    assert chat is not None and msg is not None
+    lang = await _private_lang(s, update)
+    if chat.type == ChatType.PRIVATE:
+        await _reply(update, text(lang))
+        return
+    sent = False
+    if user is not None and not _is_anonymous(update):
+        try:
+            await context.bot.send_message(user.id, text(lang))
+            sent = True
+        except (BadRequest, TelegramError):
+            await s.store.set_dm(user.id, False)
+    table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
+    if table is not None and table.status is Status.PLAYING:
+        return
+    await _reply(update, render.private_hint(await _group_lang(s, chat.id), sent))
+
+
+async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/language``: in a group, buttons to set the group's language (chat admins); in
+    private chat, buttons to set the user's own language for private messages."""
+    s = svc(context)
+    chat = update.effective_chat
+    assert chat is not None
+    group = chat.type != ChatType.PRIVATE
+    lang = await _group_lang(s, chat.id) if group else await _private_lang(s, update)
+    menu = render.language_menu(lang, group)
+    msg = update.effective_message
+    assert msg is not None
+    await msg.reply_text(menu.text, reply_markup=menu.markup, do_quote=False, message_thread_id=msg.message_thread_id if msg.is_topic_message else None)
+
+
+async def _set_language(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, lang: str) -> str:
+    """A /language button: store the choice, bring the open lobby (group) or the user's live
+    seats (private) in line, show the confirmation. Returns the answer's language."""
+    query = update.callback_query
+    assert query is not None and query.message is not None
+    chat = query.message.chat
+    user_id = query.from_user.id
+    group = chat.type != ChatType.PRIVATE
+    if group:
+        if not await _is_admin(context, chat.id, update):
+            raise Refused("admins_only")
+        await s.store.set_chat_settings(chat.id, lang=lang)
+        thread = query.message.message_thread_id if getattr(query.message, "is_topic_message", False) else None
+        table = await s.store.chat_game(chat.id, thread)
+        if table is not None and table.status is Status.LOBBY:
+            await s.store.transact(table.id, lambda t: model.set_lang(t, lang))
+            s.syncer.request(table.id)
+    else:
+        await s.store.set_user_lang(user_id, lang)
+        for table in await s.store.user_games(user_id):
+            await s.store.transact(table.id, lambda t: model.set_seat_lang(t, user_id, lang))
+            s.syncer.request(table.id)
+    try:
+        await query.message.edit_text(render.language_set(lang, group))  # type: ignore[union-attr]
+    except BadRequest:
+        pass
+    return lang
 
 
 # -- taps ------------------------------------------------------------------------------------------
@@ -239,38 +321,47 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     query = update.callback_query
     assert query is not None and query.from_user is not None
     user = query.from_user
-    lang = _lang(update)
     try:
         tap = decode(query.data)
     except BadCallback:
-        await query.answer(render.answer("bad_button", lang))
+        await query.answer(render.answer("bad_button", await _private_lang(s, update)))
         return
     try:
-        if tap.op in ("pick", "refresh"):
-            await _show_panel(s, query, tap, user.id, lang)
+        if tap.op == "lang":
+            if not supported(tap.arg):
+                raise Refused("bad_button")
+            await query.answer(render.answer("ok", await _set_language(s, context, update, tap.arg)))
             return
-        reply, url, gid = await _apply_tap(s, context, update, tap, user.id)
+        if tap.op in ("pick", "refresh"):
+            await _show_panel(s, query, tap, user.id, update)
+            return
+        reply, url, table = await _apply_tap(s, context, update, tap, user.id)
     except Refused as e:
+        lang = await _tap_lang(s, update, None if tap.op == "lang" else await s.store.load(tap.gid))
         await query.answer(render.answer(e.code, lang))
         if e.code == "stale":
-            await _show_panel(s, query, Tap("refresh", tap.gid), user.id, lang, answered=True)
+            await _show_panel(s, query, Tap("refresh", tap.gid), user.id, update, answered=True)
         return
     if url:
         await query.answer(url=url)
     else:
-        await query.answer(render.answer(reply, lang))
-    s.syncer.request(gid)
+        await query.answer(render.answer(reply, await _tap_lang(s, update, table)))
+    s.syncer.request(tap.gid)
 
 
-async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, str]:
-    """Run the tap's transaction; returns (answer code, deep-link url or None, game id)."""
+async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, Table | None]:
+    """Run the tap's transaction; returns (answer code, deep-link url or None, the table after
+    it, if known)."""
     now, timeout = time.time(), s.settings.lobby_timeout
     gid = tap.gid
     fn: Callable[[Table], Change]
     if tap.op == "join":
         if not await s.store.can_dm(user_id):
-            return "open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", gid
-        seat = _seat_for(update)
+            return "open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", None
+        lobby = await s.store.load(gid)
+        if lobby is None:
+            raise Refused("no_game")
+        seat = await _seat_for(s, update, lobby.chat_id)
         fn = lambda t: model.join(t, seat, now, timeout)  # noqa: E731
     elif tap.op == "leave":
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
@@ -292,7 +383,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     done = await s.store.transact(gid, fn)
     if tap.op == "join":
         await _maybe_autostart(s, done.change.table)
-    return done.change.reply, None, gid
+    return done.change.reply, None, done.change.table
 
 
 def _action_of(tap: Tap) -> core.Action:
@@ -315,9 +406,10 @@ async def _maybe_autostart(s: Services, table: Table) -> None:
             pass
 
 
-async def _show_panel(s: Services, query, tap: Tap, user_id: int, lang: str, answered: bool = False) -> None:
+async def _show_panel(s: Services, query, tap: Tap, user_id: int, update: Update, answered: bool = False) -> None:
     """Card picking and refresh: redraw the tapped panel (no write to Redis)."""
     table = await s.store.load(tap.gid)
+    lang = await _tap_lang(s, update, table)
     code = "refreshed" if tap.op == "refresh" else "ok"
     seat = table.seat_of(user_id) if table is not None else None
     if table is None or table.state is None or seat is None:

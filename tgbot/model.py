@@ -18,7 +18,7 @@ import core
 from core.record import action_to_dict
 from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
-__all__ = ["Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "set_variant", "start", "cancel", "act", "expire", "event_to_dict"]
+__all__ = ["Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "set_variant", "start", "cancel", "act", "expire", "set_lang", "set_seat_lang", "event_to_dict"]
 
 
 class Status(str, Enum):
@@ -235,6 +235,23 @@ def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: f
         raise Refused("not_allowed")
     core.variant(variant)  # raises UnknownVariant
     return Change(replace(table, variant=variant, deadline=now + timeout), reply="variant")
+
+
+def set_lang(table: Table, lang: str) -> Change:
+    """Change the table's (group's) language while its lobby is open; a running game keeps the
+    language it started with. ``reply`` is ``ok``, or ``stale`` when nothing changes."""
+    if table.status is not Status.LOBBY or table.lang == lang:
+        return Change(table, reply="stale")
+    return Change(replace(table, lang=lang))
+
+
+def set_seat_lang(table: Table, user_id: int, lang: str | None) -> Change:
+    """Set the private language of ``user_id``'s seat (``None``: follow the table's)."""
+    seat = table.seat_of(user_id)
+    if seat is None or table.seats[seat].lang == lang:
+        return Change(table, reply="stale")
+    seats = table.seats[:seat] + (replace(table.seats[seat], lang=lang),) + table.seats[seat + 1 :]
+    return Change(replace(table, seats=seats))
 
 
 def start(table: Table, user_id: int | None, is_admin: bool, seed: int) -> Change:

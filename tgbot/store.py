@@ -11,7 +11,8 @@ Redis Cluster slot and one Lua script can change them atomically:
 Indexes live in other slots and are single-key entries, checked against the game when read:
 ``cheat:chat:<chat>:<thread>`` (live game of a chat or topic), ``cheat:live`` (set of live game
 ids), ``cheat:deadlines`` (sorted set: game id → epoch seconds), ``cheat:user:<id>`` (hash:
-``dm`` = the bot can write to them), ``cheat:upd:<update_id>`` (processed updates, 24 h TTL).
+``dm`` = the bot can write to them, ``lang`` = their own language for private messages),
+``cheat:chatcfg:<chat>`` (hash: the chat's settings, see :class:`ChatSettings`), ``cheat:upd:<update_id>`` (processed updates, 24 h TTL).
 
 Every change to a game goes through :meth:`Store.transact`: read (one round trip), apply a pure
 transition, then one Lua compare-and-set on the version that also appends to the log and the
@@ -30,7 +31,7 @@ from redis.asyncio import Redis
 
 from .model import Change, Refused, Table
 
-__all__ = ["Store", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
+__all__ = ["Store", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,19 @@ if score and tonumber(score) <= tonumber(ARGV[2]) then
 end
 return 0
 """
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """A chat's settings (hash ``cheat:chatcfg:<chat_id>``, one field per setting, absent =
+    default). ``lang``: the group's language (``None``: not chosen, Russian)."""
+
+    lang: str | None = None
+
+    @classmethod
+    def from_hash(cls, raw: dict[str, str]) -> "ChatSettings":
+        """From the stored hash; unknown fields are ignored."""
+        return cls(lang=raw.get("lang") or None)
 
 
 class Conflict(Exception):
@@ -140,6 +154,9 @@ class Store:
 
     def k_chat(self, chat_id: int, thread_id: int | None) -> str:
         return f"{self.p}:chat:{chat_id}:{thread_id or 0}"
+
+    def k_chatcfg(self, chat_id: int) -> str:
+        return f"{self.p}:chatcfg:{chat_id}"
 
     def k_user(self, user_id: int) -> str:
         return f"{self.p}:user:{user_id}"
@@ -276,6 +293,37 @@ class Store:
     async def can_dm(self, user_id: int) -> bool:
         """Whether the user has started the bot (and not blocked it since, as far as known)."""
         return await self.redis.hget(self.k_user(user_id), "dm") == "1"
+
+    async def user_lang(self, user_id: int) -> str | None:
+        """The user's own language for private messages (``/language`` in private), or ``None``."""
+        return await self.redis.hget(self.k_user(user_id), "lang") or None
+
+    async def set_user_lang(self, user_id: int, lang: str) -> None:
+        """Record the user's own language for private messages."""
+        await self.redis.hset(self.k_user(user_id), "lang", lang)
+
+    async def chat_settings(self, chat_id: int) -> ChatSettings:
+        """The chat's settings (defaults when none were set)."""
+        return ChatSettings.from_hash(await self.redis.hgetall(self.k_chatcfg(chat_id)))
+
+    async def set_chat_settings(self, chat_id: int, **fields: str | None) -> ChatSettings:
+        """Change some of the chat's settings (``None`` resets a field); returns them all."""
+        keep = {k: v for k, v in fields.items() if v is not None}
+        drop = [k for k, v in fields.items() if v is None]
+        if keep:
+            await self.redis.hset(self.k_chatcfg(chat_id), mapping=keep)
+        if drop:
+            await self.redis.hdel(self.k_chatcfg(chat_id), *drop)
+        return await self.chat_settings(chat_id)
+
+    async def user_games(self, user_id: int) -> list[Table]:
+        """The live tables where ``user_id`` has a seat (scans the live set)."""
+        out = []
+        for gid in await self.live_games():
+            table = await self.load(gid)
+            if table is not None and table.live and table.seat_of(user_id) is not None:
+                out.append(table)
+        return out
 
     # -- deadlines -------------------------------------------------------------------------
 
