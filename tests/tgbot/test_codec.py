@@ -25,6 +25,7 @@ TAPS = [
     Tap("challenge", "abc", turn=3),
     Tap("believe", "abc", turn=300),
     Tap("refresh", "abc"),
+    Tap("lang", "0", arg="fr"),
     Tap("play", LONG_GID, turn=999999, cards="QQQQ", claim="A"),
 ]
 
