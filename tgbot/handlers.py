@@ -54,13 +54,23 @@ def svc(context: ContextTypes.DEFAULT_TYPE) -> Services:
     return context.application.bot_data["svc"]
 
 
-async def _private_lang(s: Services, update: Update) -> str:
-    """The language of a private reply outside a game: the user's own choice, else their
-    Telegram language when supported, else Russian."""
+async def _private_lang(s: Services, update: Update, group_id: int | None = None) -> str:
+    """The language of a message to the user (DESIGN.md, i18n): their own choice (/language
+    in private), else the group's language (``group_id``'s setting when the request came from
+    a group, else that of a live game they sit in), else their Telegram language when
+    supported, else Russian."""
     user = update.effective_user
     if user is None:
         return DEFAULT_LANGUAGE
-    return pick_language(await s.store.user_lang(user.id), user.language_code)
+    own = await s.store.user_lang(user.id)
+    if supported(own):
+        return own  # type: ignore[return-value]
+    if group_id is not None:
+        group = (await s.store.chat_settings(group_id)).lang
+    else:
+        games = await s.store.user_games(user.id)
+        group = render.seat_translator(games[0], games[0].seat_of(user.id)).lang if games else None  # type: ignore[arg-type]
+    return pick_language(group, user.language_code)
 
 
 async def _group_lang(s: Services, chat_id: int) -> str:
@@ -252,7 +262,7 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
     s = svc(context)
     chat, user, msg = update.effective_chat, update.effective_user, update.effective_message
     assert chat is not None and msg is not None
-    lang = await _private_lang(s, update)
+    lang = await _private_lang(s, update, None if chat.type == ChatType.PRIVATE else chat.id)
     if chat.type == ChatType.PRIVATE:
         await _reply(update, text(lang))
         return
