@@ -184,3 +184,49 @@ async def test_chat_settings_and_user_language(store):
     await store.set_user_lang(7, "it")
     assert await store.user_lang(7) == "it"
     assert await store.redis.hget("cheat:user:7", "lang") == "it"
+
+
+# -- table and seat languages ----------------------------------------------------------------------
+
+from tgbot import model  # noqa: E402
+from tests.tgbot.helpers import lobby, started  # noqa: E402
+
+
+def test_set_lang_changes_a_lobby_only():
+    t = lobby(2)
+    assert model.set_lang(t, "fr").table.lang == "fr"
+    assert model.set_lang(t, "ru").reply == "stale"  # nothing changes
+    game, _ = started()
+    assert model.set_lang(game, "fr").table is game
+
+
+def test_set_seat_lang_and_panels_in_each_seats_language():
+    game, _ = started()
+    game = model.set_seat_lang(game, game.seats[1].user_id, "it").table
+    game = model.set_seat_lang(game, game.seats[2].user_id, "en").table
+    assert [s.lang for s in game.seats] == [None, "it", "en", None]
+    assert model.Table.from_json(game.to_json()).seats == game.seats
+    assert model.set_seat_lang(game, 999, "fr").table is game
+    ru, it, en = (render.panel(game, i).text for i in range(3))
+    assert "Ваши карты" in ru and "Le tue carte" in it and "Your cards" in en
+    assert "Карта" not in en and not re.search("[А-Яа-яЁё]", render.plain(it).replace(game.seats[0].name, "").replace(game.seats[1].name, "").replace(game.seats[2].name, "").replace(game.seats[3].name, "").replace("Клуб", ""))
+    # the board stays in the table's language
+    assert "В стопке" in render.board(game, "bot").text
+
+
+def test_claims_use_rank_plurals_in_board_and_announcements():
+    from tests.tgbot.helpers import ai_players, ai_step
+
+    game, _ = started()
+    players = ai_players(4, 3)
+    texts = []
+    for _ in range(60):
+        ch = ai_step(game, players)
+        game = ch.table
+        texts += [render.announcement(game, note) or "" for note in ch.outbox]
+        texts.append(render.board(game, "bot").text)
+        if game.state.result is not None:
+            break
+    joined = "\n".join(texts)
+    assert "×" not in joined.replace("A×", "")  # the old «2 × дама» style is gone
+    assert re.search(r"\d (туз|туза|тузов|дама|дамы|дам|король|короля|королей|валет|валета|валетов|\w+ка|\w+ки|\w+ок)\b", joined)
