@@ -241,7 +241,7 @@ def board(table: Table, bot_username: str) -> Rendered:
     lines.append("")
     lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)) + " · " + tr.t("plays: {plays}", plays=pv.plays))
     if pv.claims:
-        claims = "; ".join(f"{name(table, c.seat)}: {claim_text(tr, c.count, c.claim)}" for c in pv.claims)
+        claims = " · ".join(tr.t("{player}: {claim}", player=name(table, c.seat), claim=claim_text(tr, c.count, c.claim)) for c in pv.claims)
         lines.append(tr.t("This round: {claims}", claims=claims))
     lines.append("")
     lines.append(_status_line(table, pv, tr))
