@@ -271,7 +271,7 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
         try:
             await context.bot.send_message(user.id, text(lang))
             sent = True
-        except (BadRequest, TelegramError):
+        except TelegramError:  # never started the bot, or blocked it
             await s.store.set_dm(user.id, False)
     table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
     if table is not None and table.status is Status.PLAYING:

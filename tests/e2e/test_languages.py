@@ -119,6 +119,7 @@ async def test_a_full_game_in_each_language(redis_server, tmp_path, lang):
             assert await table.tap(u, lobby, join) is not None
         start = next(b for b in lobby.flat_buttons if b.get("callback_data", "").startswith("s:"))
         assert await table.tap(users[0], lobby, start) is not None
+        await users[3].send(group, "/rules")  # during the game: answered privately, nothing in the group
         while table.taps < 6000 and await table.step(timeout=30):
             pass
         await emu.wait_for(table.finished, timeout=60)
@@ -129,6 +130,11 @@ async def test_a_full_game_in_each_language(redis_server, tmp_path, lang):
         await emu.wait_for(lambda: len(texts_to(emu, users[2].id, mark)) and any("300" in t for t in texts_to(emu, users[2].id, mark)), timeout=30)
         await emu.wait_for(lambda: any("/board" in t for t in texts_to(emu, users[1].id, mark)), timeout=30)
 
+        hints = {translator(code).t(msg) for code in LANGUAGES for msg in ("I sent it to you in private chat.", "I can't write to you privately: open a chat with me, press «Start» and ask again.")}
+        await emu.wait_for(lambda: any(m.text in hints for m in emu.chat_messages(group.id, from_bot=True)), timeout=30)
+        group_hints = [m.text for m in emu.chat_messages(group.id, from_bot=True) if m.text in hints]
+        assert group_hints == [translator(lang).t("I sent it to you in private chat.")]  # only the one after the game
+        assert any("300" in t for t in texts_to(emu, users[3].id, mark))
         expected = {group.id: lang, **{u.id: (own if i == 1 else lang) for i, u in enumerate(users)}}
         for chat_id, want in expected.items():
             check_language(texts_to(emu, chat_id, mark), want, foreign_fragments(want), f"chat {chat_id}")
