@@ -76,8 +76,9 @@ class Live:
         for u in players:
             if not u.started or u.blocked:
                 await u.start_bot()
+        since = max((m.message_id for m in emu.chat_messages(group.id)), default=0)
         await players[0].send(group, "/start_game", thread_id=thread_id)
-        lobby = await emu.wait_message(group.id, lambda m: cb(m, "j:") and (thread_id is None or m.thread_id == thread_id), timeout=20)
+        lobby = await emu.wait_message(group.id, lambda m: cb(m, "j:") and m.thread_id == thread_id, since=since, timeout=20)
         gid = cb(lobby, "j:")[0]["callback_data"][2:]
         for u in players[1:]:
             await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)

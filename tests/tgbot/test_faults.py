@@ -109,3 +109,111 @@ async def test_block_via_my_chat_member_and_unblock(live):
     assert await live.store.can_dm(b.id)
     assert live.panel(b, gid) is not None
     assert emu.violations == []
+
+
+# -- 3. harmless errors -------------------------------------------------------------------
+
+
+async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live):
+    emu = live.emu
+    a, b, c, _ = _people(emu, 720)
+    group = emu.add_group(-3003, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    users = {u.id: u for u in (a, b, c)}
+    tg = await live.store.tg_get(gid)
+    board = emu._msg(group.id, int(tg["b"]))
+    board.deleted = True  # an admin deleted the board
+    await live.play_one(gid, users)
+    tg = await live.store.tg_get(gid)
+    assert int(tg["b"]) != board.message_id and not emu._msg(group.id, int(tg["b"])).deleted
+    assert any("message to edit not found" in e["description"] for e in emu.errors)
+    # "message is not modified" is never an error: a refresh that changes nothing
+    t = await live.store.load(gid)
+    u = users[t.seats[(t.state.current + 1) % 3].user_id]
+    p = live.panel(u, gid)
+    await (await u.tap(p, cb(p, "r:")[0])).answer(15)
+    await live.settle()
+    # every tap answer now comes too late: the action still applies exactly once
+    emu.query_timeout = -1
+    t0 = await live.store.load(gid)
+    mover = users[t0.seats[t0.state.current].user_id]
+    p = await emu.wait_for(lambda: (m := live.panel(mover, gid)) and cb(m, "k:") and m, timeout=10)
+    tap = await mover.tap(p, cb(p, "k:")[0])
+    await live.settle()
+    p = await emu.wait_for(lambda: (m := live.panel(mover, gid)) and cb(m, "p:") and m, timeout=10)
+    play = await mover.tap(p, cb(p, "p:")[0])
+    await live.settle()
+    t1 = await live.store.load(gid)
+    assert t1.turn == t0.turn + 1 and len((await live.store.record(gid))[1]) == t1.turn
+    assert any("query is too old" in e["description"] for e in emu.errors)
+    assert play.update_id > tap.update_id
+    # the views were still synced after the refused answer: the board shows the new turn
+    assert (await live.store.tg_get(gid))["bh"] == render.board(t1, emu.bot_username).digest
+    assert emu.violations == []
+
+
+# -- 4. chat identity ---------------------------------------------------------------------
+
+
+async def test_group_upgraded_mid_game_service_message(live):
+    emu = live.emu
+    a, b, c, _ = _people(emu, 730)
+    group = emu.add_group(-3004, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    users = {u.id: u for u in (a, b, c)}
+    sup = await emu.migrate_group(group, -1003004)
+    await live.settle()
+    t = await live.store.load(gid)
+    assert t.chat_id == sup.id and t.status is Status.PLAYING
+    assert (await live.store.chat_game(sup.id, None)).id == gid
+    assert await live.store.chat_game(group.id, None) is None
+    await live.play_one(gid, users)
+    assert emu.chat_messages(sup.id, from_bot=True)  # the board lives on in the supergroup
+    await a.send(sup, "/board")
+    await live.settle()
+    assert emu.violations == []
+
+
+async def test_group_upgraded_seen_only_through_400(live):
+    emu = live.emu
+    a, b, c, _ = _people(emu, 740)
+    group = emu.add_group(-3005, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    users = {u.id: u for u in (a, b, c)}
+    sup = await emu.migrate_group(group, -1003005, notify=False)
+    await live.play_one(gid, users)
+    await live.settle()
+    assert any(e.get("parameters", {}).get("migrate_to_chat_id") == sup.id or "upgraded" in e["description"] for e in emu.errors)
+    t = await live.store.load(gid)
+    assert t.chat_id == sup.id
+    assert (await live.store.chat_game(sup.id, None)).id == gid
+    assert emu.chat_messages(sup.id, from_bot=True)
+    assert emu.violations == []
+
+
+async def test_forum_topics_each_hold_their_own_game(live):
+    emu = live.emu
+    a, b, c, d = _people(emu, 750)
+    forum = emu.add_group(-1003006, "Форум", members=[a, b, c, d], admins=[a], is_forum=True)
+    t1 = await emu.create_topic(forum, "Стол 1")
+    t2 = await emu.create_topic(forum, "Стол 2")
+    g1 = await live.open_game(forum, [a, b, c], thread_id=t1)
+    g2 = await live.open_game(forum, [d, b, c], thread_id=t2, start=False)
+    assert g1 != g2
+    assert (await live.store.load(g1)).thread_id == t1 and (await live.store.load(g2)).thread_id == t2
+    # one live game per topic
+    await a.send(forum, "/start_game", thread_id=t1)
+    await live.settle()
+    assert (await live.store.chat_game(forum.id, t1)).id == g1
+    # General: a third game, with no thread
+    g3 = await live.open_game(forum, [c, a, d], start=False)
+    assert (await live.store.load(g3)).thread_id is None
+    await live.play_one(g1, {u.id: u for u in (a, b, c)})
+    sent = [x for x in emu.calls_by("sendMessage", forum.id)]
+    for call in sent:
+        text = call["params"]["text"]
+        tid = call["params"].get("message_thread_id")
+        assert tid in (t1, t2, None)
+    by_thread = {m.thread_id for m in emu.chat_messages(forum.id, from_bot=True)}
+    assert {t1, t2, None} <= by_thread
+    assert emu.violations == []
