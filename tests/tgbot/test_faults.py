@@ -217,3 +217,167 @@ async def test_forum_topics_each_hold_their_own_game(live):
     by_thread = {m.thread_id for m in emu.chat_messages(forum.id, from_bot=True)}
     assert {t1, t2, None} <= by_thread
     assert emu.violations == []
+
+
+# -- 5. who may do what -------------------------------------------------------------------
+
+
+async def test_permissions_and_anonymous_admins(live):
+    emu = live.emu
+    a, b, c, d = _people(emu, 760)
+    e = emu.add_user(765, "Ева")
+    group = emu.add_group(-1003007, "Клуб", members=[a, b, c, d, e], admins=[a], supergroup=True)
+    for u in (a, b, c, d, e):
+        await u.start_bot()
+    # an anonymous admin opens the lobby: creator 0, never seated
+    await emu.send_as_anonymous_admin(group, "/start_game")
+    lobby = await emu.wait_message(group.id, lambda m: cb(m, "j:"), timeout=20)
+    gid = cb(lobby, "j:")[0]["callback_data"][2:]
+    t = await live.store.load(gid)
+    assert t.creator == 0 and t.seats == ()
+    for u in (b, c, d):
+        await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+    # a plain member may not start (creator 0 matches nobody), an admin may
+    ans = await (await b.tap(lobby, cb(lobby, "s:")[0])).answer(15)
+    assert ans["text"] == render.answer("not_allowed", "ru")
+    assert (await live.store.load(gid)).status is Status.LOBBY
+    ans = await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
+    assert ans["text"] == render.answer("started", "ru")
+    await live.settle()
+    t = await live.store.load(gid)
+    assert all(s.user_id != 1087968824 for s in t.seats) and len(t.seats) == 3
+    users = {u.id: u for u in (b, c, d)}
+    cur = users[t.seats[t.state.current].user_id]
+    nxt = users[t.seats[(t.state.current + 1) % 3].user_id]
+    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "k:") and m, timeout=10)
+    await (await cur.tap(p, cb(p, "k:")[0])).answer(15)
+    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "p:") and m, timeout=10)
+    play = cb(p, "p:")[0]
+    # the same button pressed by someone else: a non-player and another player
+    ans = await (await e.tap(p, play)).answer(15)
+    assert ans["text"] == render.answer("not_seated", "ru")
+    ans = await (await nxt.tap(p, play)).answer(15)
+    assert ans["text"] == render.answer("not_your_turn", "ru")
+    assert (await live.store.load(gid)).turn == 0
+    await (await cur.tap(p, play)).answer(15)
+    await live.settle()
+    # only the next player can doubt: the third player's forged challenge is refused
+    t = await live.store.load(gid)
+    third = users[t.seats[(t.state.current + 1) % 3].user_id]
+    ans = await (await third.tap(p, f"c:{gid}:{t.turn}", strict=False)).answer(15)
+    assert ans["text"] == render.answer("not_your_turn", "ru")
+    assert (await live.store.load(gid)).turn == 1
+    # the anonymous admin stops the game; a channel posting in the group may not
+    await emu.send_as_anonymous_admin(group, "/stop_game")
+    await live.settle()
+    assert (await live.store.load(gid)).status is Status.CANCELLED
+    assert emu.violations == []
+
+
+async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
+    from tgbot.identity import actor_id, seat_for
+    from tgbot.model import Refused
+    from telegram import Chat, Message, Update, User
+    import datetime
+
+    grp = Chat(-5, "supergroup", title="G")
+    chan = Chat(-1009, "channel", title="C")
+    anon = User(1087968824, "Group", True, username="GroupAnonymousBot")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    upd = Update(1, message=Message(1, now, grp, from_user=anon, sender_chat=grp, text="/start_game"))
+    assert actor_id(upd) == 0
+    with pytest.raises(Refused):
+        seat_for(upd)
+    upd2 = Update(2, message=Message(2, now, grp, from_user=User(136817688, "Channel", True), sender_chat=chan, text="/stop_game"))
+    from tgbot.identity import is_anonymous_admin
+    assert actor_id(upd2) == 0 and not is_anonymous_admin(upd2)
+
+
+# -- 6. the bot's own membership ----------------------------------------------------------
+
+
+async def test_bot_removed_ends_games_cleanly(live):
+    emu = live.emu
+    a, b, c, d = _people(emu, 770)
+    group = emu.add_group(-1003008, "Клуб", members=[a, b, c, d], admins=[a], supergroup=True)
+    gid = await live.open_game(group, [a, b, c])
+    await live.play_one(gid, {u.id: u for u in (a, b, c)})
+    await emu.remove_bot(group, by=a)
+    await live.settle()
+    t = await live.store.load(gid)
+    assert t.status is Status.CANCELLED and t.ended == "bot_removed" and t.deadline is None
+    assert await live.store.chat_game(group.id, None) is None
+    assert gid not in await live.store.redis.zrange(live.store.k_deadlines, 0, -1)
+    for u in (a, b, c):
+        assert any("удалили" in (m.text or "") or "removed" in (m.text or "") for m in emu.chat_messages(u.id, from_bot=True)), u
+    # nothing keeps retrying the group
+    live.app.bot_data["svc"].syncer.request(gid)
+    await live.settle()
+    n = len(emu.calls_by(None, group.id))
+    live.app.bot_data["svc"].syncer.request(gid)
+    await live.settle()
+    assert len(emu.calls_by(None, group.id)) <= n + 1
+    assert gid not in await live.store.live_games()
+    # re-added: a fresh game can start
+    emu.add_bot(group, by=a)
+    g2 = await live.open_game(group, [a, b, c], start=False)
+    assert g2 != gid
+    assert emu.violations == []
+
+
+# -- 8. the same person in two groups -----------------------------------------------------
+
+
+async def test_two_games_share_a_player(live):
+    emu = live.emu
+    a, b, c, d, e = _people(emu, 780, ("Аня", "Борис", "Вера", "Глеб", "Даша"))
+    g1 = emu.add_group(-3009, "Первый", members=[a, b, c], admins=[a])
+    g2 = emu.add_group(-3010, "Второй", members=[a, d, e], admins=[d])
+    gid1 = await live.open_game(g1, [a, b, c])
+    gid2 = await live.open_game(g2, [d, a, e])
+    p1, p2 = live.panel(a, gid1), live.panel(a, gid2)
+    assert "Первый" in p1.text and "Второй" in p2.text
+    assert all(gid1 in x["callback_data"] for x in cb(p1, ""))
+    before2 = (await live.store.load(gid2)).version
+    # play in game 1 until a has acted there at least once
+    users1 = {u.id: u for u in (a, b, c)}
+    for _ in range(3):
+        await live.play_one(gid1, users1)
+    t2 = await live.store.load(gid2)
+    assert t2.version == before2 and t2.turn == 0
+    assert (await live.store.load(gid1)).turn == 3
+    assert {t.id for t in await live.store.user_games(a.id)} == {gid1, gid2}
+    assert emu.violations == []
+
+
+# -- 9. updates: re-delivered, and queued while the bot was down ---------------------------
+
+
+async def test_updates_queued_while_down_apply_in_order_once(live):
+    emu = live.emu
+    a, b, c, _ = _people(emu, 790)
+    group = emu.add_group(-3011, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    users = {u.id: u for u in (a, b, c)}
+    t = await live.store.load(gid)
+    cur = users[t.seats[t.state.current].user_id]
+    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "k:") and m, timeout=10)
+    pick = cb(p, "k:")[0]["callback_data"]  # k:<gid>:<turn>:<cards>
+    await (await cur.tap(p, pick)).answer(15)
+    await live.settle()
+    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "p:") and m, timeout=10)
+    play = cb(p, "p:")[0]
+    await live.stop()
+    # while down: the play, the same play again (double tap), then a re-delivery
+    t1 = await cur.tap(p, play)
+    t2 = await cur.tap(p, play)
+    emu.redeliver(t1.update_id)
+    await live.start()
+    await live.settle()
+    t = await live.store.load(gid)
+    assert t.turn == 1 and len((await live.store.record(gid))[1]) == 1
+    a1 = emu.answers.get(t1.query_id) or {}
+    a2 = emu.answers.get(t2.query_id) or {}
+    assert a1.get("text") == render.answer("played", "ru")
+    assert a2.get("text") in (render.answer("stale", "ru"), render.answer("not_your_turn", "ru"))
+    assert emu.violations == []
