@@ -69,10 +69,10 @@ def clean_name(raw: str | None, fallback: str) -> str:
     marks = 0
     for ch in unicodedata.normalize("NFC", raw or ""):
         cat = unicodedata.category(ch)
-        if cat in _INVISIBLE:
-            continue
-        if ch in _BLANKS:
+        if ch.isspace() or ch in _BLANKS:  # line breaks and tabs too: one line, spaces
             ch, cat = " ", "Zs"
+        elif cat in _INVISIBLE:
+            continue
         if cat.startswith("M"):
             marks += 1
             if marks > 2:
