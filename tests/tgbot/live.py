@@ -94,13 +94,19 @@ class Live:
                 return m
         return None
 
+    async def pick(self, user: SimUser, gid: str) -> MessageRecord:
+        """``user`` (on their turn) picks their first card; returns the panel with a play
+        button."""
+        p = await self.emu.wait_for(lambda: (m := self.panel(user, gid)) and cb(m, "k:") and m, timeout=20)
+        await user.tap(p, cb(p, "k:")[0])
+        await self.settle()
+        return await self.emu.wait_for(lambda: (m := self.panel(user, gid)) and cb(m, "p:") and m, timeout=20)
+
     async def play_one(self, gid: str, users: dict[int, SimUser]) -> SimUser:
         """The current player plays one card (first pick, first claim). Returns them."""
         table = await self.store.load(gid)
         user = users[table.seats[table.state.current].user_id]
-        p = await self.emu.wait_for(lambda: (m := self.panel(user, gid)) and cb(m, "k:") and m, timeout=20)
-        await (await user.tap(p, cb(p, "k:")[0])).answer(15)
-        p = await self.emu.wait_for(lambda: (m := self.panel(user, gid)) and cb(m, "p:") and m, timeout=20)
+        p = await self.pick(user, gid)
         await (await user.tap(p, cb(p, "p:")[0])).answer(15)
         await self.settle()
         return user

@@ -43,6 +43,15 @@ def _people(emu, base=700, names=("Аня", "Борис", "Вера", "Глеб"
     return [emu.add_user(base + i, n) for i, n in enumerate(names)]
 
 
+async def _game(live, base, chat_id, **group_kw):
+    """Three people (of four created) play in a new group: (group, gid, users by id, people)."""
+    people = _people(live.emu, base)
+    a, b, c, _ = people
+    group = live.emu.add_group(chat_id, "Клуб", members=people, admins=[a], **group_kw)
+    gid = await live.open_game(group, [a, b, c])
+    return group, gid, {u.id: u for u in (a, b, c)}, people
+
+
 def _group_texts(emu, group_id):
     return [m.text or "" for m in emu.chat_messages(group_id, from_bot=True)]
 
@@ -92,10 +101,7 @@ async def test_blocked_player_told_once_rest_served_panel_back_on_start(live):
 
 async def test_block_via_my_chat_member_and_unblock(live):
     emu = live.emu
-    a, b, c, _ = _people(emu, 710)
-    group = emu.add_group(-3002, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
-    users = {u.id: u for u in (a, b, c)}
+    group, gid, users, (a, b, c, _) = await _game(live, 710, -3002)
     b.block_bot()  # my_chat_member: member -> kicked in private
     await live.settle()
     assert not await live.store.can_dm(b.id)
@@ -116,10 +122,7 @@ async def test_block_via_my_chat_member_and_unblock(live):
 
 async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live):
     emu = live.emu
-    a, b, c, _ = _people(emu, 720)
-    group = emu.add_group(-3003, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
-    users = {u.id: u for u in (a, b, c)}
+    group, gid, users, (a, b, c, _) = await _game(live, 720, -3003)
     tg = await live.store.tg_get(gid)
     board = emu._msg(group.id, int(tg["b"]))
     board.deleted = True  # an admin deleted the board
@@ -137,16 +140,12 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
     emu.query_timeout = -1
     t0 = await live.store.load(gid)
     mover = users[t0.seats[t0.state.current].user_id]
-    p = await emu.wait_for(lambda: (m := live.panel(mover, gid)) and cb(m, "k:") and m, timeout=10)
-    tap = await mover.tap(p, cb(p, "k:")[0])
-    await live.settle()
-    p = await emu.wait_for(lambda: (m := live.panel(mover, gid)) and cb(m, "p:") and m, timeout=10)
+    p = await live.pick(mover, gid)
     play = await mover.tap(p, cb(p, "p:")[0])
     await live.settle()
     t1 = await live.store.load(gid)
     assert t1.turn == t0.turn + 1 and len((await live.store.record(gid))[1]) == t1.turn
     assert any("query is too old" in e["description"] for e in emu.errors)
-    assert play.update_id > tap.update_id
     # the views were still synced after the refused answer: the board shows the new turn
     assert (await live.store.tg_get(gid))["bh"] == render.board(t1, emu.bot_username).digest
     assert emu.violations == []
@@ -157,10 +156,7 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
 
 async def test_group_upgraded_mid_game_service_message(live):
     emu = live.emu
-    a, b, c, _ = _people(emu, 730)
-    group = emu.add_group(-3004, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
-    users = {u.id: u for u in (a, b, c)}
+    group, gid, users, (a, b, c, _) = await _game(live, 730, -3004)
     sup = await emu.migrate_group(group, -1003004)
     await live.settle()
     t = await live.store.load(gid)
@@ -176,10 +172,7 @@ async def test_group_upgraded_mid_game_service_message(live):
 
 async def test_group_upgraded_seen_only_through_400(live):
     emu = live.emu
-    a, b, c, _ = _people(emu, 740)
-    group = emu.add_group(-3005, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
-    users = {u.id: u for u in (a, b, c)}
+    group, gid, users, (a, b, c, _) = await _game(live, 740, -3005)
     sup = await emu.migrate_group(group, -1003005, notify=False)
     await live.play_one(gid, users)
     await live.settle()
@@ -249,9 +242,7 @@ async def test_permissions_and_anonymous_admins(live):
     users = {u.id: u for u in (b, c, d)}
     cur = users[t.seats[t.state.current].user_id]
     nxt = users[t.seats[(t.state.current + 1) % 3].user_id]
-    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "k:") and m, timeout=10)
-    await (await cur.tap(p, cb(p, "k:")[0])).answer(15)
-    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "p:") and m, timeout=10)
+    p = await live.pick(cur, gid)
     play = cb(p, "p:")[0]
     # the same button pressed by someone else: a non-player and another player
     ans = await (await e.tap(p, play)).answer(15)
@@ -355,17 +346,10 @@ async def test_two_games_share_a_player(live):
 
 async def test_updates_queued_while_down_apply_in_order_once(live):
     emu = live.emu
-    a, b, c, _ = _people(emu, 790)
-    group = emu.add_group(-3011, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
-    users = {u.id: u for u in (a, b, c)}
+    group, gid, users, (a, b, c, _) = await _game(live, 790, -3011)
     t = await live.store.load(gid)
     cur = users[t.seats[t.state.current].user_id]
-    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "k:") and m, timeout=10)
-    pick = cb(p, "k:")[0]["callback_data"]  # k:<gid>:<turn>:<cards>
-    await (await cur.tap(p, pick)).answer(15)
-    await live.settle()
-    p = await emu.wait_for(lambda: (m := live.panel(cur, gid)) and cb(m, "p:") and m, timeout=10)
+    p = await live.pick(cur, gid)
     play = cb(p, "p:")[0]
     await live.stop()
     # while down: the play, the same play again (double tap), then a re-delivery
