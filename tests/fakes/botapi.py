@@ -486,6 +486,8 @@ class BotAPIEmulator:
                 raise ApiError(403, "Forbidden: bot was blocked by the user")
             if not user.started:
                 raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+        elif chat.bot_status == "restricted":
+            raise ApiError(403, "Forbidden: not enough rights to send text messages to the chat")
         elif chat.bot_status in ("left", "kicked"):
             if chat.bot_kicked or chat.bot_status == "kicked":
                 raise ApiError(403, f"Forbidden: bot was kicked from the {chat.kind}")
@@ -830,8 +832,8 @@ class BotAPIEmulator:
             status = chat.bot_status if chat.type != "private" else "member"
             if status == "administrator":
                 return self._admin_dict(self.bot_user(), can_be_edited=False)
-            if status == "kicked":
-                return {"status": "kicked", "user": self.bot_user(), "until_date": 0}
+            if status in ("kicked", "restricted"):
+                return self._member_status(chat, status, self.bot_user())
             return {"status": status, "user": self.bot_user()}
         user = self.users.get(user_id)
         if user is None:
@@ -1080,6 +1082,16 @@ class BotAPIEmulator:
         return TapResult(self, qid, uid, found["callback_data"])
 
     def _member_status(self, chat: SimChat, status: str, user: dict) -> dict:
+        if status == "restricted":  # ChatMemberRestricted: may stay, may not write
+            d: dict[str, Any] = {"status": "restricted", "user": user, "is_member": True, "until_date": 0}
+            for right in ("can_send_messages", "can_send_audios", "can_send_documents",
+                          "can_send_photos", "can_send_videos", "can_send_video_notes",
+                          "can_send_voice_notes", "can_send_polls", "can_send_other_messages",
+                          "can_add_web_page_previews", "can_react_to_messages", "can_edit_tag",
+                          "can_change_info", "can_invite_users", "can_pin_messages",
+                          "can_manage_topics"):
+                d[right] = False
+            return d
         if status == "kicked":
             return {"status": "kicked", "user": user, "until_date": 0}
         if status == "administrator":
@@ -1116,6 +1128,14 @@ class BotAPIEmulator:
         chat = self.chats[_chat_id_of(chat)]
         actor = self._default_actor(chat, by)
         return self._set_bot_status(chat, "kicked" if chat.type == "supergroup" else "left", actor)
+
+    async def restrict_bot(self, chat: Any, by: SimUser | None = None) -> int:
+        """An admin takes the bot's right to write (supergroups): my_chat_member update with
+        status restricted; later sends answer 403 "not enough rights to send text messages"."""
+        chat = self.chats[_chat_id_of(chat)]
+        if chat.type != "supergroup":
+            raise ValueError("members can be restricted in supergroups only")
+        return self._set_bot_status(chat, "restricted", self._default_actor(chat, by))
 
     def add_bot(self, chat: Any, by: SimUser | None = None) -> int:
         """Add the bot to a group: my_chat_member update plus a new_chat_members message.

@@ -365,3 +365,31 @@ async def test_updates_queued_while_down_apply_in_order_once(live):
     assert a1.get("text") == render.answer("played", "ru")
     assert a2.get("text") in (render.answer("stale", "ru"), render.answer("not_your_turn", "ru"))
     assert emu.violations == []
+
+
+async def test_bot_restricted_without_write_right_ends_games(live):
+    emu = live.emu
+    group, gid, users, (a, b, c, _) = await _game(live, 800, -1003012, supergroup=True)
+    await emu.restrict_bot(group, by=a)
+    await live.settle()
+    t = await live.store.load(gid)
+    assert t.status is Status.CANCELLED and t.ended == "bot_removed" and t.deadline is None
+    assert emu.violations == []
+
+
+async def test_move_chat_is_idempotent_and_survives_a_crash_midway(store):
+    from tests.tgbot.helpers import started
+
+    table, deal = started(3)
+    await store.create(table)
+    assert await store.claim_chat(table.chat_id, None, table.id)
+    # a crash right after the first step (new index written): both indexes name the game,
+    # each reader checks the game's chat id, so it is reachable under the old id only
+    await store.redis.set(store.k_chat(-999, None), table.id)
+    assert (await store.chat_game(table.chat_id, None)).id == table.id
+    assert await store.chat_game(-999, None) is None
+    assert await store.move_chat(table.chat_id, -999) == [table.id]
+    assert await store.move_chat(table.chat_id, -999) == []
+    assert (await store.chat_game(-999, None)).id == table.id
+    assert await store.chat_game(table.chat_id, None) is None
+    assert (await store.load(table.id)).chat_id == -999
