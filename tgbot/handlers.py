@@ -172,8 +172,7 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if chat.type != ChatType.PRIVATE:
         await help_command(update, context)
         return
-    await s.store.set_dm(user.id, True)
-    await s.syncer.reachable_again(user.id)
+    await _set_reachable(s, user.id, True)
     tr = translator(_lang(update))
     payload = context.args[0] if context.args else ""
     if payload.startswith(JOIN_PAYLOAD) and len(payload) > 1:
@@ -332,16 +331,22 @@ async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     assert change is not None
     chat, new = change.chat, change.new_chat_member
     if chat.type == ChatType.PRIVATE:
-        reachable = new.status == ChatMemberStatus.MEMBER
-        await s.store.set_dm(chat.id, reachable)
-        if reachable:
-            await s.syncer.reachable_again(chat.id)
-        else:
-            for table in await s.store.user_games(chat.id):
-                s.syncer.request(table.id)
+        await _set_reachable(s, chat.id, new.status == ChatMemberStatus.MEMBER)
         return
     if not _can_write(new):
         await _end_chat_games(s, chat.id)
+
+
+async def _set_reachable(s: Services, user_id: int, reachable: bool) -> None:
+    """Record whether the bot may write to ``user_id`` privately. Lost: their games sync (the
+    groups are told once). Regained: their panels of live games come back."""
+    was = await s.store.can_dm(user_id)
+    await s.store.set_dm(user_id, reachable)
+    if reachable and not was:
+        await s.syncer.reachable_again(user_id)
+    elif not reachable and was:
+        for table in await s.store.user_games(user_id):
+            s.syncer.request(table.id)
 
 
 async def on_left_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -158,6 +158,9 @@ class Syncer:
         tables = await self.store.user_games(user_id)
         for table in tables:
             seat = table.seat_of(user_id)
+            old = (await self.store.tg_get(table.id)).get(f"p{seat}")
+            if old:
+                await self._delete(user_id, int(old))  # its buttons are stale
             await self.store.tg_set(table.id, **{f"{f}{seat}": None for f in ("p", "pk", "pt", "pd", "nr")})
             self.request(table.id)
         return len(tables)

@@ -100,11 +100,11 @@ async def test_unreachable_player_told_once_rest_served_panel_back_on_start(live
         if u is not victim:
             assert live.panel(u, gid) is not None
     # /start again: the panel comes back, with its buttons when it is their turn
-    before = len(emu.chat_messages(victim.id, from_bot=True))
+    old = live.panel(victim, gid)
     await victim.start_bot()
     await live.settle()
     p = await emu.wait_for(lambda: live.panel(victim, gid), timeout=10)
-    assert len(emu.chat_messages(victim.id, from_bot=True)) > before and p.message_id > 0
+    assert p.message_id > old.message_id and emu._msg(victim.id, old.message_id).deleted
     assert await live.store.can_dm(victim.id)
     assert emu.violations == []
 
