@@ -25,7 +25,7 @@ from .codec import Tap, encode
 from .i18n import N_, Translator, translator
 from .model import Status, Table
 
-__all__ = ["Rendered", "esc", "name", "lobby", "board", "panel", "announcement", "answer", "MAX_NAME"]
+__all__ = ["Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer", "MAX_NAME"]
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -56,6 +56,9 @@ def esc(text: str) -> str:
 
 
 _INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+#: Letters and symbols that draw nothing (Hangul fillers, Braille blank, …), a favourite of
+#: "invisible" names; treated as white space.
+_BLANKS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u17b4", "\u17b5", "\u180e"}
 
 
 def clean_name(raw: str | None, fallback: str) -> str:
@@ -66,7 +69,9 @@ def clean_name(raw: str | None, fallback: str) -> str:
     marks = 0
     for ch in unicodedata.normalize("NFC", raw or ""):
         cat = unicodedata.category(ch)
-        if cat in _INVISIBLE:
+        if ch.isspace() or ch in _BLANKS:  # line breaks and tabs too: one line, spaces
+            ch, cat = " ", "Zs"
+        elif cat in _INVISIBLE:
             continue
         if cat.startswith("M"):
             marks += 1
@@ -89,6 +94,11 @@ def name(table: Table, seat: int) -> str:
     tr = translator(table.lang)
     fallback = tr.t("Player {n}", n=seat + 1)
     return "\u2068" + esc(clean_name(table.seats[seat].name, fallback)) + "\u2069"
+
+
+def title(table: Table) -> str:
+    """The group's title, cleaned like a name, escaped and isolated («—» when empty)."""
+    return "\u2068" + esc(clean_name(table.title, "—")) + "\u2069"
 
 
 def rank_name(tr: Translator, rank: Rank) -> str:
@@ -255,7 +265,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     assert table.state is not None
     v = core.view(table.state, seat)
     pv = v.public
-    lines = [tr.t("Game in «{group}»", group=esc(table.title or "—"))]
+    lines = [tr.t("Game in «{group}»", group=title(table))]
     lines.append(tr.t("Your cards ({count}): {hand}", count=v.hand.size, hand=hand_text(tr, v.hand)))
     sizes = " · ".join(f"{name(table, i)} {pv.hand_sizes[i]}" for i in range(pv.players))
     lines.append(tr.t("Hands: {sizes}", sizes=sizes))
@@ -378,6 +388,18 @@ def announcement(table: Table, note: dict) -> str | None:
     return None
 
 
+def unreachable(table: Table, seat: int, bot_username: str) -> str:
+    """Group note (posted once): a player's private chat cannot be reached."""
+    tr = translator(table.lang)
+    return tr.t("{player} can't get their cards: they should open @{bot} and press Start.", player=name(table, seat), bot=esc(bot_username or "bot"))
+
+
+def removed_note(table: Table) -> str:
+    """Private note to each player: the game ended because the bot lost its group."""
+    tr = translator(table.lang)
+    return tr.t("The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.", group=title(table))
+
+
 # -- short answers to taps -------------------------------------------------------------------------
 
 _ANSWERS = {
@@ -410,6 +432,7 @@ _ANSWERS = {
     "open_private": N_("Start the bot in private chat first: it will seat you."),
     "refreshed": N_("Updated."),
     "bad_button": N_("This button is not valid any more."),
+    "anonymous": N_("Anonymous admins can't take a seat: write as yourself to play."),
 }
 
 
