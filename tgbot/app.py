@@ -11,7 +11,9 @@ from telegram.ext import (
     AIORateLimiter,
     Application,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
+    MessageHandler,
     Defaults,
     TypeHandler,
     filters,
@@ -86,6 +88,9 @@ def build_application(settings: Settings) -> Application:
     app.add_handler(CommandHandler("rules", handlers.rules_command))
     app.add_handler(CommandHandler("language", handlers.language_command))
     app.add_handler(CallbackQueryHandler(handlers.on_tap))
+    app.add_handler(ChatMemberHandler(handlers.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.on_migrate))
+    app.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.on_left_member))
     app.add_error_handler(handlers.on_error)
     return app
 

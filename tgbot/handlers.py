@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from telegram import Update
@@ -23,19 +23,18 @@ import core
 from core.cards import Hand, Rank
 
 from . import model, render
+from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .codec import BadCallback, Tap, decode
 from .i18n import DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
 from .settings import Settings
 from .store import Store, new_game_id
-from .sync import Syncer
+from .sync import Syncer, answer
 
-__all__ = ["Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command", "language_command", "on_tap", "on_error", "ANONYMOUS_ADMIN"]
+__all__ = ["Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command", "language_command", "on_tap", "on_error", "on_my_member", "on_left_member", "on_migrate", "ANONYMOUS_ADMIN"]
 
 log = logging.getLogger(__name__)
 
-#: The user id anonymous group admins send messages as (GroupAnonymousBot; TELEGRAM.md).
-ANONYMOUS_ADMIN = 1087968824
 #: Deep-link payloads start with this letter followed by the game id (t.me/<bot>?start=j<id>).
 JOIN_PAYLOAD = "j"
 
@@ -90,35 +89,14 @@ async def _tap_lang(s: Services, update: Update, table: Table | None) -> str:
     return await _private_lang(s, update)
 
 
-async def _is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, update: Update) -> bool:
-    """Whether the sender is an admin of the chat (anonymous admins included)."""
-    msg = update.effective_message
-    if msg is not None and msg.sender_chat is not None and msg.sender_chat.id == chat_id:
-        return True
-    user = update.effective_user
-    if user is None:
-        return False
-    try:
-        member = await context.bot.get_chat_member(chat_id, user.id)
-    except TelegramError:
-        return False
-    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
-
-
-def _is_anonymous(update: Update) -> bool:
-    msg = update.effective_message
-    return bool(update.effective_user and update.effective_user.id == ANONYMOUS_ADMIN) or bool(
-        msg is not None and msg.sender_chat is not None
-    )
-
-
 async def _seat_for(s: Services, update: Update, chat_id: int) -> Seat:
-    """A new seat for the sender, with the private language resolved (i18n.private_language)."""
+    """The sender's seat (:func:`identity.seat_for`) with their private language resolved
+    (:func:`i18n.private_language`). Raises ``Refused("anonymous")`` like seat_for."""
+    seat = seat_for(update)
     user = update.effective_user
     assert user is not None
     group = (await s.store.chat_settings(chat_id)).lang
-    lang = private_language(await s.store.user_lang(user.id), group, user.language_code)
-    return Seat(user.id, user.full_name or user.username or "", lang=lang)
+    return replace(seat, lang=private_language(await s.store.user_lang(user.id), group, user.language_code))
 
 
 async def _reply(update: Update, text: str) -> None:
@@ -136,10 +114,7 @@ async def dedup(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if await svc(context).store.first_delivery(update.update_id):
         return
     if update.callback_query is not None:
-        try:
-            await update.callback_query.answer()
-        except TelegramError:
-            pass
+        await answer(update.callback_query)
     raise ApplicationHandlerStop
 
 
@@ -156,7 +131,7 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
     tr = translator(await _group_lang(s, chat.id))
-    thread = msg.message_thread_id if msg.is_topic_message else None
+    _, thread = place(update)
     existing = await s.store.chat_game(chat.id, thread)
     if existing is not None:
         await _reply(update, translator(existing.lang).t("A game is already open here. /board shows it."))
@@ -166,7 +141,7 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         await _reply(update, tr.t("A game is already open here. /board shows it."))
         return
     now = time.time()
-    creator = 0 if _is_anonymous(update) else update.effective_user.id  # type: ignore[union-attr]
+    creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
     table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout, lang=tr.lang)
     if creator and await s.store.can_dm(creator):
         table = model.join(table, await _seat_for(s, update, chat.id), now, s.settings.lobby_timeout).table
@@ -180,14 +155,12 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    thread = msg.message_thread_id if msg.is_topic_message else None
-    table = await s.store.chat_game(chat.id, thread)
+    table = await s.store.chat_game(*place(update))
     tr = translator(table.lang if table else await _group_lang(s, chat.id))
     if table is None:
         await _reply(update, tr.t("There is no game here. /start_game opens one."))
         return
-    user_id = 0 if _is_anonymous(update) else update.effective_user.id  # type: ignore[union-attr]
-    admin = await _is_admin(context, chat.id, update) if user_id != table.creator else False
+    user_id, admin = await may_manage(context, table, update)
     try:
         await s.store.transact(table.id, lambda t: model.cancel(t, user_id, admin))
     except Refused as e:
@@ -201,7 +174,7 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
+    table = await s.store.chat_game(*place(update))
     if table is None:
         await _reply(update, translator(await _group_lang(s, chat.id)).t("There is no game here. /start_game opens one."))
         return
@@ -220,7 +193,7 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if chat.type != ChatType.PRIVATE:
         await help_command(update, context)
         return
-    await s.store.set_dm(user.id, True)
+    await _set_reachable(s, user.id, True)
     tr = translator(await _private_lang(s, update))
     payload = context.args[0] if context.args else ""
     if payload.startswith(JOIN_PAYLOAD) and len(payload) > 1:
@@ -236,7 +209,7 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
             return
         table = done.change.table
         tr = render.seat_translator(table, table.seat_of(user.id))  # type: ignore[arg-type]
-        await _reply(update, tr.t("You joined the game in «{group}».", group=render.esc(table.title or "—")))
+        await _reply(update, tr.t("You joined the game in «{group}».", group=render.title(table)))
         await _maybe_autostart(s, table)
         s.syncer.request(gid)
         return
@@ -267,7 +240,7 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
         await _reply(update, text(lang))
         return
     sent = False
-    if user is not None and not _is_anonymous(update):
+    if user is not None and actor_id(update):
         try:
             await context.bot.send_message(user.id, text(lang))
             sent = True
@@ -302,7 +275,7 @@ async def _set_language(s: Services, context: ContextTypes.DEFAULT_TYPE, update:
     user_id = query.from_user.id
     group = chat.type != ChatType.PRIVATE
     if group:
-        if not await _is_admin(context, chat.id, update):
+        if not await is_admin(context, chat.id, update):
             raise Refused("admins_only")
         await s.store.set_chat_settings(chat.id, lang=lang)
         thread = query.message.message_thread_id if getattr(query.message, "is_topic_message", False) else None
@@ -334,13 +307,13 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     try:
         tap = decode(query.data)
     except BadCallback:
-        await query.answer(render.answer("bad_button", await _private_lang(s, update)))
+        await answer(query, render.answer("bad_button", await _private_lang(s, update)))
         return
     try:
         if tap.op == "lang":
             if not supported(tap.arg):
                 raise Refused("bad_button")
-            await query.answer(render.answer("ok", await _set_language(s, context, update, tap.arg)))
+            await answer(query, render.answer("ok", await _set_language(s, context, update, tap.arg)))
             return
         if tap.op in ("pick", "refresh"):
             await _show_panel(s, query, tap, user.id, update)
@@ -348,14 +321,14 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         reply, url, table = await _apply_tap(s, context, update, tap, user.id)
     except Refused as e:
         lang = await _tap_lang(s, update, None if tap.op == "lang" else await s.store.load(tap.gid))
-        await query.answer(render.answer(e.code, lang))
+        await answer(query, render.answer(e.code, lang))
         if e.code == "stale":
             await _show_panel(s, query, Tap("refresh", tap.gid), user.id, update, answered=True)
         return
     if url:
-        await query.answer(url=url)
+        await answer(query, url=url)
     else:
-        await query.answer(render.answer(reply, await _tap_lang(s, update, table)))
+        await answer(query, render.answer(reply, await _tap_lang(s, update, table)))
     s.syncer.request(tap.gid)
 
 
@@ -379,7 +352,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         table = await s.store.load(gid)
         if table is None:
             raise Refused("no_game")
-        admin = user_id != table.creator and await _is_admin(context, table.chat_id, update)
+        user_id, admin = await may_manage(context, table, update)
         if tap.op == "start":
             seed = secrets.randbits(64)
             fn = lambda t: model.start(t, user_id, admin, seed)  # noqa: E731
@@ -425,7 +398,7 @@ async def _show_panel(s: Services, query, tap: Tap, user_id: int, update: Update
     if table is None or table.state is None or seat is None:
         code = "no_game" if table is None else "not_seated"
         if not answered:
-            await query.answer(render.answer(code, lang))
+            await answer(query, render.answer(code, lang))
         return
     picks = ""
     if tap.op == "pick":
@@ -436,9 +409,87 @@ async def _show_panel(s: Services, query, tap: Tap, user_id: int, update: Update
             if not table.state.hands[seat].contains(Hand.from_str(picks)):
                 picks, code = "", "cards_not_in_hand"
     if not answered:
-        await query.answer(render.answer(code, lang))
+        await answer(query, render.answer(code, lang))
     if query.message is not None:
         await s.syncer.redraw_panel(table, seat, query.message, picks)
+
+
+# -- membership and chat identity ------------------------------------------------------------------
+
+
+def _can_write(member) -> bool:
+    """Whether a ChatMember status lets the bot post (Bot API ChatMember*: left/kicked cannot;
+    restricted only with ``can_send_messages``)."""
+    if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+        return False
+    if member.status == ChatMemberStatus.RESTRICTED:
+        return bool(getattr(member, "can_send_messages", False)) and bool(getattr(member, "is_member", True))
+    return True
+
+
+async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """my_chat_member: the bot's own membership changed.
+
+    Private chat: blocked (kicked) → the user is unreachable (their groups are told once by the
+    sync); back to member → their panels come back. Group: removed, or restricted without the
+    right to write → every live game of the chat ends (``bot_removed``, no result, timers
+    cleared); players are told in private. Re-adding the bot starts fresh."""
+    s = svc(context)
+    change = update.my_chat_member
+    assert change is not None
+    chat, new = change.chat, change.new_chat_member
+    if chat.type == ChatType.PRIVATE:
+        await _set_reachable(s, chat.id, new.status == ChatMemberStatus.MEMBER)
+        return
+    if not _can_write(new):
+        await _end_chat_games(s, chat.id)
+
+
+async def _set_reachable(s: Services, user_id: int, reachable: bool) -> None:
+    """Record whether the bot may write to ``user_id`` privately. Lost: their games sync (the
+    groups are told once). Regained: their panels of live games come back."""
+    was = await s.store.can_dm(user_id)
+    await s.store.set_dm(user_id, reachable)
+    if reachable and not was:
+        await s.syncer.reachable_again(user_id)
+    elif not reachable and was:
+        for table in await s.store.user_games(user_id):
+            s.syncer.request(table.id)
+
+
+async def on_left_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A left_chat_member service message: when it is the bot itself, the chat's games end
+    (as with my_chat_member). A player leaving the group keeps their seat (timer policy)."""
+    msg = update.effective_message
+    if msg is not None and msg.left_chat_member is not None and msg.left_chat_member.id == context.bot.id:
+        await _end_chat_games(svc(context), msg.chat_id)
+
+
+async def _end_chat_games(s: Services, chat_id: int) -> None:
+    for table in await s.store.chat_games(chat_id):
+        try:
+            await s.store.transact(table.id, lambda t: model.cancel(t, None, True, reason="bot_removed"))
+        except Refused:
+            continue
+        log.info("game %s ended: bot removed from chat %s", table.id, chat_id)
+        s.syncer.request(table.id)
+
+
+async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A basic group became a supergroup (service message with ``migrate_to_chat_id`` in the
+    old chat, ``migrate_from_chat_id`` in the new one): its games move to the new id."""
+    s = svc(context)
+    msg = update.effective_message
+    assert msg is not None
+    if msg.migrate_to_chat_id:
+        old, new = msg.chat_id, msg.migrate_to_chat_id
+    elif msg.migrate_from_chat_id:
+        old, new = msg.migrate_from_chat_id, msg.chat_id
+    else:
+        return
+    for gid in await s.store.move_chat(old, new):
+        log.info("game %s moved from chat %s to %s", gid, old, new)
+        s.syncer.request(gid)
 
 
 # -- errors ----------------------------------------------------------------------------------------
@@ -448,7 +499,4 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The one error handler: log it, and answer a tap so its button stops spinning."""
     log.error("error while handling an update", exc_info=context.error)
     if isinstance(update, Update) and update.callback_query is not None:
-        try:
-            await update.callback_query.answer()
-        except TelegramError:
-            pass
+        await answer(update.callback_query)

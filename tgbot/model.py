@@ -18,7 +18,7 @@ import core
 from core.record import action_to_dict
 from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
-__all__ = ["Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "set_variant", "start", "cancel", "act", "expire", "set_lang", "set_seat_lang", "event_to_dict"]
+__all__ = ["Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "set_variant", "start", "cancel", "move_chat", "act", "expire", "set_lang", "set_seat_lang", "event_to_dict"]
 
 
 class Status(str, Enum):
@@ -94,7 +94,7 @@ class Table:
     - ``version``: bumped by every commit (compare-and-set);
     - ``deadline``: epoch seconds when the table's timer fires (lobby expiry), or ``None``;
     - ``outbox_seq``: sequence number of the last announcement queued;
-    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``).
+    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``bot_removed``).
     """
 
     id: str
@@ -208,6 +208,14 @@ def _lobby(table: Table) -> None:
         raise Refused("not_in_lobby")
 
 
+def _managed(table: Table, user_id: int | None, is_admin: bool) -> None:
+    """Refuse unless the table itself (``user_id`` None), a chat admin or the creator acts.
+    Creator ``0`` (an anonymous admin opened the lobby) matches nobody: admins only."""
+    if user_id is None or is_admin or (user_id and user_id == table.creator):
+        return
+    raise Refused("not_allowed")
+
+
 def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
     """Seat a player (idempotent: a seated player stays where they are). Refused when the
     lobby is closed or full (6 seats, RULES.md)."""
@@ -231,8 +239,7 @@ def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
 def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: float, timeout: float) -> Change:
     """Switch the lobby's variant (creator or chat admin)."""
     _lobby(table)
-    if user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     core.variant(variant)  # raises UnknownVariant
     return Change(replace(table, variant=variant, deadline=now + timeout), reply="variant")
 
@@ -258,8 +265,7 @@ def start(table: Table, user_id: int | None, is_admin: bool, seed: int) -> Chang
     """Deal and start (creator or chat admin; ``user_id`` None means the table starts itself,
     as when the sixth player joins). Needs 3 to 6 seated players."""
     _lobby(table)
-    if user_id is not None and user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     if len(table.seats) < MIN_PLAYERS:
         raise Refused("too_few")
     state = core.new_game(len(table.seats), table.variant, random.Random(seed))
@@ -272,10 +278,20 @@ def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = "sto
     for the bot itself)."""
     if not table.live:
         raise Refused("not_running")
-    if user_id is not None and user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     new, note = _announce(replace(table, status=Status.CANCELLED, ended=reason, deadline=None), "cancelled", reason=reason)
-    return Change(new, outbox=[note] if table.status is Status.PLAYING else [], reply="cancelled")
+    # A game ended because the bot lost the group ("bot_removed") has no group to tell.
+    tell = table.status is Status.PLAYING and reason != "bot_removed"
+    return Change(new, outbox=[note] if tell else [], reply="cancelled")
+
+
+def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
+    """The group ``old_chat_id`` became the supergroup ``new_chat_id`` (Bot API: a basic group
+    upgraded to a supergroup; ``migrate_to_chat_id``). Idempotent: a table already elsewhere is
+    unchanged (``reply`` = ``stale``)."""
+    if table.chat_id != old_chat_id:
+        return Change(table, reply="stale")
+    return Change(replace(table, chat_id=new_chat_id), reply="moved")
 
 
 def expire(table: Table, now: float) -> Change:

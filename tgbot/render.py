@@ -25,7 +25,7 @@ from .codec import Tap, encode
 from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
 from .model import Status, Table
 
-__all__ = ["Rendered", "esc", "name", "lobby", "board", "panel", "announcement", "answer", "MAX_NAME", "rules", "help_text", "language_menu", "language_set", "private_hint", "seat_translator"]
+__all__ = ["Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer", "MAX_NAME", "rules", "help_text", "language_menu", "language_set", "private_hint", "seat_translator"]
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -56,6 +56,9 @@ def esc(text: str) -> str:
 
 
 _INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+#: Letters and symbols that draw nothing (Hangul fillers, Braille blank, …), a favourite of
+#: "invisible" names; treated as white space.
+_BLANKS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u17b4", "\u17b5", "\u180e"}
 
 
 def clean_name(raw: str | None, fallback: str) -> str:
@@ -66,7 +69,9 @@ def clean_name(raw: str | None, fallback: str) -> str:
     marks = 0
     for ch in unicodedata.normalize("NFC", raw or ""):
         cat = unicodedata.category(ch)
-        if cat in _INVISIBLE:
+        if ch.isspace() or ch in _BLANKS:  # line breaks and tabs too: one line, spaces
+            ch, cat = " ", "Zs"
+        elif cat in _INVISIBLE:
             continue
         if cat.startswith("M"):
             marks += 1
@@ -91,6 +96,11 @@ def name(table: Table, seat: int, tr: Translator | None = None) -> str:
     tr = tr or translator(table.lang)
     fallback = tr.t("Player {n}", n=seat + 1)
     return "\u2068" + esc(clean_name(table.seats[seat].name, fallback)) + "\u2069"
+
+
+def title(table: Table) -> str:
+    """The group's title, cleaned like a name, escaped and isolated («—» when empty)."""
+    return "\u2068" + esc(clean_name(table.title, "—")) + "\u2069"
 
 
 def rank_name(tr: Translator, rank: Rank) -> str:
@@ -292,7 +302,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     assert table.state is not None
     v = core.view(table.state, seat)
     pv = v.public
-    lines = [tr.t("Game in «{group}»", group=esc(table.title or "—"))]
+    lines = [tr.t("Game in «{group}»", group=title(table))]
     lines.append(tr.t("Your cards ({count}): {hand}", count=v.hand.size, hand=hand_text(tr, v.hand)))
     sizes = " · ".join(f"{name(table, i, tr)} {pv.hand_sizes[i]}" for i in range(pv.players))
     lines.append(tr.t("Hands: {sizes}", sizes=sizes))
@@ -487,6 +497,19 @@ def private_hint(lang: str | None, sent: bool) -> str:
     return tr.t("I sent it to you in private chat.") if sent else tr.t("I can't write to you privately: open a chat with me, press «Start» and ask again.")
 
 
+def unreachable(table: Table, seat: int, bot_username: str) -> str:
+    """Group note (posted once): a player's private chat cannot be reached."""
+    tr = translator(table.lang)
+    return tr.t("{player} can't get their cards: they should open @{bot} and press Start.", player=name(table, seat), bot=esc(bot_username or "bot"))
+
+
+def removed_note(table: Table, seat: int) -> str:
+    """Private note to a player (in their language): the game ended because the bot lost its
+    group."""
+    tr = seat_translator(table, seat)
+    return tr.t("The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.", group=title(table))
+
+
 # -- short answers to taps -------------------------------------------------------------------------
 
 _ANSWERS = {
@@ -520,6 +543,9 @@ _ANSWERS = {
     "refreshed": N_("Updated."),
     "bad_button": N_("This button is not valid any more."),
     "admins_only": N_("Only a chat admin can do that."),
+
+
+    "anonymous": N_("Anonymous admins can't take a seat: write as yourself to play."),
 }
 
 
