@@ -11,7 +11,9 @@ from telegram.ext import (
     AIORateLimiter,
     Application,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
+    MessageHandler,
     Defaults,
     TypeHandler,
     filters,
@@ -35,6 +37,9 @@ GROUP_COMMANDS = (
     ("start_game", N_("Open a lobby for a new game")),
     ("stop_game", N_("Stop the game (creator or admin)")),
     ("board", N_("Show the board again")),
+    ("add_bot", N_("Add an AI player to the lobby")),
+    ("leave", N_("Leave the game (the AI takes your seat)")),
+    ("timer", N_("Set the turn timer (admins)")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
@@ -81,6 +86,11 @@ def build_application(settings: Settings) -> Application:
     app.add_handler(CommandHandler("board", handlers.board_command))
     app.add_handler(CommandHandler("start", handlers.start_private))
     app.add_handler(CommandHandler(["help", "rules"], handlers.help_command))
+    app.add_handler(CommandHandler("add_bot", handlers.add_bot_command))
+    app.add_handler(CommandHandler("leave", handlers.leave_command))
+    app.add_handler(CommandHandler("timer", handlers.timer_command))
+    app.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.member_left))
+    app.add_handler(ChatMemberHandler(handlers.member_left, ChatMemberHandler.CHAT_MEMBER))
     app.add_handler(CallbackQueryHandler(handlers.on_tap))
     app.add_error_handler(handlers.on_error)
     return app

@@ -30,7 +30,10 @@ from .settings import Settings
 from .store import Store, new_game_id
 from .sync import Syncer
 
-__all__ = ["Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "on_tap", "on_error", "ANONYMOUS_ADMIN"]
+__all__ = [
+    "Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "on_tap", "on_error",
+    "add_bot_command", "leave_command", "timer_command", "member_left", "ANONYMOUS_ADMIN", "TIMER_CHOICES", "LONG_TIMER",
+]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,9 @@ log = logging.getLogger(__name__)
 ANONYMOUS_ADMIN = 1087968824
 #: Deep-link payloads start with this letter followed by the game id (t.me/<bot>?start=j<id>).
 JOIN_PAYLOAD = "j"
+#: The turn timer's settings offered to chat admins (seconds), and "long" (an hour): never off.
+TIMER_CHOICES = (30, 60, 90, 180, 300, 600)
+LONG_TIMER = 3600
 
 
 RULES_EN = N_(
@@ -69,6 +75,19 @@ class Services:
     store: Store
     syncer: Syncer
     username: str = ""
+
+
+def timing(s: "Services", turn_timeout: float) -> dict:
+    """The timer arguments of :func:`tgbot.model.start`: the chat's turn timeout and the least
+    pause of an AI seat, the group's message spacing (RATE_GROUP_PERIOD / RATE_GROUP_MAX), so the
+    board keeps up with the bots."""
+    return {"turn_timeout": turn_timeout, "ai_delay": s.settings.rate_group_period / s.settings.rate_group_max}
+
+
+async def _start_fn(s: "Services", table: Table, user_id: int | None, admin: bool) -> Callable[[Table], Change]:
+    seed, now = secrets.randbits(64), time.time()
+    kw = timing(s, await s.store.chat_turn_timeout(table.chat_id, s.settings.turn_timeout))
+    return lambda t: model.start(t, user_id, admin, seed, now=now, **kw)
 
 
 def svc(context: ContextTypes.DEFAULT_TYPE) -> Services:
@@ -194,6 +213,109 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     await s.syncer.post_board(table)
 
 
+def _thread(update: Update) -> int | None:
+    msg = update.effective_message
+    return msg.message_thread_id if msg is not None and msg.is_topic_message else None
+
+
+async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/add_bot`` in a group: seat an AI player in the chat's open lobby."""
+    s = svc(context)
+    chat = update.effective_chat
+    assert chat is not None
+    table = await s.store.chat_game(chat.id, _thread(update))
+    if table is None:
+        await _reply(update, translator(_lang(update)).t("There is no game here. /start_game opens one."))
+        return
+    names, now = render.BOT_NAMES, time.time()
+    try:
+        done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout))
+    except Refused as e:
+        await _reply(update, render.answer(e.code, table.lang))
+        return
+    await _maybe_autostart(s, done.change.table)
+    s.syncer.request(table.id)
+
+
+async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/leave`` in a group: leave the lobby at once, or a running game after confirming with a
+    button (the AI then plays the seat, RULES.md table manners)."""
+    s = svc(context)
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    table = await s.store.chat_game(chat.id, _thread(update))
+    tr = translator(table.lang if table else _lang(update))
+    seat = table.seat_of(user.id) if table is not None else None
+    if table is None or seat is None:
+        await _reply(update, render.answer("not_seated", tr.lang))
+        return
+    if table.status is Status.LOBBY:
+        await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+        s.syncer.request(table.id)
+        return
+    msg = update.effective_message
+    assert msg is not None
+    rendered = render.leave_confirm(table, seat)
+    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=_thread(update))
+
+
+async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/timer`` in a group (chat admins): the turn timer's choices as buttons."""
+    s = svc(context)
+    chat = update.effective_chat
+    assert chat is not None
+    tr = translator(_lang(update))
+    if chat.type == ChatType.PRIVATE:
+        await _reply(update, tr.t("Add me to a group and send /start_game there."))
+        return
+    if not await _is_admin(context, chat.id, update):
+        await _reply(update, render.answer("not_allowed", tr.lang))
+        return
+    current = await s.store.chat_turn_timeout(chat.id, s.settings.turn_timeout)
+    rendered = render.timer_menu(tr.lang, chat.id, current, TIMER_CHOICES)
+    msg = update.effective_message
+    assert msg is not None
+    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=_thread(update))
+
+
+async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
+    """A ``timer`` tap: a chat admin sets the chat's turn timer (30–600 s or an hour)."""
+    try:
+        chat_id = int(tap.gid)
+    except ValueError:
+        raise Refused("bad_button") from None
+    seconds = LONG_TIMER if tap.arg == "long" else int(tap.arg) if tap.arg.isdigit() else 0
+    if seconds not in (*TIMER_CHOICES, LONG_TIMER):
+        raise Refused("bad_button")
+    if not await _is_admin(context, chat_id, update):
+        raise Refused("not_allowed")
+    await s.store.set_chat_turn_timeout(chat_id, seconds)
+    return "timer_set"
+
+
+async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A player left the group (a ``left_chat_member`` message or a ``chat_member`` update): the
+    AI takes their seat in the chat's running game (a lobby just loses them)."""
+    s = svc(context)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    user = None
+    if update.chat_member is not None:
+        new = update.chat_member.new_chat_member
+        if new.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+            user = new.user
+    elif update.effective_message is not None and update.effective_message.left_chat_member is not None:
+        user = update.effective_message.left_chat_member
+    if user is None or user.is_bot:
+        return
+    table = await s.store.chat_game(chat.id, _thread(update))
+    if table is None or table.seat_of(user.id) is None:
+        return
+    await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+    s.syncer.request(table.id)
+
+
 # -- private commands ------------------------------------------------------------------------------
 
 
@@ -259,7 +381,8 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await query.answer(url=url)
     else:
         await query.answer(render.answer(reply, lang))
-    s.syncer.request(gid)
+    if gid:
+        s.syncer.request(gid)
 
 
 async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, str]:
@@ -280,15 +403,25 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
             raise Refused("no_game")
         admin = user_id != table.creator and await _is_admin(context, table.chat_id, update)
         if tap.op == "start":
-            seed = secrets.randbits(64)
-            fn = lambda t: model.start(t, user_id, admin, seed)  # noqa: E731
+            fn = await _start_fn(s, table, user_id, admin)
         elif tap.op == "cancel":
             fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
         else:
             fn = lambda t: model.set_variant(t, user_id, tap.arg, admin, now, timeout)  # noqa: E731
+    elif tap.op == "addbot":
+        names = render.BOT_NAMES
+        fn = lambda t: model.add_bot(t, names, now, timeout)  # noqa: E731
+    elif tap.op == "rmbot":
+        fn = lambda t: model.remove_bot(t, now, timeout)  # noqa: E731
+    elif tap.op == "takeback":
+        fn = lambda t: model.take_back(t, user_id, now)  # noqa: E731
+    elif tap.op == "quit":
+        fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
+    elif tap.op == "timer":
+        return await _set_timer(s, context, update, tap), None, ""
     else:
         action = _action_of(tap)
-        fn = lambda t: model.act(t, user_id, tap.turn, action)  # noqa: E731
+        fn = lambda t: model.act(t, user_id, tap.turn, action, now)  # noqa: E731
     done = await s.store.transact(gid, fn)
     if tap.op == "join":
         await _maybe_autostart(s, done.change.table)
@@ -308,9 +441,8 @@ def _action_of(tap: Tap) -> core.Action:
 async def _maybe_autostart(s: Services, table: Table) -> None:
     """The game starts by itself when the sixth player joins."""
     if table.status is Status.LOBBY and len(table.seats) >= core.MAX_PLAYERS:
-        seed = secrets.randbits(64)
         try:
-            await s.store.transact(table.id, lambda t: model.start(t, None, True, seed))
+            await s.store.transact(table.id, await _start_fn(s, table, None, True))
         except Refused:
             pass
 

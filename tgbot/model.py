@@ -22,7 +22,7 @@ from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
 __all__ = [
     "Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
-    "start", "cancel", "act", "take_back", "expire", "on_deadline", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
+    "start", "cancel", "act", "take_back", "on_deadline", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
 ]
 
 #: Automatic moves in a row after which the AI takes the seat (RULES.md, table manners).
@@ -121,7 +121,7 @@ class Table:
     - ``turn_timeout``: seconds a person has for a turn (the chat's setting when the game started);
     - ``ai_delay``: the least pause (seconds) before an AI seat acts (the group's message spacing);
     - ``outbox_seq``: sequence number of the last announcement queued;
-    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``).
+    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``).
     """
 
     id: str
@@ -379,11 +379,6 @@ def _schedule(table: Table, now: float | None) -> Table:
         return replace(table, deadline=now + ai_pause(table), deadline_kind="ai", turn_end=None)
     end = now + table.turn_timeout
     return replace(table, deadline=now + table.turn_timeout * REMIND_AT, deadline_kind="remind", turn_end=end)
-
-
-def expire(table: Table, now: float) -> Change:
-    """Fire the table's deadline if it is due (see :func:`on_deadline`)."""
-    return on_deadline(table, now)
 
 
 def on_deadline(table: Table, now: float) -> Change:

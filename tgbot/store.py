@@ -277,6 +277,24 @@ class Store:
         """Whether the user has started the bot (and not blocked it since, as far as known)."""
         return await self.redis.hget(self.k_user(user_id), "dm") == "1"
 
+    # -- chat settings ---------------------------------------------------------------------
+
+    def k_chatcfg(self, chat_id: int) -> str:
+        return f"{self.p}:chatcfg:{chat_id}"
+
+    async def chat_turn_timeout(self, chat_id: int, default: float) -> float:
+        """The chat's turn timer in seconds (hash ``cheat:chatcfg:<chat>`` field ``turn``), or
+        ``default`` (``TURN_TIMEOUT``) when the chat never set one."""
+        raw = await self.redis.hget(self.k_chatcfg(chat_id), "turn")
+        try:
+            return float(raw) if raw else default
+        except ValueError:
+            return default
+
+    async def set_chat_turn_timeout(self, chat_id: int, seconds: float) -> None:
+        """Store the chat's turn timer (seconds; the caller checks the allowed range)."""
+        await self.redis.hset(self.k_chatcfg(chat_id), "turn", str(int(seconds)))
+
     # -- deadlines -------------------------------------------------------------------------
 
     async def due(self, now: float, limit: int = 50) -> list[tuple[str, float]]:

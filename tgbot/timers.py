@@ -1,7 +1,9 @@
 """The one timer path: deadlines are data in Redis, fired by a loop in every bot process.
 
 A table keeps its own deadline (``Table.deadline``, epoch seconds) and the sorted set
-``cheat:deadlines`` indexes it. :func:`run` polls the index; a due game is claimed atomically
+``cheat:deadlines`` indexes it. What a deadline does is the table's own business
+(:func:`tgbot.model.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
+seat's move). :func:`run` polls the index; a due game is claimed atomically
 with a short lease (so with several processes one fires it, and if that process dies the lease
 runs out and another does), then the timeout goes through the same transaction path as a tap
 (:meth:`tgbot.store.Store.transact`), where the table checks its own deadline: a stale entry (the
@@ -38,7 +40,7 @@ async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> in
         if not await store.claim_deadline(gid, now, LEASE):
             continue  # another process has it
         try:
-            done = await store.transact(gid, lambda t: model.expire(t, now))
+            done = await store.transact(gid, lambda t: model.on_deadline(t, now))
         except model.Refused:
             await store.redis.zrem(store.k_deadlines, gid)  # the game is gone
             continue
