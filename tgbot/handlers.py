@@ -78,10 +78,11 @@ class Services:
 
 
 def timing(s: "Services", turn_timeout: float) -> dict:
-    """The timer arguments of :func:`tgbot.model.start`: the chat's turn timeout and the least
-    pause of an AI seat, the group's message spacing (RATE_GROUP_PERIOD / RATE_GROUP_MAX), so the
+    """The timer arguments of :func:`tgbot.model.start`: the chat's turn timeout, the AI seats'
+    pause range (AI_PAUSE_MIN/MAX) and their least pause, the group's message spacing (RATE_GROUP_PERIOD / RATE_GROUP_MAX), so the
     board keeps up with the bots."""
-    return {"turn_timeout": turn_timeout, "ai_delay": s.settings.rate_group_period / s.settings.rate_group_max}
+    st = s.settings
+    return {"turn_timeout": turn_timeout, "ai_delay": st.rate_group_period / st.rate_group_max, "ai_pause": (st.ai_pause_min, max(st.ai_pause_min, st.ai_pause_max))}
 
 
 async def _start_fn(s: "Services", table: Table, user_id: int | None, admin: bool) -> Callable[[Table], Change]:

@@ -120,6 +120,7 @@ class Table:
     - ``turn_end``: epoch seconds when the current human player's turn runs out (shown on the panel);
     - ``turn_timeout``: seconds a person has for a turn (the chat's setting when the game started);
     - ``ai_delay``: the least pause (seconds) before an AI seat acts (the group's message spacing);
+    - ``ai_pause``: the range (seconds) of the human-like pause an AI seat takes before acting;
     - ``outbox_seq``: sequence number of the last announcement queued;
     - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``).
     """
@@ -145,6 +146,7 @@ class Table:
     turn_end: float | None = None
     turn_timeout: float = 90.0
     ai_delay: float = 3.0
+    ai_pause: tuple[float, float] = AI_PAUSE
 
     @property
     def live(self) -> bool:
@@ -182,6 +184,7 @@ class Table:
             "te": self.turn_end,
             "tt": self.turn_timeout,
             "ad": self.ai_delay,
+            "ap": list(self.ai_pause),
         }
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
@@ -211,6 +214,7 @@ class Table:
             turn_end=d.get("te"),
             turn_timeout=d.get("tt", 90.0),
             ai_delay=d.get("ad", 3.0),
+            ai_pause=tuple(d.get("ap", AI_PAUSE)),  # type: ignore[arg-type]
         )
 
 
@@ -320,12 +324,19 @@ def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: f
 
 
 def start(
-    table: Table, user_id: int | None, is_admin: bool, seed: int, now: float | None = None, turn_timeout: float | None = None, ai_delay: float | None = None
+    table: Table,
+    user_id: int | None,
+    is_admin: bool,
+    seed: int,
+    now: float | None = None,
+    turn_timeout: float | None = None,
+    ai_delay: float | None = None,
+    ai_pause: tuple[float, float] | None = None,
 ) -> Change:
     """Deal and start (creator or chat admin; ``user_id`` None means the table starts itself,
     as when the sixth player joins). Needs 3 to 6 seated players, at least one a person
     (``no_human``). With ``now`` (epoch seconds) the first turn's timer is set: ``turn_timeout``
-    seconds for a person, a short pause of at least ``ai_delay`` seconds for an AI seat; without
+    seconds for a person, a pause in ``ai_pause`` (seconds) but at least ``ai_delay`` for an AI seat; without
     it the table has no timer (tests)."""
     _lobby(table)
     if user_id is not None and user_id != table.creator and not is_admin:
@@ -343,6 +354,7 @@ def start(
         turn=0,
         turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
         ai_delay=table.ai_delay if ai_delay is None else ai_delay,
+        ai_pause=table.ai_pause if ai_pause is None else ai_pause,
     )
     return Change(_schedule(new, now), deal=[h.to_str() for h in state.hands], reply="started")
 
@@ -363,10 +375,10 @@ def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = "sto
 
 def ai_pause(table: Table) -> float:
     """Seconds an AI seat waits before acting at the table's current moment: a human-like pause
-    drawn from the game's seed and turn (so every process agrees), never less than
+    in ``table.ai_pause`` drawn from the game's seed and turn (so every process agrees), never less than
     ``table.ai_delay`` (the group's message spacing, so the board keeps up)."""
     rng = random.Random(f"{table.seed}:{table.turn}:pause")
-    return max(rng.uniform(*AI_PAUSE), table.ai_delay)
+    return max(rng.uniform(*table.ai_pause), table.ai_delay)
 
 
 def _schedule(table: Table, now: float | None) -> Table:
