@@ -301,6 +301,11 @@ class Store:
         """Game ids whose deadline is at or before ``now`` (epoch seconds)."""
         return await self.redis.zrangebyscore(self.k_deadlines, "-inf", now, start=0, num=limit, withscores=True)
 
+    async def next_deadline(self) -> float | None:
+        """The earliest deadline in the index (epoch seconds), or ``None``."""
+        first = await self.redis.zrange(self.k_deadlines, 0, 0, withscores=True)
+        return float(first[0][1]) if first else None
+
     async def claim_deadline(self, gid: str, now: float, lease: float) -> bool:
         """Claim a due deadline for ``lease`` seconds (pushes it to ``now + lease``), so one
         process fires it; if that process dies, the lease runs out and another one fires it."""

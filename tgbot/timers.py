@@ -27,8 +27,10 @@ log = logging.getLogger(__name__)
 
 #: Seconds a claimed deadline is held by the process firing it.
 LEASE = 30.0
-#: Seconds between polls of the deadlines index.
+#: Longest pause (seconds) between polls of the deadlines index (another process may add one).
 POLL = 0.5
+#: Shortest pause between polls (seconds).
+MIN_POLL = 0.02
 
 
 async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> int:
@@ -54,12 +56,17 @@ async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> in
 
 
 async def run(store: Store, syncer: Syncer) -> None:
-    """Poll and fire deadlines until cancelled."""
+    """Poll and fire deadlines until cancelled; between polls, sleep until the next deadline
+    (at most :data:`POLL` seconds, since other processes add deadlines too)."""
     while True:
+        pause = POLL
         try:
             await fire_due(store, syncer)
+            nxt = await store.next_deadline()
+            if nxt is not None:
+                pause = min(POLL, max(MIN_POLL, nxt - time.time()))
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("timer loop error")
-        await asyncio.sleep(POLL)
+        await asyncio.sleep(pause)

@@ -153,13 +153,18 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
         await emu.stop()
 
 
+#: Nobody taps in the games below: AI seats play most of them, so the group's message spacing
+#: (the AI pause's floor) is shortened to keep them quick: 20 messages per 2 s.
+QUICK = {"AI_PAUSE_MIN": "0.05", "AI_PAUSE_MAX": "0.1"}
+
+
 async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path):
     """Nobody taps: the timers play the whole game while the bot is killed twice, once for
     longer than a turn (the deadline passes while it is down), once briefly."""
-    emu = BotAPIEmulator(group_window=6.0)
+    emu = BotAPIEmulator(group_window=2.0)
     await emu.start()
     url = redis_server.url.replace("/0", "/8")
-    bot = BotProcess(emu, url, tmp_path / "bot.log", **FAST)
+    bot = BotProcess(emu, url, tmp_path / "bot.log", **{**FAST, **QUICK})
     bot.start()
     try:
         group, users = await open_table(emu, 3, "russian", chat_id=-1008)
@@ -186,10 +191,10 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
 
 async def test_two_processes_fire_each_timer_once(redis_server, tmp_path):
     """A polling process and a timers-only one (CHEAT_NO_POLLING=1) on one Redis; nobody taps."""
-    emu = BotAPIEmulator(group_window=6.0)
+    emu = BotAPIEmulator(group_window=2.0)
     await emu.start()
     url = redis_server.url.replace("/0", "/9")
-    env = {**FAST, "TURN_TIMEOUT": "1.5"}
+    env = {**FAST, **QUICK, "TURN_TIMEOUT": "1.5"}
     first = BotProcess(emu, url, tmp_path / "bot1.log", **env)
     second = BotProcess(emu, url, tmp_path / "bot2.log", CHEAT_NO_POLLING="1", **env)
     first.start()
