@@ -30,8 +30,8 @@ def texts(emu: BotAPIEmulator, chat_id: int, needle: str) -> list[str]:
     return [m.text for m in emu.chat_messages(chat_id) if m.from_bot and m.text and needle in m.text]
 
 
-async def stored_games(url: str) -> list[tuple[dict, list[str], list[dict]]]:
-    """Every game in Redis db ``url``: (table JSON, deal, action log)."""
+async def stored_games(url: str, chat_id: int) -> list[tuple[dict, list[str], list[dict]]]:
+    """Every game of group ``chat_id`` in Redis db ``url``: (table JSON, deal, action log)."""
     import json
 
     r = Redis.from_url(url, decode_responses=True)
@@ -39,6 +39,8 @@ async def stored_games(url: str) -> list[tuple[dict, list[str], list[dict]]]:
     try:
         async for key in r.scan_iter("cheat:{g*}:game"):
             t = json.loads(await r.hget(key, "t"))
+            if t["chat"] != chat_id:
+                continue
             deal = json.loads(await r.hget(key, "deal") or "null")
             log = [json.loads(a) for a in await r.lrange(key.replace(":game", ":log"), 0, -1)]
             out.append((t, deal, log))
@@ -81,7 +83,7 @@ async def test_a_player_who_never_taps_gets_automatic_moves_then_the_ai(redis_se
         assert len(reminders) == 2  # one per turn of their own, none once the AI holds the seat
         assert board_cards(emu, group.id) == 52
         assert emu.violations == [] and emu.errors == [], emu.errors[:3]
-        (t, deal, log), = await stored_games(url)
+        (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
         assert t["status"] == "over" and t["seats"][1][2]["ai"] is True
     finally:
@@ -99,6 +101,9 @@ async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
         human = emu.add_user(501, "Аня")
         group = emu.add_group(-1005, "Клуб", members=[human], admins=[human])
         await human.start_bot()
+        await human.send(group, "/timer")
+        menu = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "30 с" for b in m.flat_buttons), timeout=30)
+        assert "Таймер хода сохранён" in (await (await human.tap(menu, "30 с")).answer(15))["text"]
         await human.send(group, "/start_game")
         lobby = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30)
         await (await human.tap(lobby, "Добавить бота")).answer(15)
@@ -116,9 +121,10 @@ async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
         assert texts(emu, group.id, AUTO) == []
         assert board_cards(emu, group.id) == 52
         assert emu.violations == [] and emu.errors == [], emu.errors[:3]
-        (t, deal, log), = await stored_games(url)
+        (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
         assert [s[0] for s in t["seats"]] == [501, -1, -2]
+        assert t["tt"] == 30  # the chat's turn timer set with /timer
     finally:
         bot.stop()
         await emu.stop()
@@ -145,7 +151,7 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
         assert table.finished(), bot.log()[-3000:]
         assert board_cards(emu, group.id) == 52
         assert emu.violations == [] and emu.errors == [], emu.errors[:3]
-        (t, deal, log), = await stored_games(url)
+        (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
         assert t["status"] == "over" and t["seats"][1][2]["left"] and t["seats"][2][2]["left"]
     finally:
@@ -163,7 +169,7 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
     longer than a turn (the deadline passes while it is down), once briefly."""
     emu = BotAPIEmulator(group_window=2.0)
     await emu.start()
-    url = redis_server.url.replace("/0", "/8")
+    url = redis_server.url.replace("/0", "/10")
     bot = BotProcess(emu, url, tmp_path / "bot.log", **{**FAST, **QUICK})
     bot.start()
     try:
@@ -177,7 +183,7 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
         await asyncio.sleep(0.3)
         bot.start()
         await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
-        (t, deal, log), = await stored_games(url)
+        (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
         assert all(s[2]["ai"] and s[2]["auto"] == 2 for s in t["seats"])
         assert board_cards(emu, group.id) == 52
@@ -202,7 +208,7 @@ async def test_two_processes_fire_each_timer_once(redis_server, tmp_path):
     try:
         group, users = await open_table(emu, 3, "russian", chat_id=-1009)
         await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
-        (t, deal, log), = await stored_games(url)
+        (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
         bots = [first, second]
         assert idle_log_count(bots, "auto") == 6  # 3 seats × 2 automatic moves, each once

@@ -119,3 +119,42 @@ def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
     assert end.table.status is Status.CANCELLED and end.table.ended == "abandoned" and end.table.deadline is None
     assert [n["kind"] for n in end.outbox] == ["left", "cancelled"]
     assert sum(s.user_id > 0 for s in end.table.seats) == 2 and end.table.state.hand_sizes == t.state.hand_sizes
+
+
+def test_panels_show_time_left_ai_hold_and_take_back():
+    from tgbot import render
+
+    t = _game(timeout=90, now=1_700_000_000.0)
+    seat = t.state.current
+    p = render.panel(t, seat)
+    assert "⏱" in p.text and render.clock(t.turn_end) in p.text
+    other = (seat + 1) % 3
+    assert "⏱" not in render.panel(t, other).text
+    held = model.Table(**{**t.__dict__, "seats": model._with_seat(t.seats, seat, ai=True, auto=2)})
+    p = render.panel(held, seat)
+    datas = [b.callback_data for row in p.markup.inline_keyboard for b in row]
+    assert "t:G1" in datas and not any(d.startswith(("p:", "k:", "c:", "b:")) for d in datas)
+    assert "🤖" in render.board(held, "bot").text
+    gone = model.leave(t, t.seats[other].user_id, 5, 900).table
+    assert render.panel(gone, other).markup is None
+
+
+def test_announcements_of_timers_and_leaving():
+    from tgbot import render
+
+    t = _game()
+    for note in ({"kind": "auto", "seat": 0, "ai": True}, {"kind": "left", "seat": 1}, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0},
+                 {"kind": "cancelled", "reason": "abandoned"}):
+        text = render.announcement(t, note)
+        assert text and "{" not in text
+    assert "00:01:40" in render.announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
+    menu = render.timer_menu("ru", -100123, 90, (30, 60, 90, 180, 300, 600))
+    datas = [b.callback_data for row in menu.markup.inline_keyboard for b in row]
+    assert datas[0] == "w:-100123:30" and datas[-1] == "w:-100123:long"
+
+
+async def test_chat_turn_timeout_setting(store):
+    assert await store.chat_turn_timeout(-5, 90.0) == 90.0
+    await store.set_chat_turn_timeout(-5, 30)
+    assert await store.chat_turn_timeout(-5, 90.0) == 30.0
+    assert await store.redis.hget("cheat:chatcfg:-5", "turn") == "30"
