@@ -7,6 +7,7 @@ group's message spacing still bounds the AI pause (RATE_GROUP_PERIOD / RATE_GROU
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 
 import pytest
@@ -60,17 +61,40 @@ def check_replay(table: dict, deal: list[str], log: list[dict]) -> core.GameStat
     return state
 
 
+async def ended_cleanly(emu: BotAPIEmulator, group, url: str) -> dict:
+    """The group's game ended with every card on the board, no Bot API error or violation, and
+    a log that replays to the stored state; returns the stored table (JSON)."""
+    assert board_cards(emu, group.id) == 52
+    assert emu.violations == [] and emu.errors == [], emu.errors[:3]
+    (t, deal, log), = await stored_games(url, group.id)
+    check_replay(t, deal, log)
+    return t
+
+
+@contextlib.asynccontextmanager
+async def running(redis_server, tmp_path, db: int, group_window: float = 6.0, processes: int = 1, **env: str):
+    """The emulator and ``processes`` bot processes on Redis db ``db`` (the second and later
+    ones with CHEAT_NO_POLLING=1); yields (emulator, processes, Redis url)."""
+    emu = BotAPIEmulator(group_window=group_window)
+    await emu.start()
+    url = redis_server.url.replace("/0", f"/{db}")
+    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **env, **({"CHEAT_NO_POLLING": "1"} if i else {})) for i in range(processes)]
+    for b in bots:
+        b.start()
+    try:
+        yield emu, bots, url
+    finally:
+        for b in bots:
+            b.stop()
+        await emu.stop()
+
+
 def idle_log_count(bots: list[BotProcess], what: str) -> int:
     return sum(b.log().count(f"fired: {what}") for b in bots)
 
 
 async def test_a_player_who_never_taps_gets_automatic_moves_then_the_ai(redis_server, tmp_path):
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    url = redis_server.url.replace("/0", "/4")
-    bot = BotProcess(emu, url, tmp_path / "bot.log", **{**FAST, "TURN_TIMEOUT": "3"})
-    bot.start()
-    try:
+    async with running(redis_server, tmp_path, 4, **{**FAST, "TURN_TIMEOUT": "3"}) as (emu, (bot,), url):
         group, users = await open_table(emu, 3, "russian", chat_id=-1004)
         idle = users[1]
         table = Table(emu, group, [users[0], users[2]], random.Random(3))
@@ -81,23 +105,12 @@ async def test_a_player_who_never_taps_gets_automatic_moves_then_the_ai(redis_se
         assert len([t for t in texts(emu, group.id, TAKEOVER) if "Борис" in t]) == 1
         reminders = [m for m in emu.chat_messages(idle.id) if m.from_bot and m.text and m.text.startswith("⏰")]
         assert len(reminders) == 2  # one per turn of their own, none once the AI holds the seat
-        assert board_cards(emu, group.id) == 52
-        assert emu.violations == [] and emu.errors == [], emu.errors[:3]
-        (t, deal, log), = await stored_games(url, group.id)
-        check_replay(t, deal, log)
+        t = await ended_cleanly(emu, group, url)
         assert t["status"] == "over" and t["seats"][1][2]["ai"] is True
-    finally:
-        bot.stop()
-        await emu.stop()
 
 
 async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    url = redis_server.url.replace("/0", "/5")
-    bot = BotProcess(emu, url, tmp_path / "bot.log", AI_PAUSE_MIN="0.1", AI_PAUSE_MAX="0.3")
-    bot.start()
-    try:
+    async with running(redis_server, tmp_path, 5, AI_PAUSE_MIN="0.1", AI_PAUSE_MAX="0.3") as (emu, (bot,), url):
         human = emu.add_user(501, "Аня")
         group = emu.add_group(-1005, "Клуб", members=[human], admins=[human])
         await human.start_bot()
@@ -119,24 +132,13 @@ async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
         await play_out(table)
         assert table.finished(), bot.log()[-3000:]
         assert texts(emu, group.id, AUTO) == []
-        assert board_cards(emu, group.id) == 52
-        assert emu.violations == [] and emu.errors == [], emu.errors[:3]
-        (t, deal, log), = await stored_games(url, group.id)
-        check_replay(t, deal, log)
+        t = await ended_cleanly(emu, group, url)
         assert [s[0] for s in t["seats"]] == [501, -1, -2]
         assert t["tt"] == 30  # the chat's turn timer set with /timer
-    finally:
-        bot.stop()
-        await emu.stop()
 
 
 async def test_players_leaving_mid_game(redis_server, tmp_path):
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    url = redis_server.url.replace("/0", "/6")
-    bot = BotProcess(emu, url, tmp_path / "bot.log", AI_PAUSE_MIN="0.1", AI_PAUSE_MAX="0.3")
-    bot.start()
-    try:
+    async with running(redis_server, tmp_path, 6, AI_PAUSE_MIN="0.1", AI_PAUSE_MAX="0.3") as (emu, (bot,), url):
         group, users = await open_table(emu, 3, "russian", chat_id=-1006)
         table = Table(emu, group, users, random.Random(9))
         for _ in range(6):
@@ -149,14 +151,8 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
         table.players = [users[0]]
         await play_out(table)
         assert table.finished(), bot.log()[-3000:]
-        assert board_cards(emu, group.id) == 52
-        assert emu.violations == [] and emu.errors == [], emu.errors[:3]
-        (t, deal, log), = await stored_games(url, group.id)
-        check_replay(t, deal, log)
+        t = await ended_cleanly(emu, group, url)
         assert t["status"] == "over" and t["seats"][1][2]["left"] and t["seats"][2][2]["left"]
-    finally:
-        bot.stop()
-        await emu.stop()
 
 
 #: Nobody taps in the games below: AI seats play most of them, so the group's message spacing
@@ -167,12 +163,7 @@ QUICK = {"AI_PAUSE_MIN": "0.05", "AI_PAUSE_MAX": "0.1"}
 async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path):
     """Nobody taps: the timers play the whole game while the bot is killed twice, once for
     longer than a turn (the deadline passes while it is down), once briefly."""
-    emu = BotAPIEmulator(group_window=2.0)
-    await emu.start()
-    url = redis_server.url.replace("/0", "/10")
-    bot = BotProcess(emu, url, tmp_path / "bot.log", **{**FAST, **QUICK})
-    bot.start()
-    try:
+    async with running(redis_server, tmp_path, 10, group_window=2.0, **{**FAST, **QUICK}) as (emu, (bot,), url):
         group, users = await open_table(emu, 3, "russian", chat_id=-1008)
         await asyncio.sleep(1.0)  # a reminder or first deadline is pending
         bot.kill9()
@@ -190,32 +181,16 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
         assert 6 <= len(texts(emu, group.id, AUTO)) <= 7  # a crash may repeat the one in flight
         errors = [e for e in emu.errors if not (e["method"] == "getUpdates" and e["error_code"] == 409)]
         assert errors == [] and emu.violations == []
-    finally:
-        bot.stop()
-        await emu.stop()
 
 
 async def test_two_processes_fire_each_timer_once(redis_server, tmp_path):
     """A polling process and a timers-only one (CHEAT_NO_POLLING=1) on one Redis; nobody taps."""
-    emu = BotAPIEmulator(group_window=2.0)
-    await emu.start()
-    url = redis_server.url.replace("/0", "/9")
-    env = {**FAST, **QUICK, "TURN_TIMEOUT": "1.5"}
-    first = BotProcess(emu, url, tmp_path / "bot1.log", **env)
-    second = BotProcess(emu, url, tmp_path / "bot2.log", CHEAT_NO_POLLING="1", **env)
-    first.start()
-    second.start()
-    try:
+    async with running(redis_server, tmp_path, 9, group_window=2.0, processes=2, **{**FAST, **QUICK, "TURN_TIMEOUT": "1.5"}) as (emu, bots, url):
         group, users = await open_table(emu, 3, "russian", chat_id=-1009)
         await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
         (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
-        bots = [first, second]
         assert idle_log_count(bots, "auto") == 6  # 3 seats × 2 automatic moves, each once
         assert idle_log_count(bots, "reminded") == 6
         assert idle_log_count(bots, "ai") == len(log) - 6
         assert all(b.log().count("fired:") for b in bots), "both processes fired timers"
-    finally:
-        first.stop()
-        second.stop()
-        await emu.stop()
