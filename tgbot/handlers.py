@@ -251,7 +251,11 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await _reply(update, render.answer("not_seated", tr.lang))
         return
     if table.status is Status.LOBBY:
-        await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+        try:
+            await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+        except Refused as e:
+            await _reply(update, render.answer(e.code, tr.lang))
+            return
         s.syncer.request(table.id)
         return
     msg = update.effective_message
@@ -313,7 +317,10 @@ async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     table = await s.store.chat_game(chat.id, _thread(update))
     if table is None or table.seat_of(user.id) is None:
         return
-    await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+    try:
+        await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+    except Refused:
+        return  # the game ended meanwhile
     s.syncer.request(table.id)
 
 
@@ -424,7 +431,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         action = _action_of(tap)
         fn = lambda t: model.act(t, user_id, tap.turn, action, now)  # noqa: E731
     done = await s.store.transact(gid, fn)
-    if tap.op == "join":
+    if tap.op in ("join", "addbot"):
         await _maybe_autostart(s, done.change.table)
     return done.change.reply, None, gid
 
