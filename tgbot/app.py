@@ -89,9 +89,11 @@ def build_application(settings: Settings) -> Application:
     app.add_handler(CommandHandler("add_bot", handlers.add_bot_command))
     app.add_handler(CommandHandler("leave", handlers.leave_command))
     app.add_handler(CommandHandler("timer", handlers.timer_command))
-    app.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.member_left))
     app.add_handler(ChatMemberHandler(handlers.member_left, ChatMemberHandler.CHAT_MEMBER))
     app.add_handler(CallbackQueryHandler(handlers.on_tap))
+    app.add_handler(ChatMemberHandler(handlers.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.on_migrate))
+    app.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.on_left_member))
     app.add_error_handler(handlers.on_error)
     return app
 

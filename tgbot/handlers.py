@@ -23,22 +23,22 @@ import core
 from core.cards import Hand, Rank
 
 from . import model, render
+from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .codec import BadCallback, Tap, decode
 from .i18n import N_, pick_language, translator
 from .model import Change, Refused, Seat, Status, Table
 from .settings import Settings
 from .store import Store, new_game_id
-from .sync import Syncer
+from .sync import Syncer, answer
 
 __all__ = [
     "Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "on_tap", "on_error",
-    "add_bot_command", "leave_command", "timer_command", "member_left", "ANONYMOUS_ADMIN", "TIMER_CHOICES", "LONG_TIMER",
+    "on_my_member", "on_left_member", "on_migrate", "add_bot_command", "leave_command", "timer_command", "member_left",
+    "ANONYMOUS_ADMIN", "TIMER_CHOICES", "LONG_TIMER",
 ]
 
 log = logging.getLogger(__name__)
 
-#: The user id anonymous group admins send messages as (GroupAnonymousBot; TELEGRAM.md).
-ANONYMOUS_ADMIN = 1087968824
 #: Deep-link payloads start with this letter followed by the game id (t.me/<bot>?start=j<id>).
 JOIN_PAYLOAD = "j"
 #: The turn timer's settings offered to chat admins (seconds), and "long" (an hour): never off.
@@ -100,34 +100,6 @@ def _lang(update: Update) -> str:
     return pick_language(user.language_code if user else None)
 
 
-async def _is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, update: Update) -> bool:
-    """Whether the sender is an admin of the chat (anonymous admins included)."""
-    msg = update.effective_message
-    if msg is not None and msg.sender_chat is not None and msg.sender_chat.id == chat_id:
-        return True
-    user = update.effective_user
-    if user is None:
-        return False
-    try:
-        member = await context.bot.get_chat_member(chat_id, user.id)
-    except TelegramError:
-        return False
-    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
-
-
-def _is_anonymous(update: Update) -> bool:
-    msg = update.effective_message
-    return bool(update.effective_user and update.effective_user.id == ANONYMOUS_ADMIN) or bool(
-        msg is not None and msg.sender_chat is not None
-    )
-
-
-def _seat_for(update: Update) -> Seat:
-    user = update.effective_user
-    assert user is not None
-    return Seat(user.id, user.full_name or user.username or "")
-
-
 async def _reply(update: Update, text: str) -> None:
     msg = update.effective_message
     if msg is not None:
@@ -143,10 +115,7 @@ async def dedup(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if await svc(context).store.first_delivery(update.update_id):
         return
     if update.callback_query is not None:
-        try:
-            await update.callback_query.answer()
-        except TelegramError:
-            pass
+        await answer(update.callback_query)
     raise ApplicationHandlerStop
 
 
@@ -162,7 +131,7 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if chat.type == ChatType.PRIVATE:
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
-    thread = msg.message_thread_id if msg.is_topic_message else None
+    _, thread = place(update)
     existing = await s.store.chat_game(chat.id, thread)
     if existing is not None:
         await _reply(update, translator(existing.lang).t("A game is already open here. /board shows it."))
@@ -172,10 +141,10 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         await _reply(update, tr.t("A game is already open here. /board shows it."))
         return
     now = time.time()
-    creator = 0 if _is_anonymous(update) else update.effective_user.id  # type: ignore[union-attr]
+    creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
     table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout)
     if creator and await s.store.can_dm(creator):
-        table = model.join(table, _seat_for(update), now, s.settings.lobby_timeout).table
+        table = model.join(table, seat_for(update), now, s.settings.lobby_timeout).table
     await s.store.create(table)
     log.info("lobby %s opened in chat %s", gid, chat.id)
     s.syncer.request(gid)
@@ -186,14 +155,12 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    thread = msg.message_thread_id if msg.is_topic_message else None
-    table = await s.store.chat_game(chat.id, thread)
+    table = await s.store.chat_game(*place(update))
     tr = translator(table.lang if table else _lang(update))
     if table is None:
         await _reply(update, tr.t("There is no game here. /start_game opens one."))
         return
-    user_id = 0 if _is_anonymous(update) else update.effective_user.id  # type: ignore[union-attr]
-    admin = await _is_admin(context, chat.id, update) if user_id != table.creator else False
+    user_id, admin = await may_manage(context, table, update)
     try:
         await s.store.transact(table.id, lambda t: model.cancel(t, user_id, admin))
     except Refused as e:
@@ -207,16 +174,11 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
+    table = await s.store.chat_game(*place(update))
     if table is None:
         await _reply(update, translator(_lang(update)).t("There is no game here. /start_game opens one."))
         return
     await s.syncer.post_board(table)
-
-
-def _thread(update: Update) -> int | None:
-    msg = update.effective_message
-    return msg.message_thread_id if msg is not None and msg.is_topic_message else None
 
 
 async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -224,7 +186,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
-    table = await s.store.chat_game(chat.id, _thread(update))
+    table = await s.store.chat_game(chat.id, place(update)[1])
     if table is None:
         await _reply(update, translator(_lang(update)).t("There is no game here. /start_game opens one."))
         return
@@ -244,7 +206,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     s = svc(context)
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
-    table = await s.store.chat_game(chat.id, _thread(update))
+    table = await s.store.chat_game(chat.id, place(update)[1])
     tr = translator(table.lang if table else _lang(update))
     seat = table.seat_of(user.id) if table is not None else None
     if table is None or seat is None:
@@ -261,7 +223,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     msg = update.effective_message
     assert msg is not None
     rendered = render.leave_confirm(table, seat)
-    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=_thread(update))
+    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
 
 
 async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -273,14 +235,14 @@ async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if chat.type == ChatType.PRIVATE:
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
-    if not await _is_admin(context, chat.id, update):
+    if not await is_admin(context, chat.id, update):
         await _reply(update, render.answer("not_allowed", tr.lang))
         return
     current = await s.store.chat_turn_timeout(chat.id, s.settings.turn_timeout)
     rendered = render.timer_menu(tr.lang, chat.id, current, TIMER_CHOICES)
     msg = update.effective_message
     assert msg is not None
-    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=_thread(update))
+    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
 
 
 async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
@@ -292,7 +254,7 @@ async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     seconds = LONG_TIMER if tap.arg == "long" else int(tap.arg) if tap.arg.isdigit() else 0
     if seconds not in (*TIMER_CHOICES, LONG_TIMER):
         raise Refused("bad_button")
-    if not await _is_admin(context, chat_id, update):
+    if not await is_admin(context, chat_id, update):
         raise Refused("not_allowed")
     await s.store.set_chat_turn_timeout(chat_id, seconds)
     return "timer_set"
@@ -314,7 +276,7 @@ async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         user = update.effective_message.left_chat_member
     if user is None or user.is_bot:
         return
-    table = await s.store.chat_game(chat.id, _thread(update))
+    table = await s.store.chat_game(chat.id, place(update)[1])
     if table is None or table.seat_of(user.id) is None:
         return
     try:
@@ -336,18 +298,19 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if chat.type != ChatType.PRIVATE:
         await help_command(update, context)
         return
-    await s.store.set_dm(user.id, True)
+    await _set_reachable(s, user.id, True)
     tr = translator(_lang(update))
     payload = context.args[0] if context.args else ""
     if payload.startswith(JOIN_PAYLOAD) and len(payload) > 1:
         gid = payload[1:]
         try:
-            done = await s.store.transact(gid, lambda t: model.join(t, _seat_for(update), time.time(), s.settings.lobby_timeout))
+            seat = seat_for(update)
+            done = await s.store.transact(gid, lambda t: model.join(t, seat, time.time(), s.settings.lobby_timeout))
         except Refused as e:
             await _reply(update, render.answer(e.code, tr.lang))
             return
         table = done.change.table
-        await _reply(update, tr.t("You joined the game in «{group}».", group=render.esc(table.title or "—")))
+        await _reply(update, tr.t("You joined the game in «{group}».", group=render.title(table)))
         await _maybe_autostart(s, table)
         s.syncer.request(gid)
         return
@@ -373,7 +336,7 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     try:
         tap = decode(query.data)
     except BadCallback:
-        await query.answer(render.answer("bad_button", lang))
+        await answer(query, render.answer("bad_button", lang))
         return
     try:
         if tap.op in ("pick", "refresh"):
@@ -381,14 +344,14 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             return
         reply, url, gid = await _apply_tap(s, context, update, tap, user.id)
     except Refused as e:
-        await query.answer(render.answer(e.code, lang))
+        await answer(query, render.answer(e.code, lang))
         if e.code == "stale":
             await _show_panel(s, query, Tap("refresh", tap.gid), user.id, lang, answered=True)
         return
     if url:
-        await query.answer(url=url)
+        await answer(query, url=url)
     else:
-        await query.answer(render.answer(reply, lang))
+        await answer(query, render.answer(reply, lang))
     if gid:
         s.syncer.request(gid)
 
@@ -401,7 +364,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     if tap.op == "join":
         if not await s.store.can_dm(user_id):
             return "open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", gid
-        seat = _seat_for(update)
+        seat = seat_for(update)
         fn = lambda t: model.join(t, seat, now, timeout)  # noqa: E731
     elif tap.op == "leave":
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
@@ -409,7 +372,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         table = await s.store.load(gid)
         if table is None:
             raise Refused("no_game")
-        admin = user_id != table.creator and await _is_admin(context, table.chat_id, update)
+        user_id, admin = await may_manage(context, table, update)
         if tap.op == "start":
             fn = await _start_fn(s, table, user_id, admin)
         elif tap.op == "cancel":
@@ -463,7 +426,7 @@ async def _show_panel(s: Services, query, tap: Tap, user_id: int, lang: str, ans
     if table is None or table.state is None or seat is None:
         code = "no_game" if table is None else "not_seated"
         if not answered:
-            await query.answer(render.answer(code, lang))
+            await answer(query, render.answer(code, lang))
         return
     picks = ""
     if tap.op == "pick":
@@ -474,9 +437,89 @@ async def _show_panel(s: Services, query, tap: Tap, user_id: int, lang: str, ans
             if not table.state.hands[seat].contains(Hand.from_str(picks)):
                 picks, code = "", "cards_not_in_hand"
     if not answered:
-        await query.answer(render.answer(code, lang))
+        await answer(query, render.answer(code, lang))
     if query.message is not None:
         await s.syncer.redraw_panel(table, seat, query.message, picks)
+
+
+# -- membership and chat identity ------------------------------------------------------------------
+
+
+def _can_write(member) -> bool:
+    """Whether a ChatMember status lets the bot post (Bot API ChatMember*: left/kicked cannot;
+    restricted only with ``can_send_messages``)."""
+    if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+        return False
+    if member.status == ChatMemberStatus.RESTRICTED:
+        return bool(getattr(member, "can_send_messages", False)) and bool(getattr(member, "is_member", True))
+    return True
+
+
+async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """my_chat_member: the bot's own membership changed.
+
+    Private chat: blocked (kicked) → the user is unreachable (their groups are told once by the
+    sync); back to member → their panels come back. Group: removed, or restricted without the
+    right to write → every live game of the chat ends (``bot_removed``, no result, timers
+    cleared); players are told in private. Re-adding the bot starts fresh."""
+    s = svc(context)
+    change = update.my_chat_member
+    assert change is not None
+    chat, new = change.chat, change.new_chat_member
+    if chat.type == ChatType.PRIVATE:
+        await _set_reachable(s, chat.id, new.status == ChatMemberStatus.MEMBER)
+        return
+    if not _can_write(new):
+        await _end_chat_games(s, chat.id)
+
+
+async def _set_reachable(s: Services, user_id: int, reachable: bool) -> None:
+    """Record whether the bot may write to ``user_id`` privately. Lost: their games sync (the
+    groups are told once). Regained: their panels of live games come back."""
+    was = await s.store.can_dm(user_id)
+    await s.store.set_dm(user_id, reachable)
+    if reachable and not was:
+        await s.syncer.reachable_again(user_id)
+    elif not reachable and was:
+        for table in await s.store.user_games(user_id):
+            s.syncer.request(table.id)
+
+
+async def on_left_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A left_chat_member service message: when it is the bot itself, the chat's games end
+    (as with my_chat_member); a player leaving hands their seat to the AI (:func:`member_left`)."""
+    msg = update.effective_message
+    if msg is not None and msg.left_chat_member is not None and msg.left_chat_member.id == context.bot.id:
+        await _end_chat_games(svc(context), msg.chat_id)
+    else:
+        await member_left(update, context)
+
+
+async def _end_chat_games(s: Services, chat_id: int) -> None:
+    for table in await s.store.chat_games(chat_id):
+        try:
+            await s.store.transact(table.id, lambda t: model.cancel(t, None, True, reason="bot_removed"))
+        except Refused:
+            continue
+        log.info("game %s ended: bot removed from chat %s", table.id, chat_id)
+        s.syncer.request(table.id)
+
+
+async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A basic group became a supergroup (service message with ``migrate_to_chat_id`` in the
+    old chat, ``migrate_from_chat_id`` in the new one): its games move to the new id."""
+    s = svc(context)
+    msg = update.effective_message
+    assert msg is not None
+    if msg.migrate_to_chat_id:
+        old, new = msg.chat_id, msg.migrate_to_chat_id
+    elif msg.migrate_from_chat_id:
+        old, new = msg.migrate_from_chat_id, msg.chat_id
+    else:
+        return
+    for gid in await s.store.move_chat(old, new):
+        log.info("game %s moved from chat %s to %s", gid, old, new)
+        s.syncer.request(gid)
 
 
 # -- errors ----------------------------------------------------------------------------------------
@@ -486,7 +529,4 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The one error handler: log it, and answer a tap so its button stops spinning."""
     log.error("error while handling an update", exc_info=context.error)
     if isinstance(update, Update) and update.callback_query is not None:
-        try:
-            await update.callback_query.answer()
-        except TelegramError:
-            pass
+        await answer(update.callback_query)

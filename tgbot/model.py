@@ -22,7 +22,7 @@ from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
 __all__ = [
     "Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
-    "start", "cancel", "act", "take_back", "on_deadline", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
+    "start", "cancel", "move_chat", "act", "take_back", "on_deadline", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
 ]
 
 #: Automatic moves in a row after which the AI takes the seat (RULES.md, table manners).
@@ -122,7 +122,7 @@ class Table:
     - ``ai_delay``: the least pause (seconds) before an AI seat acts (the group's message spacing);
     - ``ai_pause``: the range (seconds) of the human-like pause an AI seat takes before acting;
     - ``outbox_seq``: sequence number of the last announcement queued;
-    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``).
+    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``, ``bot_removed``).
     """
 
     id: str
@@ -255,6 +255,14 @@ def _touch(table: Table, now: float, timeout: float, **changes: Any) -> Table:
     return replace(table, deadline=now + timeout, deadline_kind="lobby", **changes)
 
 
+def _managed(table: Table, user_id: int | None, is_admin: bool) -> None:
+    """Refuse unless the table itself (``user_id`` None), a chat admin or the creator acts.
+    Creator ``0`` (an anonymous admin opened the lobby) matches nobody: admins only."""
+    if user_id is None or is_admin or (user_id and user_id == table.creator):
+        return
+    raise Refused("not_allowed")
+
+
 def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
     """Seat a player (idempotent: a seated player stays where they are). Refused when the
     lobby is closed or full (6 seats, RULES.md)."""
@@ -285,7 +293,7 @@ def remove_bot(table: Table, now: float, timeout: float) -> Change:
     if not bots:
         return Change(table, reply="no_bot")
     seats = table.seats[: bots[-1]] + table.seats[bots[-1] + 1 :]
-    return Change(_touch(table, now, timeout, seats=seats), reply="bot_removed")
+    return Change(_touch(table, now, timeout, seats=seats), reply="bot_taken_out")
 
 
 def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
@@ -317,8 +325,7 @@ def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
 def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: float, timeout: float) -> Change:
     """Switch the lobby's variant (creator or chat admin)."""
     _lobby(table)
-    if user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     core.variant(variant)  # raises UnknownVariant
     return Change(_touch(table, now, timeout, variant=variant), reply="variant")
 
@@ -339,8 +346,7 @@ def start(
     seconds for a person, a pause in ``ai_pause`` (seconds) but at least ``ai_delay`` for an AI seat; without
     it the table has no timer (tests)."""
     _lobby(table)
-    if user_id is not None and user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     if len(table.seats) < MIN_PLAYERS:
         raise Refused("too_few")
     if not any(s.human for s in table.seats):
@@ -364,10 +370,20 @@ def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = "sto
     for the bot itself)."""
     if not table.live:
         raise Refused("not_running")
-    if user_id is not None and user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     new, note = _announce(replace(table, status=Status.CANCELLED, ended=reason, deadline=None, deadline_kind=None, turn_end=None), "cancelled", reason=reason)
-    return Change(new, outbox=[note] if table.status is Status.PLAYING else [], reply="cancelled")
+    # A game ended because the bot lost the group ("bot_removed") has no group to tell.
+    tell = table.status is Status.PLAYING and reason != "bot_removed"
+    return Change(new, outbox=[note] if tell else [], reply="cancelled")
+
+
+def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
+    """The group ``old_chat_id`` became the supergroup ``new_chat_id`` (Bot API: a basic group
+    upgraded to a supergroup; ``migrate_to_chat_id``). Idempotent: a table already elsewhere is
+    unchanged (``reply`` = ``stale``)."""
+    if table.chat_id != old_chat_id:
+        return Change(table, reply="stale")
+    return Change(replace(table, chat_id=new_chat_id), reply="moved")
 
 
 # -- timers --------------------------------------------------------------------------------------

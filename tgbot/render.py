@@ -26,7 +26,10 @@ from .codec import Tap, encode
 from .i18n import N_, Translator, translator
 from .model import Status, Table
 
-__all__ = ["Rendered", "esc", "name", "lobby", "board", "panel", "announcement", "answer", "leave_confirm", "timer_menu", "clock", "MAX_NAME", "BOT_NAMES"]
+__all__ = [
+    "Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer",
+    "leave_confirm", "timer_menu", "clock", "MAX_NAME", "BOT_NAMES",
+]
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -62,6 +65,9 @@ def esc(text: str) -> str:
 
 
 _INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+#: Letters and symbols that draw nothing (Hangul fillers, Braille blank, …), a favourite of
+#: "invisible" names; treated as white space.
+_BLANKS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u17b4", "\u17b5", "\u180e"}
 
 
 def clean_name(raw: str | None, fallback: str) -> str:
@@ -72,7 +78,9 @@ def clean_name(raw: str | None, fallback: str) -> str:
     marks = 0
     for ch in unicodedata.normalize("NFC", raw or ""):
         cat = unicodedata.category(ch)
-        if cat in _INVISIBLE:
+        if ch.isspace() or ch in _BLANKS:  # line breaks and tabs too: one line, spaces
+            ch, cat = " ", "Zs"
+        elif cat in _INVISIBLE:
             continue
         if cat.startswith("M"):
             marks += 1
@@ -108,6 +116,11 @@ def clock(epoch: float) -> str:
 def _marked(table: Table, seat: int) -> str:
     """The seat's name with the AI mark when the AI plays it."""
     return name(table, seat) + (" " + AI_MARK if table.seats[seat].by_ai else "")
+
+
+def title(table: Table) -> str:
+    """The group's title, cleaned like a name, escaped and isolated («—» when empty)."""
+    return "\u2068" + esc(clean_name(table.title, "—")) + "\u2069"
 
 
 def rank_name(tr: Translator, rank: Rank) -> str:
@@ -276,7 +289,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     assert table.state is not None
     v = core.view(table.state, seat)
     pv = v.public
-    lines = [tr.t("Game in «{group}»", group=esc(table.title or "—"))]
+    lines = [tr.t("Game in «{group}»", group=title(table))]
     lines.append(tr.t("Your cards ({count}): {hand}", count=v.hand.size, hand=hand_text(tr, v.hand)))
     sizes = " · ".join(f"{name(table, i)} {pv.hand_sizes[i]}" for i in range(pv.players))
     lines.append(tr.t("Hands: {sizes}", sizes=sizes))
@@ -418,7 +431,7 @@ def announcement(table: Table, note: dict) -> str | None:
         return tr.t("{player} left the game; the AI plays their seat.", player=name(table, note["seat"]))
     if kind == "remind":
         seat_lang = table.seats[note["seat"]].lang or table.lang
-        return translator(seat_lang).t("⏰ Your turn in «{group}»: move by {time} UTC, or an automatic move is made.", group=esc(table.title or "—"), time=clock(note["end"]))
+        return translator(seat_lang).t("⏰ Your turn in «{group}»: move by {time} UTC, or an automatic move is made.", group=title(table), time=clock(note["end"]))
     return None
 
 
@@ -437,6 +450,18 @@ def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[in
     row = [_button(tr.t("{seconds} s", seconds=c), Tap("timer", str(chat_id), arg=str(c))) for c in choices]
     rows = [row[:3], row[3:], [_button(tr.t("an hour"), Tap("timer", str(chat_id), arg="long"))]]
     return Rendered(text, InlineKeyboardMarkup([r for r in rows if r]))
+
+
+def unreachable(table: Table, seat: int, bot_username: str) -> str:
+    """Group note (posted once): a player's private chat cannot be reached."""
+    tr = translator(table.lang)
+    return tr.t("{player} can't get their cards: they should open @{bot} and press Start.", player=name(table, seat), bot=esc(bot_username or "bot"))
+
+
+def removed_note(table: Table) -> str:
+    """Private note to each player: the game ended because the bot lost its group."""
+    tr = translator(table.lang)
+    return tr.t("The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.", group=title(table))
 
 
 # -- short answers to taps -------------------------------------------------------------------------
@@ -471,8 +496,9 @@ _ANSWERS = {
     "open_private": N_("Start the bot in private chat first: it will seat you."),
     "refreshed": N_("Updated."),
     "bad_button": N_("This button is not valid any more."),
+    "anonymous": N_("Anonymous admins can't take a seat: write as yourself to play."),
     "bot_added": N_("A bot joined the table."),
-    "bot_removed": N_("A bot left the table."),
+    "bot_taken_out": N_("A bot left the table."),
     "no_bot": N_("There is no bot to remove."),
     "no_human": N_("At least one person must play."),
     "left_game": N_("You left the game. The AI plays your seat."),

@@ -11,7 +11,8 @@ Redis Cluster slot and one Lua script can change them atomically:
 Indexes live in other slots and are single-key entries, checked against the game when read:
 ``cheat:chat:<chat>:<thread>`` (live game of a chat or topic), ``cheat:live`` (set of live game
 ids), ``cheat:deadlines`` (sorted set: game id → epoch seconds), ``cheat:user:<id>`` (hash:
-``dm`` = the bot can write to them), ``cheat:upd:<update_id>`` (processed updates, 24 h TTL).
+``dm`` = the bot can write to them), ``cheat:user:<id>:games`` (set: the live games they are
+seated at), ``cheat:upd:<update_id>`` (processed updates, 24 h TTL).
 
 Every change to a game goes through :meth:`Store.transact`: read (one round trip), apply a pure
 transition, then one Lua compare-and-set on the version that also appends to the log and the
@@ -28,7 +29,7 @@ from typing import Any, Awaitable, Callable
 
 from redis.asyncio import Redis
 
-from .model import Change, Refused, Table
+from .model import Change, Refused, Table, move_chat
 
 __all__ = ["Store", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
 
@@ -144,6 +145,9 @@ class Store:
     def k_user(self, user_id: int) -> str:
         return f"{self.p}:user:{user_id}"
 
+    def k_user_games(self, user_id: int) -> str:
+        return f"{self.p}:user:{user_id}:games"
+
     @property
     def k_live(self) -> str:
         return f"{self.p}:live"
@@ -217,6 +221,13 @@ class Store:
             # (a registered Script's __call__ is a coroutine on the asyncio client, never queued
             # on a pipeline: queue the script itself)
             pipe.eval(_DEL_IF, 1, self.k_chat(after.chat_id, after.thread_id), after.id)
+        # user -> live games index (cheat:user:<id>:games), checked against the game when read
+        now_in = {x.user_id for x in after.seats if x.human} if after.live else set()
+        was_in = {x.user_id for x in before.seats if x.human} if before is not None else set()
+        for uid in now_in - was_in:
+            pipe.sadd(self.k_user_games(uid), after.id)
+        for uid in was_in - now_in:
+            pipe.srem(self.k_user_games(uid), after.id)
         if after.deadline is not None:
             pipe.zadd(self.k_deadlines, {after.id: after.deadline})
         elif before is None or before.deadline is not None:
@@ -248,6 +259,50 @@ class Store:
     async def release_chat(self, chat_id: int, thread_id: int | None, gid: str) -> None:
         """Drop the chat's index if it still points at ``gid``."""
         await self._del_if(keys=[self.k_chat(chat_id, thread_id)], args=[gid])
+
+    async def user_games(self, user_id: int) -> list[Table]:
+        """The live tables ``user_id`` is seated at (index checked against each game; stale
+        entries are dropped)."""
+        out = []
+        for gid in sorted(await self.redis.smembers(self.k_user_games(user_id))):
+            table = await self.load(gid)
+            if table is None or not table.live or table.seat_of(user_id) is None:
+                await self.redis.srem(self.k_user_games(user_id), gid)
+                continue
+            out.append(table)
+        return out
+
+    async def chat_games(self, chat_id: int) -> list[Table]:
+        """Every live table of a chat, in all its forum topics (chat index, checked against
+        each game)."""
+        out = []
+        async for key in self.redis.scan_iter(match=f"{self.p}:chat:{chat_id}:*", count=100):
+            gid = await self.redis.get(key)
+            table = await self.load(gid) if gid else None
+            if table is not None and table.live and table.chat_id == chat_id and self.k_chat(chat_id, table.thread_id) == key:
+                out.append(table)
+        return out
+
+    async def move_chat(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
+        """Move the live games of group ``old_chat_id`` to supergroup ``new_chat_id``
+        (a group upgrade). Crash-safe order: the new chat index first, then the table's
+        ``chat_id`` (one transaction), then the old index dropped; readers check indexes
+        against the game, so at every moment the game is reachable under one of the ids.
+        ``also``: game ids to move even if no longer live (their end is still to be shown).
+        Idempotent. Returns the moved game ids."""
+        tables = {t.id: t for t in await self.chat_games(old_chat_id)}
+        for gid in also:
+            t = await self.load(gid)
+            if t is not None and t.chat_id == old_chat_id:
+                tables[gid] = t
+        moved = []
+        for table in tables.values():
+            if table.live:
+                await self.redis.set(self.k_chat(new_chat_id, table.thread_id), table.id, nx=True)
+            await self.transact(table.id, lambda t: move_chat(t, old_chat_id, new_chat_id))
+            await self.release_chat(old_chat_id, table.thread_id, table.id)
+            moved.append(table.id)
+        return moved
 
     async def live_games(self) -> list[str]:
         """Ids of the games that may be live or still have something to show (the caller
@@ -335,6 +390,10 @@ class Store:
     async def outbox_done(self, gid: str, raw: str) -> None:
         """Drop the oldest announcement once posted (only if it is still ``raw``)."""
         await self._pop_if_head(keys=[self.k_outbox(gid)], args=[raw])
+
+    async def outbox_clear(self, gid: str) -> None:
+        """Drop every announcement still to post (the group can no longer be written to)."""
+        await self.redis.delete(self.k_outbox(gid))
 
     async def record(self, gid: str) -> tuple[list[str] | None, list[dict]]:
         """The game's deal (compact hands) and its action log."""
