@@ -38,6 +38,9 @@ GROUP_COMMANDS = (
     ("stop_game", N_("Stop the game (creator or admin)")),
     ("board", N_("Show the board again")),
     ("language", N_("Choose the group's language")),
+    ("add_bot", N_("Add an AI player to the lobby")),
+    ("leave", N_("Leave the game (the AI takes your seat)")),
+    ("timer", N_("Set the turn timer (admins)")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
@@ -87,6 +90,10 @@ def build_application(settings: Settings) -> Application:
     app.add_handler(CommandHandler("help", handlers.help_command))
     app.add_handler(CommandHandler("rules", handlers.rules_command))
     app.add_handler(CommandHandler("language", handlers.language_command))
+    app.add_handler(CommandHandler("add_bot", handlers.add_bot_command))
+    app.add_handler(CommandHandler("leave", handlers.leave_command))
+    app.add_handler(CommandHandler("timer", handlers.timer_command))
+    app.add_handler(ChatMemberHandler(handlers.member_left, ChatMemberHandler.CHAT_MEMBER))
     app.add_handler(CallbackQueryHandler(handlers.on_tap))
     app.add_handler(ChatMemberHandler(handlers.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))
     app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.on_migrate))

@@ -31,12 +31,19 @@ from .settings import Settings
 from .store import Store, new_game_id
 from .sync import Syncer, answer
 
-__all__ = ["Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command", "language_command", "on_tap", "on_error", "on_my_member", "on_left_member", "on_migrate", "ANONYMOUS_ADMIN"]
+__all__ = [
+    "Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command",
+    "language_command", "on_tap", "on_error", "on_my_member", "on_left_member", "on_migrate", "add_bot_command",
+    "leave_command", "timer_command", "member_left", "ANONYMOUS_ADMIN", "TIMER_CHOICES", "LONG_TIMER",
+]
 
 log = logging.getLogger(__name__)
 
 #: Deep-link payloads start with this letter followed by the game id (t.me/<bot>?start=j<id>).
 JOIN_PAYLOAD = "j"
+#: The turn timer's settings offered to chat admins (seconds), and "long" (an hour): never off.
+TIMER_CHOICES = (30, 60, 90, 180, 300, 600)
+LONG_TIMER = 3600
 
 
 @dataclass
@@ -47,6 +54,20 @@ class Services:
     store: Store
     syncer: Syncer
     username: str = ""
+
+
+def timing(s: "Services", turn_timeout: float) -> dict:
+    """The timer arguments of :func:`tgbot.model.start`: the chat's turn timeout, the AI seats'
+    pause range (AI_PAUSE_MIN/MAX) and their least pause, the group's message spacing (RATE_GROUP_PERIOD / RATE_GROUP_MAX), so the
+    board keeps up with the bots."""
+    st = s.settings
+    return {"turn_timeout": turn_timeout, "ai_delay": st.rate_group_period / st.rate_group_max, "ai_pause": (st.ai_pause_min, max(st.ai_pause_min, st.ai_pause_max))}
+
+
+async def _start_fn(s: "Services", table: Table, user_id: int | None, admin: bool) -> Callable[[Table], Change]:
+    seed, now = secrets.randbits(64), time.time()
+    kw = timing(s, await s.store.chat_turn_timeout(table.chat_id, s.settings.turn_timeout))
+    return lambda t: model.start(t, user_id, admin, seed, now=now, **kw)
 
 
 def svc(context: ContextTypes.DEFAULT_TYPE) -> Services:
@@ -179,6 +200,111 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await _reply(update, translator(await _group_lang(s, chat.id)).t("There is no game here. /start_game opens one."))
         return
     await s.syncer.post_board(table)
+
+
+async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/add_bot`` in a group: seat an AI player in the chat's open lobby."""
+    s = svc(context)
+    chat = update.effective_chat
+    assert chat is not None
+    table = await s.store.chat_game(chat.id, place(update)[1])
+    if table is None:
+        await _reply(update, translator(_lang(update)).t("There is no game here. /start_game opens one."))
+        return
+    names, now = render.BOT_NAMES, time.time()
+    try:
+        done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout))
+    except Refused as e:
+        await _reply(update, render.answer(e.code, table.lang))
+        return
+    await _maybe_autostart(s, done.change.table)
+    s.syncer.request(table.id)
+
+
+async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/leave`` in a group: leave the lobby at once, or a running game after confirming with a
+    button (the AI then plays the seat, RULES.md table manners)."""
+    s = svc(context)
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    table = await s.store.chat_game(chat.id, place(update)[1])
+    tr = translator(table.lang if table else _lang(update))
+    seat = table.seat_of(user.id) if table is not None else None
+    if table is None or seat is None:
+        await _reply(update, render.answer("not_seated", tr.lang))
+        return
+    if table.status is Status.LOBBY:
+        try:
+            await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+        except Refused as e:
+            await _reply(update, render.answer(e.code, tr.lang))
+            return
+        s.syncer.request(table.id)
+        return
+    msg = update.effective_message
+    assert msg is not None
+    rendered = render.leave_confirm(table, seat)
+    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+
+
+async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/timer`` in a group (chat admins): the turn timer's choices as buttons."""
+    s = svc(context)
+    chat = update.effective_chat
+    assert chat is not None
+    tr = translator(_lang(update))
+    if chat.type == ChatType.PRIVATE:
+        await _reply(update, tr.t("Add me to a group and send /start_game there."))
+        return
+    if not await is_admin(context, chat.id, update):
+        await _reply(update, render.answer("not_allowed", tr.lang))
+        return
+    current = await s.store.chat_turn_timeout(chat.id, s.settings.turn_timeout)
+    rendered = render.timer_menu(tr.lang, chat.id, current, TIMER_CHOICES)
+    msg = update.effective_message
+    assert msg is not None
+    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+
+
+async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
+    """A ``timer`` tap: a chat admin sets the chat's turn timer (30–600 s or an hour)."""
+    try:
+        chat_id = int(tap.gid)
+    except ValueError:
+        raise Refused("bad_button") from None
+    seconds = LONG_TIMER if tap.arg == "long" else int(tap.arg) if tap.arg.isdigit() else 0
+    if seconds not in (*TIMER_CHOICES, LONG_TIMER):
+        raise Refused("bad_button")
+    if not await is_admin(context, chat_id, update):
+        raise Refused("not_allowed")
+    await s.store.set_chat_turn_timeout(chat_id, seconds)
+    return "timer_set"
+
+
+async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A player left the group (a ``left_chat_member`` message or a ``chat_member`` update): the
+    AI takes their seat in the chat's running game (a lobby just loses them)."""
+    s = svc(context)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    user = None
+    if update.chat_member is not None:
+        new = update.chat_member.new_chat_member
+        if new.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+            user = new.user
+    elif update.effective_message is not None and update.effective_message.left_chat_member is not None:
+        user = update.effective_message.left_chat_member
+    if user is None or user.is_bot:
+        return
+    table = await s.store.chat_game(chat.id, place(update)[1])
+    if table is None or table.seat_of(user.id) is None:
+        return
+    try:
+        await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+    except Refused:
+        return  # the game ended meanwhile
+    s.syncer.request(table.id)
 
 
 # -- private commands ------------------------------------------------------------------------------
@@ -329,7 +455,8 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer(query, url=url)
     else:
         await answer(query, render.answer(reply, await _tap_lang(s, update, table)))
-    s.syncer.request(tap.gid)
+    if tap.op != "timer":  # a timer tap carries a chat id, not a game id
+        s.syncer.request(tap.gid)
 
 
 async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, Table | None]:
@@ -354,17 +481,27 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
             raise Refused("no_game")
         user_id, admin = await may_manage(context, table, update)
         if tap.op == "start":
-            seed = secrets.randbits(64)
-            fn = lambda t: model.start(t, user_id, admin, seed)  # noqa: E731
+            fn = await _start_fn(s, table, user_id, admin)
         elif tap.op == "cancel":
             fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
         else:
             fn = lambda t: model.set_variant(t, user_id, tap.arg, admin, now, timeout)  # noqa: E731
+    elif tap.op == "addbot":
+        names = render.BOT_NAMES
+        fn = lambda t: model.add_bot(t, names, now, timeout)  # noqa: E731
+    elif tap.op == "rmbot":
+        fn = lambda t: model.remove_bot(t, now, timeout)  # noqa: E731
+    elif tap.op == "takeback":
+        fn = lambda t: model.take_back(t, user_id, now)  # noqa: E731
+    elif tap.op == "quit":
+        fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
+    elif tap.op == "timer":
+        return await _set_timer(s, context, update, tap), None, None
     else:
         action = _action_of(tap)
-        fn = lambda t: model.act(t, user_id, tap.turn, action)  # noqa: E731
+        fn = lambda t: model.act(t, user_id, tap.turn, action, now)  # noqa: E731
     done = await s.store.transact(gid, fn)
-    if tap.op == "join":
+    if tap.op in ("join", "addbot"):
         await _maybe_autostart(s, done.change.table)
     return done.change.reply, None, done.change.table
 
@@ -382,9 +519,8 @@ def _action_of(tap: Tap) -> core.Action:
 async def _maybe_autostart(s: Services, table: Table) -> None:
     """The game starts by itself when the sixth player joins."""
     if table.status is Status.LOBBY and len(table.seats) >= core.MAX_PLAYERS:
-        seed = secrets.randbits(64)
         try:
-            await s.store.transact(table.id, lambda t: model.start(t, None, True, seed))
+            await s.store.transact(table.id, await _start_fn(s, table, None, True))
         except Refused:
             pass
 
@@ -459,10 +595,12 @@ async def _set_reachable(s: Services, user_id: int, reachable: bool) -> None:
 
 async def on_left_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A left_chat_member service message: when it is the bot itself, the chat's games end
-    (as with my_chat_member). A player leaving the group keeps their seat (timer policy)."""
+    (as with my_chat_member); a player leaving hands their seat to the AI (:func:`member_left`)."""
     msg = update.effective_message
     if msg is not None and msg.left_chat_member is not None and msg.left_chat_member.id == context.bot.id:
         await _end_chat_games(svc(context), msg.chat_id)
+    else:
+        await member_left(update, context)
 
 
 async def _end_chat_games(s: Services, chat_id: int) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+import time
 import unicodedata
 from dataclasses import dataclass
 
@@ -25,10 +26,19 @@ from .codec import Tap, encode
 from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
 from .model import Status, Table
 
-__all__ = ["Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer", "MAX_NAME", "rules", "help_text", "language_menu", "language_set", "private_hint", "seat_translator"]
+__all__ = [
+    "Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer",
+    "leave_confirm", "timer_menu", "clock", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
+    "private_hint",
+]
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
+
+#: Names of bot players (msgids, translated when shown), taken in this order in a lobby.
+BOT_NAMES: tuple[str, ...] = (N_("Bot Vasya"), N_("Bot Masha"), N_("Bot Petya"), N_("Bot Olya"), N_("Bot Fedya"), N_("Bot Zina"))
+#: Marks an AI-played seat on the board and in the lobby.
+AI_MARK = "🤖"
 
 
 @dataclass(frozen=True)
@@ -95,7 +105,20 @@ def name(table: Table, seat: int, tr: Translator | None = None) -> str:
     "Player n" (default: the table's language)."""
     tr = tr or translator(table.lang)
     fallback = tr.t("Player {n}", n=seat + 1)
-    return "\u2068" + esc(clean_name(table.seats[seat].name, fallback)) + "\u2069"
+    raw = table.seats[seat].name
+    if table.seats[seat].bot:
+        raw = tr.t(raw) if raw else fallback
+    return "\u2068" + esc(clean_name(raw, fallback)) + "\u2069"
+
+
+def clock(epoch: float) -> str:
+    """``HH:MM:SS`` in UTC of an epoch time (deadlines on panels; edits are not live)."""
+    return time.strftime("%H:%M:%S", time.gmtime(epoch))
+
+
+def _marked(table: Table, seat: int) -> str:
+    """The seat's name with the AI mark when the AI plays it."""
+    return name(table, seat) + (" " + AI_MARK if table.seats[seat].by_ai else "")
 
 
 def title(table: Table) -> str:
@@ -214,7 +237,7 @@ def lobby(table: Table) -> Rendered:
         tr.t("Variant: {variant}", variant=variant_name(tr, table.variant)),
         tr.t("Players ({count}/6):", count=len(table.seats)),
     ]
-    lines += [f"{i + 1}. {name(table, i)}" for i in range(len(table.seats))] or ["—"]
+    lines += [f"{i + 1}. {_marked(table, i)}" for i in range(len(table.seats))] or ["—"]
     missing = core.MIN_PLAYERS - len(table.seats)
     if missing > 0:
         lines.append(tr.n("Waiting for at least {n} more player.", "Waiting for at least {n} more players.", missing))
@@ -226,6 +249,8 @@ def lobby(table: Table) -> Rendered:
             [_button(tr.t("Join"), Tap("join", table.id)), _button(tr.t("Leave"), Tap("leave", table.id))],
             [_button(tr.t("Start"), Tap("start", table.id)), _button(tr.t("Cancel"), Tap("cancel", table.id))],
             [_button(tr.t("Switch to: {variant}", variant=variant_name(tr, other)), Tap("variant", table.id, arg=other))],
+            [_button(tr.t("Add a bot"), Tap("addbot", table.id))]
+            + ([_button(tr.t("Remove a bot"), Tap("rmbot", table.id))] if any(s.bot for s in table.seats) else []),
         ]
     )
     return Rendered(_cap("\n".join(lines)), markup)
@@ -247,7 +272,7 @@ def board(table: Table, bot_username: str) -> Rendered:
         place = ""
         if pv.result is not None:
             place = tr.t("place {place}", place=pv.result.places[i]) + " · "
-        lines.append(f"{marker}{i + 1}. {name(table, i)} — {place}" + tr.n("{n} card", "{n} cards", pv.hand_sizes[i]))
+        lines.append(f"{marker}{i + 1}. {_marked(table, i)} — {place}" + tr.n("{n} card", "{n} cards", pv.hand_sizes[i]))
     lines.append("")
     lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)) + " · " + tr.t("plays: {plays}", plays=pv.plays))
     if pv.claims:
@@ -320,7 +345,16 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
             lines.append(tr.t("The game was stopped. No result."))
         return Rendered(_cap("\n".join(lines)))
     lines.append("")
-    if not v.my_turn:
+    me = table.seats[seat]
+    if me.left:
+        lines.append(tr.t("You left this game; the AI plays your seat."))
+        return Rendered(_cap("\n".join(lines)))
+    if me.ai:
+        lines.append("<b>" + tr.t("The AI is playing for you.") + "</b>")
+        rows.append([_button(tr.t("Take my seat back"), Tap("takeback", table.id))])
+        if not v.my_turn:
+            lines.append(tr.t("Turn: {who}", who=name(table, pv.current, tr)))  # type: ignore[arg-type]
+    elif not v.my_turn:
         lines.append(tr.t("Turn: {who}", who=name(table, pv.current, tr)))  # type: ignore[arg-type]
     elif pv.answering:
         last = pv.claims[-1]
@@ -331,6 +365,8 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         rows.append([_button(tr.t("I believe"), Tap("believe", table.id, turn=table.turn)), _button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn))])
     else:
         rows += _play_rows(table, v, picks, tr, lines)
+    if v.my_turn and not me.ai and table.turn_end is not None:
+        lines.append("⏱ " + tr.t("Move by {time} UTC, or an automatic move is made.", time=clock(table.turn_end)))
     rows.append([_button(tr.t("Refresh"), Tap("refresh", table.id))])
     return Rendered(_cap("\n".join(lines)), InlineKeyboardMarkup(rows))
 
@@ -421,7 +457,19 @@ def announcement(table: Table, note: dict) -> str | None:
             lines.append(tr.t("{place}. {player}", place=result.places[i], player=name(table, i)) + extra)
         return _cap("\n".join(lines))
     if kind == "cancelled":
+        if note.get("reason") == "abandoned":
+            return tr.t("Every player has left. The game ends without result.")
         return tr.t("The game was stopped. No result.")
+    if kind == "auto":
+        text = tr.t("{player} did not move in time: an automatic move was made.", player=name(table, note["seat"]))
+        if note.get("ai"):
+            text += "\n" + tr.t("The AI plays for {player} until they take their seat back.", player=name(table, note["seat"]))
+        return text
+    if kind == "left":
+        return tr.t("{player} left the game; the AI plays their seat.", player=name(table, note["seat"]))
+    if kind == "remind":
+        seat_lang = table.seats[note["seat"]].lang or table.lang
+        return translator(seat_lang).t("⏰ Your turn in «{group}»: move by {time} UTC, or an automatic move is made.", group=title(table), time=clock(note["end"]))
     return None
 
 
@@ -497,6 +545,23 @@ def private_hint(lang: str | None, sent: bool) -> str:
     return tr.t("I sent it to you in private chat.") if sent else tr.t("I can't write to you privately: open a chat with me, press «Start» and ask again.")
 
 
+def leave_confirm(table: Table, seat: int) -> Rendered:
+    """The question «leave the running game?» with its confirming button."""
+    tr = translator(table.lang)
+    text = tr.t("{player}, leave the game? The AI will play your seat until the end.", player=name(table, seat))
+    return Rendered(text, InlineKeyboardMarkup([[_button(tr.t("Yes, leave"), Tap("quit", table.id))]]))
+
+
+def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[int, ...]) -> Rendered:
+    """The turn-timer menu for chat admins: the current setting and one button per choice
+    (seconds), plus «an hour» (the timer is never off)."""
+    tr = translator(lang)
+    text = tr.t("Turn timer: {seconds} s. Choose:", seconds=int(current))
+    row = [_button(tr.t("{seconds} s", seconds=c), Tap("timer", str(chat_id), arg=str(c))) for c in choices]
+    rows = [row[:3], row[3:], [_button(tr.t("an hour"), Tap("timer", str(chat_id), arg="long"))]]
+    return Rendered(text, InlineKeyboardMarkup([r for r in rows if r]))
+
+
 def unreachable(table: Table, seat: int, bot_username: str) -> str:
     """Group note (posted once): a player's private chat cannot be reached."""
     tr = translator(table.lang)
@@ -546,6 +611,13 @@ _ANSWERS = {
 
 
     "anonymous": N_("Anonymous admins can't take a seat: write as yourself to play."),
+    "bot_added": N_("A bot joined the table."),
+    "bot_taken_out": N_("A bot left the table."),
+    "no_bot": N_("There is no bot to remove."),
+    "no_human": N_("At least one person must play."),
+    "left_game": N_("You left the game. The AI plays your seat."),
+    "taken_back": N_("Your seat is yours again."),
+    "timer_set": N_("Turn timer saved for the next games."),
 }
 
 

@@ -371,12 +371,31 @@ class Store:
         if drop:
             await self.redis.hdel(self.k_chatcfg(chat_id), *drop)
         return await self.chat_settings(chat_id)
+    # -- chat settings ---------------------------------------------------------------------
+
+    async def chat_turn_timeout(self, chat_id: int, default: float) -> float:
+        """The chat's turn timer in seconds (hash ``cheat:chatcfg:<chat>`` field ``turn``), or
+        ``default`` (``TURN_TIMEOUT``) when the chat never set one."""
+        raw = await self.redis.hget(self.k_chatcfg(chat_id), "turn")
+        try:
+            return float(raw) if raw else default
+        except ValueError:
+            return default
+
+    async def set_chat_turn_timeout(self, chat_id: int, seconds: float) -> None:
+        """Store the chat's turn timer (seconds; the caller checks the allowed range)."""
+        await self.redis.hset(self.k_chatcfg(chat_id), "turn", str(int(seconds)))
 
     # -- deadlines -------------------------------------------------------------------------
 
     async def due(self, now: float, limit: int = 50) -> list[tuple[str, float]]:
         """Game ids whose deadline is at or before ``now`` (epoch seconds)."""
         return await self.redis.zrangebyscore(self.k_deadlines, "-inf", now, start=0, num=limit, withscores=True)
+
+    async def next_deadline(self) -> float | None:
+        """The earliest deadline in the index (epoch seconds), or ``None``."""
+        first = await self.redis.zrange(self.k_deadlines, 0, 0, withscores=True)
+        return float(first[0][1]) if first else None
 
     async def claim_deadline(self, gid: str, now: float, lease: float) -> bool:
         """Claim a due deadline for ``lease`` seconds (pushes it to ``now + lease``), so one

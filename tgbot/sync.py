@@ -8,9 +8,10 @@ Redis and brings each projection up to date (DESIGN.md, tgbot/):
   bottom of their private chat (a notification) and the old one deleted; otherwise it is edited
   only when what it shows of their own situation changed (their hand, their turn, the game's
   end), so a play costs at most the actor's and the next player's panels;
-- group lane: the outbox (showdowns, beliefs, the result: new messages, posted in order and
+- group lane: the outbox (showdowns, beliefs, automatic moves, the result: new messages, posted in order and
   popped only once Telegram accepted them, so a crash repeats at most the one in flight), then
-  the board, edited in place.
+  the board, edited in place. An outbox note with ``to`` (the turn reminder) is posted to that
+  player's private chat instead, in the same order.
 
 Each lane of each game runs single-flight: requests that arrive while it runs mark it dirty and
 it runs once more with the newest state, so a burst of moves yields one board edit (coalescing),
@@ -61,8 +62,14 @@ def panel_key(table: Table, seat: int) -> str:
     on their turn, the turn. Other players' moves alone do not edit a panel (its refresh
     button brings those in), so a play costs at most the actor's and the next player's."""
     assert table.state is not None
-    turn_now = table.status is Status.PLAYING and table.state.current == seat
-    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if turn_now else '-'}"
+    me = table.seats[seat]
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if _turn_now(table, seat) else '-'}|{int(me.ai)}{int(me.left)}"
+
+
+def _turn_now(table: Table, seat: int) -> bool:
+    """Whether it is ``seat``'s turn to act with their own hands (not the AI's)."""
+    assert table.state is not None
+    return table.status is Status.PLAYING and table.state.current == seat and not table.seats[seat].by_ai
 
 
 class Syncer:
@@ -132,7 +139,7 @@ class Syncer:
             return
         for seat, player in enumerate(table.seats):
             if not player.human:
-                continue
+                continue  # bot players have no panel
             if not await self.store.can_dm(player.user_id):
                 # Never started the bot, or blocked it: per recipient, never fatal. The
                 # group is told once; /start (or unblocking) brings the panel back.
@@ -184,8 +191,7 @@ class Syncer:
 
     async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str]) -> bool:
         """Bring one panel up to date; False when the player's private chat is unreachable."""
-        assert table.state is not None
-        turn_now = table.status is Status.PLAYING and table.state.current == seat
+        turn_now = _turn_now(table, seat)
         key = panel_key(table, seat)
         msg_id = int(tg[f"p{seat}"]) if tg.get(f"p{seat}") else None
         if turn_now and tg.get(f"pt{seat}") != str(table.turn):
@@ -238,8 +244,17 @@ class Syncer:
         for raw, note in await self.store.outbox(gid):
             text = render.announcement(table, note)
             if text:
+                # A note with ``to`` goes to that player's private chat (the turn reminder).
+                private = note.get("to")
                 try:
-                    await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id)
+                    if private is not None:
+                        await self.bot.send_message(private, text)
+                    else:
+                        await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id)
+                except Forbidden:
+                    if private is None:
+                        raise
+                    await self.store.set_dm(private, False)
                 except BadRequest as e:
                     # This one message cannot be posted as it is: drop it rather than block
                     # every later announcement of the game behind it.
