@@ -209,7 +209,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     assert chat is not None
     table = await s.store.chat_game(chat.id, place(update)[1])
     if table is None:
-        await _reply(update, translator(_lang(update)).t("There is no game here. /start_game opens one."))
+        await _reply(update, translator(await _group_lang(s, chat.id)).t("There is no game here. /start_game opens one."))
         return
     names, now = render.BOT_NAMES, time.time()
     try:
@@ -228,7 +228,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
     table = await s.store.chat_game(chat.id, place(update)[1])
-    tr = translator(table.lang if table else _lang(update))
+    tr = translator(table.lang if table else await _group_lang(s, chat.id))
     seat = table.seat_of(user.id) if table is not None else None
     if table is None or seat is None:
         await _reply(update, render.answer("not_seated", tr.lang))
@@ -252,7 +252,7 @@ async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
-    tr = translator(_lang(update))
+    tr = translator(await _private_lang(s, update) if chat.type == ChatType.PRIVATE else await _group_lang(s, chat.id))
     if chat.type == ChatType.PRIVATE:
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
