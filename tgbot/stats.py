@@ -29,12 +29,14 @@ from core.stats import SeatStats, game_stats
 from .model import Status, Table
 from .store import Store
 
-__all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify", "MIN_TOP_GAMES"]
+__all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify", "MIN_TOP_GAMES", "RECORD_FILE"]
 
 #: The per-user counters (hash fields of ``cheat:stats:<user>``).
 FIELDS = ("games", "wins", "draws", "place_sum", "plays", "bluffs", "bluffs_caught", "bluffs_through", "challenges", "challenges_right", "piles_taken")
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
+#: The record file's name sent to a player (``cheat-record/1`` JSON).
+RECORD_FILE = "cheat-{gid}.json"
 #: Entries shown by /top.
 TOP_SIZE = 10
 
