@@ -275,6 +275,17 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
 async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/timer`` in a group (chat admins): the turn timer's choices as buttons."""
+
+    async def menu(s: Services, chat_id: int, lang: str) -> render.Rendered:
+        current = await s.store.chat_turn_timeout(chat_id, s.settings.turn_timeout)
+        return render.timer_menu(lang, chat_id, current, TIMER_CHOICES)
+
+    await _admin_menu(update, context, menu, "not_allowed")
+
+
+async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, build: Callable, refusal: str) -> None:
+    """Post a chat admins' menu (``await build(services, chat_id, lang)``) in a group; in
+    private chat a hint, to anyone else the ``refusal`` answer."""
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
@@ -283,13 +294,20 @@ async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
     if not await is_admin(context, chat.id, update):
-        await _reply(update, render.answer("not_allowed", tr.lang))
+        await _reply(update, render.answer(refusal, tr.lang))
         return
-    current = await s.store.chat_turn_timeout(chat.id, s.settings.turn_timeout)
-    rendered = render.timer_menu(tr.lang, chat.id, current, TIMER_CHOICES)
+    rendered = await build(s, chat.id, tr.lang)
     msg = update.effective_message
     assert msg is not None
     await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+
+
+def _timer_seconds(arg: str) -> int:
+    """The seconds of a timer choice (digits, or ``long``); ``Refused("bad_button")`` otherwise."""
+    seconds = LONG_TIMER if arg == "long" else int(arg) if arg.isdigit() else 0
+    if seconds not in (*TIMER_CHOICES, LONG_TIMER):
+        raise Refused("bad_button")
+    return seconds
 
 
 async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
@@ -298,9 +316,7 @@ async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         chat_id = int(tap.gid)
     except ValueError:
         raise Refused("bad_button") from None
-    seconds = LONG_TIMER if tap.arg == "long" else int(tap.arg) if tap.arg.isdigit() else 0
-    if seconds not in (*TIMER_CHOICES, LONG_TIMER):
-        raise Refused("bad_button")
+    seconds = _timer_seconds(tap.arg)
     if not await is_admin(context, chat_id, update):
         raise Refused("not_allowed")
     await s.store.set_chat_turn_timeout(chat_id, seconds)
@@ -455,7 +471,8 @@ async def _set_group_lang(s: Services, chat_id: int, message, lang: str) -> None
 # -- settings, statistics, admin tools -------------------------------------------------------------
 
 
-async def _settings_menu(s: Services, chat_id: int) -> render.Rendered:
+async def _settings_menu(s: Services, chat_id: int, lang: str | None = None) -> render.Rendered:
+    """The /settings menu of a chat as stored now (``lang`` unused: the menu follows the chat's)."""
     cfg = await s.store.chat_settings(chat_id)
     turn = await s.store.chat_turn_timeout(chat_id, s.settings.turn_timeout)
     return render.settings_menu(pick_language(cfg.lang), chat_id, cfg, turn, TIMER_CHOICES, LONG_TIMER)
@@ -464,20 +481,7 @@ async def _settings_menu(s: Services, chat_id: int) -> render.Rendered:
 async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/settings`` in a group (chat admins): the chat's variant, turn timer, language and
     seating as buttons on one message, edited in place by each choice."""
-    s = svc(context)
-    chat = update.effective_chat
-    assert chat is not None
-    tr = translator(await _group_lang(s, chat.id))
-    if chat.type == ChatType.PRIVATE:
-        await _reply(update, tr.t("Add me to a group and send /start_game there."))
-        return
-    if not await is_admin(context, chat.id, update):
-        await _reply(update, render.answer("admins_only", tr.lang))
-        return
-    rendered = await _settings_menu(s, chat.id)
-    msg = update.effective_message
-    assert msg is not None
-    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+    await _admin_menu(update, context, _settings_menu, "admins_only")
 
 
 async def _apply_setting(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
@@ -490,9 +494,7 @@ async def _apply_setting(s: Services, context: ContextTypes.DEFAULT_TYPE, update
         raise Refused("bad_button") from None
     kind, value = tap.arg[:1], tap.arg[1:]
     if kind == "t":
-        seconds = LONG_TIMER if value == "long" else int(value) if value.isdigit() else 0
-        if seconds not in (*TIMER_CHOICES, LONG_TIMER):
-            raise Refused("bad_button")
+        seconds = _timer_seconds(value)
     elif not ((kind == "v" and value in core.VARIANTS) or (kind == "s" and value in ("join", "shuffle")) or (kind == "l" and supported(value))):
         raise Refused("bad_button")
     if not await is_admin(context, chat_id, update):
