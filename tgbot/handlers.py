@@ -289,7 +289,7 @@ async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, build:
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
-    tr = translator(await _group_lang(s, chat.id))
+    tr = translator(await _private_lang(s, update) if chat.type == ChatType.PRIVATE else await _group_lang(s, chat.id))
     if chat.type == ChatType.PRIVATE:
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return

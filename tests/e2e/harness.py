@@ -34,8 +34,18 @@ class BotProcess:
         self.env = env
         self.proc: subprocess.Popen | None = None
         self.starts = 0
+        self.keep_data = False  # a second process on the same database sets this
 
     def start(self) -> None:
+        """Start the bot. The first start of a test's bot empties its Redis database: tests share
+        one private redis-server, and update ids restart at 1 with every emulator, so a database
+        left by another test would make the bot skip the new updates as re-deliveries."""
+        if self.starts == 0 and not self.keep_data:
+            import redis
+
+            client = redis.Redis.from_url(self.redis_url)
+            client.flushdb()
+            client.close()
         env = dict(os.environ)
         env.update(
             BOT_TOKEN=self.emu.token,

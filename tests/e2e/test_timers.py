@@ -79,7 +79,8 @@ async def running(redis_server, tmp_path, db: int, group_window: float = 6.0, pr
     await emu.start()
     url = redis_server.url.replace("/0", f"/{db}")
     bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **env, **({"CHEAT_NO_POLLING": "1"} if i else {})) for i in range(processes)]
-    for b in bots:
+    for i, b in enumerate(bots):
+        b.keep_data = i > 0  # the first process empties the database, the others share it
         b.start()
     try:
         yield emu, bots, url
