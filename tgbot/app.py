@@ -41,12 +41,19 @@ GROUP_COMMANDS = (
     ("add_bot", N_("Add an AI player to the lobby")),
     ("leave", N_("Leave the game (the AI takes your seat)")),
     ("timer", N_("Set the turn timer (admins)")),
+    ("settings", N_("Settings of this chat (admins)")),
+    ("stats", N_("Your statistics (reply: someone else's)")),
+    ("top", N_("Best players of this chat")),
+    ("kick", N_("Reply: the AI takes that player's seat (creator or admin)")),
+    ("notify_me", N_("Tell me privately when the next game opens")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
 PRIVATE_COMMANDS = (
     ("start", N_("Let the bot send you your cards")),
     ("language", N_("Choose your language")),
+    ("stats", N_("Your statistics (reply: someone else's)")),
+    ("forget_me", N_("Delete everything the bot stored about you")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
@@ -93,6 +100,12 @@ def build_application(settings: Settings) -> Application:
     app.add_handler(CommandHandler("add_bot", handlers.add_bot_command))
     app.add_handler(CommandHandler("leave", handlers.leave_command))
     app.add_handler(CommandHandler("timer", handlers.timer_command))
+    app.add_handler(CommandHandler("settings", handlers.settings_command))
+    app.add_handler(CommandHandler("stats", handlers.stats_command))
+    app.add_handler(CommandHandler("top", handlers.top_command))
+    app.add_handler(CommandHandler("kick", handlers.kick_command))
+    app.add_handler(CommandHandler("notify_me", handlers.notify_command))
+    app.add_handler(CommandHandler("forget_me", handlers.forget_command))
     app.add_handler(ChatMemberHandler(handlers.member_left, ChatMemberHandler.CHAT_MEMBER))
     app.add_handler(CallbackQueryHandler(handlers.on_tap))
     app.add_handler(ChatMemberHandler(handlers.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))

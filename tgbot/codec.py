@@ -54,9 +54,15 @@ _OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "takeback": ("t", ()),
     "quit": ("q", ()),
     "timer": ("w", ("arg",)),
+    # /settings: gid is the chat id; arg is the setting's letter and value (vclassic, sshuffle,
+    # t60, tlong, lfr).
+    "settings": ("e", ("arg",)),
+    "stopok": ("y", ()),
+    "again": ("n", ()),
+    "rec": ("d", ()),
 }
 _BY_CODE = {code: (name, fields) for name, (code, fields) in _OPS.items()}
-_GID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")  # a game id (or a chat id for ``timer``)
+_GID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")  # a game id (or a chat id for ``timer``, ``settings``)
 _CARDS = re.compile(r"^[A2-9TJQK]{0,4}$")
 
 
@@ -69,7 +75,9 @@ class Tap:
     """A decoded button press: ``op`` (join, leave, start, cancel, variant, pick, play,
     challenge, believe, refresh, lang (a /language choice), addbot, rmbot, takeback, quit (leave a
     running game, confirmed), timer (a chat's turn timer: ``arg`` seconds as digits, or
-    ``long``)), the game id, and the op's fields: ``turn`` (engine actions
+    ``long``), settings (a /settings choice, chat id in place of the game id), stopok (stopping
+    a running game, confirmed), again (a new lobby with the same players), rec (the game's
+    record as a file)), the game id, and the op's fields: ``turn`` (engine actions
     applied when the keyboard was drawn), ``cards`` (compact hand, e.g. ``77Q``), ``claim``
     (one rank character) and ``arg`` (a short word)."""
 

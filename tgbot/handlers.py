@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from telegram import Update
+from telegram import InputFile, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import ApplicationHandlerStop, ContextTypes
@@ -22,7 +22,7 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 import core
 from core.cards import Hand, Rank
 
-from . import model, render
+from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .codec import BadCallback, Tap, decode
 from .i18n import DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
@@ -35,6 +35,7 @@ __all__ = [
     "Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command",
     "language_command", "on_tap", "on_error", "on_my_member", "on_left_member", "on_migrate", "add_bot_command",
     "leave_command", "timer_command", "member_left", "ANONYMOUS_ADMIN", "TIMER_CHOICES", "LONG_TIMER",
+    "settings_command", "stats_command", "top_command", "kick_command", "notify_command", "forget_command",
 ]
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,8 @@ def timing(s: "Services", turn_timeout: float) -> dict:
 async def _start_fn(s: "Services", table: Table, user_id: int | None, admin: bool) -> Callable[[Table], Change]:
     seed, now = secrets.randbits(64), time.time()
     kw = timing(s, await s.store.chat_turn_timeout(table.chat_id, s.settings.turn_timeout))
-    return lambda t: model.start(t, user_id, admin, seed, now=now, **kw)
+    shuffle = (await s.store.chat_settings(table.chat_id)).shuffle
+    return lambda t: model.start(t, user_id, admin, seed, now=now, shuffle=shuffle, **kw)
 
 
 def svc(context: ContextTypes.DEFAULT_TYPE) -> Services:
@@ -163,16 +165,32 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         return
     now = time.time()
     creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
-    table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout, lang=tr.lang)
+    variant = (await s.store.chat_settings(chat.id)).variant or "russian"
+    table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout, variant=variant, lang=tr.lang)
     if creator and await s.store.can_dm(creator):
         table = model.join(table, await _seat_for(s, update, chat.id), now, s.settings.lobby_timeout).table
+    await _open(s, table)
+
+
+async def _open(s: Services, table: Table) -> None:
+    """Store a new lobby (its chat already claimed), show it, and tell privately, at most
+    once, the people who asked (/notify_me) to hear of the chat's next lobby."""
     await s.store.create(table)
-    log.info("lobby %s opened in chat %s", gid, chat.id)
-    s.syncer.request(gid)
+    log.info("lobby %s opened in chat %s", table.id, table.chat_id)
+    s.syncer.request(table.id)
+    for user_id in await stats.take_notify(s.store, table.chat_id):
+        if table.seat_of(user_id) is not None or not await s.store.can_dm(user_id):
+            continue
+        lang = pick_language(await s.store.user_lang(user_id), table.lang)
+        try:
+            await s.syncer.bot.send_message(user_id, render.note("lobby_open", lang, group=render.title(table)))
+        except TelegramError:
+            await s.store.set_dm(user_id, False)
 
 
 async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/stop_game``: end the chat's lobby or game without result (creator or chat admin)."""
+    """``/stop_game``: end the chat's lobby at once, or its running game after a confirming
+    button, without result (creator or chat admin)."""
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
@@ -182,6 +200,14 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _reply(update, tr.t("There is no game here. /start_game opens one."))
         return
     user_id, admin = await may_manage(context, table, update)
+    if table.status is Status.PLAYING:
+        # A running game ends only after a confirming tap (``stopok``).
+        if not admin and user_id != table.creator:
+            await _reply(update, render.answer("not_allowed", tr.lang))
+            return
+        rendered = render.stop_confirm(table)
+        await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+        return
     try:
         await s.store.transact(table.id, lambda t: model.cancel(t, user_id, admin))
     except Refused as e:
@@ -249,6 +275,17 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
 async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/timer`` in a group (chat admins): the turn timer's choices as buttons."""
+
+    async def menu(s: Services, chat_id: int, lang: str) -> render.Rendered:
+        current = await s.store.chat_turn_timeout(chat_id, s.settings.turn_timeout)
+        return render.timer_menu(lang, chat_id, current, TIMER_CHOICES)
+
+    await _admin_menu(update, context, menu, "not_allowed")
+
+
+async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, build: Callable, refusal: str) -> None:
+    """Post a chat admins' menu (``await build(services, chat_id, lang)``) in a group; in
+    private chat a hint, to anyone else the ``refusal`` answer."""
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
@@ -257,13 +294,20 @@ async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
     if not await is_admin(context, chat.id, update):
-        await _reply(update, render.answer("not_allowed", tr.lang))
+        await _reply(update, render.answer(refusal, tr.lang))
         return
-    current = await s.store.chat_turn_timeout(chat.id, s.settings.turn_timeout)
-    rendered = render.timer_menu(tr.lang, chat.id, current, TIMER_CHOICES)
+    rendered = await build(s, chat.id, tr.lang)
     msg = update.effective_message
     assert msg is not None
     await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+
+
+def _timer_seconds(arg: str) -> int:
+    """The seconds of a timer choice (digits, or ``long``); ``Refused("bad_button")`` otherwise."""
+    seconds = LONG_TIMER if arg == "long" else int(arg) if arg.isdigit() else 0
+    if seconds not in (*TIMER_CHOICES, LONG_TIMER):
+        raise Refused("bad_button")
+    return seconds
 
 
 async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
@@ -272,9 +316,7 @@ async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         chat_id = int(tap.gid)
     except ValueError:
         raise Refused("bad_button") from None
-    seconds = LONG_TIMER if tap.arg == "long" else int(tap.arg) if tap.arg.isdigit() else 0
-    if seconds not in (*TIMER_CHOICES, LONG_TIMER):
-        raise Refused("bad_button")
+    seconds = _timer_seconds(tap.arg)
     if not await is_admin(context, chat_id, update):
         raise Refused("not_allowed")
     await s.store.set_chat_turn_timeout(chat_id, seconds)
@@ -403,12 +445,7 @@ async def _set_language(s: Services, context: ContextTypes.DEFAULT_TYPE, update:
     if group:
         if not await is_admin(context, chat.id, update):
             raise Refused("admins_only")
-        await s.store.set_chat_settings(chat.id, lang=lang)
-        thread = query.message.message_thread_id if getattr(query.message, "is_topic_message", False) else None
-        table = await s.store.chat_game(chat.id, thread)
-        if table is not None and table.status is Status.LOBBY:
-            await s.store.transact(table.id, lambda t: model.set_lang(t, lang))
-            s.syncer.request(table.id)
+        await _set_group_lang(s, chat.id, query.message, lang)
     else:
         await s.store.set_user_lang(user_id, lang)
         for table in await s.store.user_games(user_id):
@@ -419,6 +456,194 @@ async def _set_language(s: Services, context: ContextTypes.DEFAULT_TYPE, update:
     except BadRequest:
         pass
     return lang
+
+
+async def _set_group_lang(s: Services, chat_id: int, message, lang: str) -> None:
+    """Store the group's language and bring the open lobby of the message's topic in line."""
+    await s.store.set_chat_settings(chat_id, lang=lang)
+    thread = message.message_thread_id if getattr(message, "is_topic_message", False) else None
+    table = await s.store.chat_game(chat_id, thread)
+    if table is not None and table.status is Status.LOBBY:
+        await s.store.transact(table.id, lambda t: model.set_lang(t, lang))
+        s.syncer.request(table.id)
+
+
+# -- settings, statistics, admin tools -------------------------------------------------------------
+
+
+async def _settings_menu(s: Services, chat_id: int, lang: str | None = None) -> render.Rendered:
+    """The /settings menu of a chat as stored now (``lang`` unused: the menu follows the chat's)."""
+    cfg = await s.store.chat_settings(chat_id)
+    turn = await s.store.chat_turn_timeout(chat_id, s.settings.turn_timeout)
+    return render.settings_menu(pick_language(cfg.lang), chat_id, cfg, turn, TIMER_CHOICES, LONG_TIMER)
+
+
+async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/settings`` in a group (chat admins): the chat's variant, turn timer, language and
+    seating as buttons on one message, edited in place by each choice."""
+    await _admin_menu(update, context, _settings_menu, "admins_only")
+
+
+async def _apply_setting(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
+    """A /settings tap (chat admins): store the choice, redraw the menu in place."""
+    query = update.callback_query
+    assert query is not None
+    try:
+        chat_id = int(tap.gid)
+    except ValueError:
+        raise Refused("bad_button") from None
+    kind, value = tap.arg[:1], tap.arg[1:]
+    if kind == "t":
+        seconds = _timer_seconds(value)
+    elif not ((kind == "v" and value in core.VARIANTS) or (kind == "s" and value in ("join", "shuffle")) or (kind == "l" and supported(value))):
+        raise Refused("bad_button")
+    if not await is_admin(context, chat_id, update):
+        raise Refused("admins_only")
+    if kind == "t":
+        await s.store.set_chat_turn_timeout(chat_id, seconds)
+    elif kind == "v":
+        await s.store.set_chat_settings(chat_id, variant=value)
+    elif kind == "s":
+        await s.store.set_chat_settings(chat_id, seating=value)
+    else:
+        await _set_group_lang(s, chat_id, query.message, value)
+    rendered = await _settings_menu(s, chat_id)
+    try:
+        await query.message.edit_text(rendered.text, reply_markup=rendered.markup)  # type: ignore[union-attr]
+    except BadRequest:
+        pass  # not modified
+    return "settings_saved"
+
+
+async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/stats``: the sender's figures, or (as a reply) those of the replied-to person."""
+    s = svc(context)
+    msg, user = update.effective_message, update.effective_user
+    assert msg is not None
+    target = msg.reply_to_message.from_user if msg.reply_to_message is not None and msg.reply_to_message.from_user is not None else user
+    if target is None or target.is_bot:
+        return
+    totals, places = await stats.totals(s.store, target.id)
+    await _answer_quietly(update, context, lambda lang: render.stats_text(lang, target.full_name, totals, places))
+
+
+async def top_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/top`` in a group: the chat's leaderboard (most wins; at least 3 games to be listed)."""
+    s = svc(context)
+    chat = update.effective_chat
+    assert chat is not None
+    rows = await stats.top(s.store, chat.id)
+    await _answer_quietly(update, context, lambda lang: render.top_text(lang, rows, stats.MIN_TOP_GAMES))
+
+
+async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/kick`` as a reply (creator or chat admin): the AI takes the replied-to player's seat
+    (a lobby just loses them)."""
+    s = svc(context)
+    chat, msg = update.effective_chat, update.effective_message
+    assert chat is not None and msg is not None
+    table = await s.store.chat_game(*place(update))
+    tr = translator(table.lang if table else await _group_lang(s, chat.id))
+    if table is None:
+        await _reply(update, tr.t("There is no game here. /start_game opens one."))
+        return
+    target = msg.reply_to_message.from_user if msg.reply_to_message is not None else None
+    if target is None:
+        await _reply(update, render.note("kick_reply", tr.lang))
+        return
+    user_id, admin = await may_manage(context, table, update)
+    now = time.time()
+    try:
+        done = await s.store.transact(table.id, lambda t: model.kick(t, target.id, user_id, admin, now, s.settings.lobby_timeout))
+    except Refused as e:
+        await _reply(update, render.answer(e.code, tr.lang))
+        return
+    if done.change.reply == "not_seated":
+        await _reply(update, render.answer("not_seated", tr.lang))
+    s.syncer.request(table.id)
+
+
+async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/notify_me`` in a group: the sender is told privately when the next lobby opens there."""
+    s = svc(context)
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None
+    lang = await _private_lang(s, update, chat.id)
+    if chat.type == ChatType.PRIVATE or user is None or not actor_id(update):
+        await _reply(update, translator(lang).t("Add me to a group and send /start_game there."))
+        return
+    if not await s.store.can_dm(user.id):
+        await _reply(update, render.private_hint(lang, False))
+        return
+    await stats.want_notify(s.store, chat.id, user.id)
+    await _reply(update, render.note("notify_on", lang))
+
+
+async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/forget_me`` in private chat: delete everything stored about the sender (statistics,
+    leaderboard entries, preferences, reachability, notifications)."""
+    s = svc(context)
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    lang = await _private_lang(s, update)
+    if chat.type != ChatType.PRIVATE:
+        await _reply(update, render.note("forget_private", lang))
+        return
+    await stats.forget_user(s.store, user.id)
+    await _reply(update, render.note("forgotten", lang))
+
+
+async def _answer_quietly(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Callable[[str], str]) -> None:
+    """Answer in the chat, except in a group with a running game: then privately (as /rules)."""
+    s = svc(context)
+    chat = update.effective_chat
+    assert chat is not None
+    if chat.type != ChatType.PRIVATE:
+        table = await s.store.chat_game(*place(update))
+        if table is not None and table.status is Status.PLAYING:
+            await _private_text(update, context, text)
+            return
+        await _reply(update, text(await _group_lang(s, chat.id)))
+        return
+    await _reply(update, text(await _private_lang(s, update)))
+
+
+async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
+    """«Play again» under a finished game: a new lobby in its chat with the same players who
+    can still be reached privately, bots too."""
+    old = await s.store.load(tap.gid)
+    if old is None:
+        raise Refused("no_game")
+    gid = new_game_id()
+    if not await s.store.claim_chat(old.chat_id, old.thread_id, gid):
+        return "already_open"
+    reachable = {x.user_id for x in old.seats if x.human and await s.store.can_dm(x.user_id)}
+    try:
+        table = model.rematch(old, gid, actor_id(update), time.time(), s.settings.lobby_timeout, reachable)
+    except Refused:
+        await s.store.release_chat(old.chat_id, old.thread_id, gid)
+        raise
+    await _open(s, table)
+    return "reopened"
+
+
+async def _send_record(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
+    """The game's record (``cheat-record/1`` with the players' names) as a file in the
+    player's private chat."""
+    user = update.effective_user
+    assert user is not None
+    table = await s.store.load(tap.gid)
+    if table is None:
+        raise Refused("no_game")
+    if table.seat_of(user.id) is None:
+        raise Refused("not_seated")
+    deal, log_ = await s.store.record(table.id)
+    record = stats.record_of_game(table, deal, log_, render.plain_names(table))
+    if record is None:
+        raise Refused("no_game")
+    data = record.to_json(indent=1).encode()
+    await context.bot.send_document(user.id, InputFile(data, filename=stats.RECORD_FILE.format(gid=table.id)))
+    return "record_sent"
 
 
 # -- taps ------------------------------------------------------------------------------------------
@@ -455,7 +680,7 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer(query, url=url)
     else:
         await answer(query, render.answer(reply, await _tap_lang(s, update, table)))
-    if tap.op != "timer":  # a timer tap carries a chat id, not a game id
+    if tap.op not in ("timer", "settings"):  # these carry a chat id, not a game id
         s.syncer.request(tap.gid)
 
 
@@ -497,6 +722,18 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op == "timer":
         return await _set_timer(s, context, update, tap), None, None
+    elif tap.op == "settings":
+        return await _apply_setting(s, context, update, tap), None, None
+    elif tap.op == "again":
+        return await _play_again(s, context, update, tap), None, None
+    elif tap.op == "rec":
+        return await _send_record(s, context, update, tap), None, None
+    elif tap.op == "stopok":
+        table = await s.store.load(gid)
+        if table is None:
+            raise Refused("no_game")
+        user_id, admin = await may_manage(context, table, update)
+        fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
     else:
         action = _action_of(tap)
         fn = lambda t: model.act(t, user_id, tap.turn, action, now)  # noqa: E731

@@ -22,7 +22,7 @@ from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
 __all__ = [
     "Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
-    "start", "cancel", "move_chat", "act", "take_back", "on_deadline", "set_lang", "set_seat_lang", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
+    "start", "cancel", "kick", "rematch", "move_chat", "act", "take_back", "on_deadline", "set_lang", "set_seat_lang", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
 ]
 
 #: Automatic moves in a row after which the AI takes the seat (RULES.md, table manners).
@@ -356,21 +356,29 @@ def start(
     turn_timeout: float | None = None,
     ai_delay: float | None = None,
     ai_pause: tuple[float, float] | None = None,
+    shuffle: bool = False,
 ) -> Change:
     """Deal and start (creator or chat admin; ``user_id`` None means the table starts itself,
     as when the sixth player joins). Needs 3 to 6 seated players, at least one a person
     (``no_human``). With ``now`` (epoch seconds) the first turn's timer is set: ``turn_timeout``
     seconds for a person, a pause in ``ai_pause`` (seconds) but at least ``ai_delay`` for an AI seat; without
-    it the table has no timer (tests)."""
+    it the table has no timer (tests). ``shuffle`` (the chat's seating setting) shuffles the seats
+    with a generator drawn from ``seed``, so the stored seat order, the deal and the record agree."""
     _lobby(table)
     _managed(table, user_id, is_admin)
     if len(table.seats) < MIN_PLAYERS:
         raise Refused("too_few")
     if not any(s.human for s in table.seats):
         raise Refused("no_human")
-    state = core.new_game(len(table.seats), table.variant, random.Random(seed))
+    seats = table.seats
+    if shuffle:
+        order = list(seats)
+        random.Random(f"{seed}:seats").shuffle(order)
+        seats = tuple(order)
+    state = core.new_game(len(seats), table.variant, random.Random(seed))
     new = replace(
         table,
+        seats=seats,
         status=Status.PLAYING,
         state=state,
         seed=seed,
@@ -392,6 +400,29 @@ def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = "sto
     # A game ended because the bot lost the group ("bot_removed") has no group to tell.
     tell = table.status is Status.PLAYING and reason != "bot_removed"
     return Change(new, outbox=[note] if tell else [], reply="cancelled")
+
+
+def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: float, timeout: float) -> Change:
+    """``/kick``: the creator or a chat admin takes ``target`` off the table, as if they had
+    left (:func:`leave`: the AI plays their seat in a running game; a lobby just loses them).
+    ``reply`` ``not_seated`` when ``target`` is not a person at the table."""
+    if not table.live:
+        raise Refused("not_running")
+    _managed(table, user_id, is_admin)
+    return leave(table, target, now, timeout)
+
+
+def rematch(old: Table, gid: str, creator: int, now: float, timeout: float, reachable: set[int]) -> Table:
+    """A new lobby in ``old``'s chat (topic), with its variant and language, the same players
+    already seated in the same order: bots, and the people in ``reachable`` (the bot may
+    write to them privately). ``old`` must be over."""
+    if old.live:
+        raise Refused("not_in_lobby")
+    seats = tuple(
+        Seat(s.user_id, s.name, lang=s.lang, bot=s.bot) for s in old.seats if s.bot or s.user_id in reachable
+    )[:MAX_PLAYERS]
+    new = open_lobby(gid, old.chat_id, old.thread_id, creator, old.title, now, timeout, variant=old.variant, lang=old.lang)
+    return replace(new, seats=seats)
 
 
 def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:

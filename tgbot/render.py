@@ -15,6 +15,7 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import CallbackQueryLimit, MessageLimit
@@ -26,10 +27,16 @@ from .codec import Tap, encode
 from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
 from .model import Status, Table
 
+if TYPE_CHECKING:
+    from core.stats import SeatStats
+
+    from .stats import Totals
+    from .store import ChatSettings
+
 __all__ = [
     "Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer",
     "leave_confirm", "timer_menu", "clock", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
-    "private_hint",
+    "private_hint", "settings_menu", "stats_text", "top_text", "stop_confirm", "plain_names", "note",
 ]
 
 #: Names are cut to this many characters on screen.
@@ -283,6 +290,8 @@ def board(table: Table, bot_username: str) -> Rendered:
     markup = None
     if table.status is Status.PLAYING and bot_username:
         markup = InlineKeyboardMarkup([[InlineKeyboardButton(tr.t("My cards (private chat)"), url=f"https://t.me/{bot_username}")]])
+    elif table.status is Status.OVER:
+        markup = InlineKeyboardMarkup([[_button(tr.t("Play again"), Tap("again", table.id))]])
     return Rendered(_cap("\n".join(lines)), markup)
 
 
@@ -341,8 +350,9 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
             lines.append("")
             lines.append(result_line(table, pv.result, tr))
             lines.append(tr.t("Your place: {place}", place=pv.result.places[seat]))
-        else:
-            lines.append(tr.t("The game was stopped. No result."))
+            # The final panel's only button: the game's record as a file.
+            return Rendered(_cap("\n".join(lines)), InlineKeyboardMarkup([[_button(tr.t("Get the game's record"), Tap("rec", table.id))]]))
+        lines.append(tr.t("The game was stopped. No result."))
         return Rendered(_cap("\n".join(lines)))
     lines.append("")
     me = table.seats[seat]
@@ -420,8 +430,10 @@ def _play_rows(table: Table, v: core.PlayerView, picks: str, tr: Translator, lin
 # -- announcements (new group messages) ------------------------------------------------------------
 
 
-def announcement(table: Table, note: dict) -> str | None:
-    """The text of an outbox announcement (a showdown, a belief, the result), or ``None``."""
+def announcement(table: Table, note: dict, figures: "list[SeatStats] | None" = None) -> str | None:
+    """The text of an outbox announcement (a showdown, a belief, the result), or ``None``.
+    ``figures`` (:func:`core.stats.game_stats` of the game) add each player's bluffs made and
+    caught to the result."""
     tr = translator(table.lang)
     kind = note["kind"]
     if kind == "ChallengeResolved":
@@ -454,6 +466,8 @@ def announcement(table: Table, note: dict) -> str | None:
         sizes = table.state.hand_sizes if table.state is not None else None
         for i in order:
             extra = "" if sizes is None else " — " + tr.n("{n} card", "{n} cards", sizes[i])
+            if figures is not None and i < len(figures):
+                extra += " · " + tr.t("bluffs: {made}, caught: {caught}", made=figures[i].bluffs, caught=figures[i].bluffs_caught)
             lines.append(tr.t("{place}. {player}", place=result.places[i], player=name(table, i)) + extra)
         return _cap("\n".join(lines))
     if kind == "cancelled":
@@ -562,6 +576,102 @@ def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[in
     return Rendered(text, InlineKeyboardMarkup([r for r in rows if r]))
 
 
+def _mark(text: str, on: bool) -> str:
+    return ("✅ " + text) if on else text
+
+
+def settings_menu(lang: str | None, chat_id: int, cfg: "ChatSettings", turn: float, choices: tuple[int, ...], long: int) -> Rendered:
+    """The /settings message (one message, edited in place): the chat's variant, turn timer,
+    language and seating, each as a row of buttons with the current choice marked. Applies from
+    the next game on."""
+    tr = translator(lang)
+    chat = str(chat_id)
+    variant = cfg.variant or "russian"
+    seconds = int(turn)
+    text = "\n".join(
+        [
+            "<b>" + tr.t("Settings of this chat (admins)") + "</b>",
+            tr.t("Variant: {variant}", variant=variant_name(tr, variant)),
+            tr.t("Turn timer: {seconds} s", seconds=seconds),
+            tr.t("Language: {language}", language=tr.t(LANGUAGE_NAMES[lang or "ru"])),
+            tr.t("Seats: shuffled at the start") if cfg.shuffle else tr.t("Seats: in join order"),
+            tr.t("Changes apply from the next game on."),
+        ]
+    )
+    timer = [_button(_mark(tr.t("{seconds} s", seconds=c), c == seconds), Tap("settings", chat, arg=f"t{c}")) for c in choices]
+    timer.append(_button(_mark(tr.t("an hour"), seconds == long), Tap("settings", chat, arg="tlong")))
+    langs = [_button(_mark(translator(code).t(LANGUAGE_NAMES[code]), code == lang), Tap("settings", chat, arg=f"l{code}")) for code in LANGUAGES]
+    rows = [
+        [_button(_mark(variant_name(tr, v), v == variant), Tap("settings", chat, arg=f"v{v}")) for v in ("russian", "classic")],
+        timer[:4],
+        timer[4:],
+        langs,
+        [
+            _button(_mark(tr.t("Join order"), not cfg.shuffle), Tap("settings", chat, arg="sjoin")),
+            _button(_mark(tr.t("Shuffle seats"), cfg.shuffle), Tap("settings", chat, arg="sshuffle")),
+        ],
+    ]
+    return Rendered(text, InlineKeyboardMarkup(rows))
+
+
+def stats_text(lang: str | None, who: str, totals: "Totals", places: dict[int, int]) -> str:
+    """A player's figures over all counted games (/stats). ``who`` is a raw name."""
+    tr = translator(lang)
+    head = "<b>" + tr.t("Statistics of {player}", player="\u2068" + esc(clean_name(who, "—")) + "\u2069") + "</b>"
+    if not totals.games:
+        return head + "\n" + tr.t("No finished game yet.")
+    lines = [
+        head,
+        tr.n("{n} game", "{n} games", totals.games) + " · " + tr.t("wins: {wins}", wins=totals.wins) + " · " + tr.t("draws: {draws}", draws=totals.draws),
+        tr.t("Mean place: {place}", place=f"{totals.mean_place:.2f}"),
+        tr.t("Places: {places}", places=", ".join(f"{p}: {c}" for p, c in sorted(places.items()))),
+        tr.t("Plays: {plays} · bluffs: {bluffs} (caught {caught}, got through {through})", plays=totals.plays, bluffs=totals.bluffs, caught=totals.bluffs_caught, through=totals.bluffs_through),
+        tr.t("«I doubt it!» said: {made} (right {right})", made=totals.challenges, right=totals.challenges_right),
+        tr.t("Piles taken: {piles}", piles=totals.piles_taken),
+    ]
+    return _cap("\n".join(lines))
+
+
+def top_text(lang: str | None, rows: list[tuple[int, str, int, int]], min_games: int) -> str:
+    """The chat's leaderboard (/top): (user id, raw name, wins, games) rows, best first."""
+    tr = translator(lang)
+    lines = ["<b>" + tr.t("Best players of this chat") + "</b>"]
+    for i, (_, who, wins, games) in enumerate(rows):
+        lines.append(f"{i + 1}. \u2068{esc(clean_name(who, '—'))}\u2069 — " + tr.t("wins: {wins}", wins=wins) + " · " + tr.n("{n} game", "{n} games", games))
+    if not rows:
+        lines.append(tr.n("Nobody has played {n} game here yet.", "Nobody has played {n} games here yet.", min_games))
+    return _cap("\n".join(lines))
+
+
+def stop_confirm(table: Table) -> Rendered:
+    """The question «stop the running game?» with its confirming button."""
+    tr = translator(table.lang)
+    return Rendered(tr.t("Stop the running game? It ends without result."), InlineKeyboardMarkup([[_button(tr.t("Yes, stop the game"), Tap("stopok", table.id))]]))
+
+
+def plain_names(table: Table) -> list[str]:
+    """The players' names as plain text (not escaped; bots' names translated): the record's
+    ``players``."""
+    tr = translator(table.lang)
+    return [plain(name(table, i, tr)).strip("\u2068\u2069") for i in range(len(table.seats))]
+
+
+#: Short private or group notes, by code (see :func:`note`).
+_NOTES = {
+    "notify_on": N_("I will tell you in private chat when the next game opens here."),
+    "lobby_open": N_("A new game is open in «{group}»: join it there."),
+    "forgotten": N_("Everything I stored about you has been deleted."),
+    "forget_private": N_("Send /forget_me to me in private chat."),
+    "kick_reply": N_("Reply with /kick to a message of the player to take off the table."),
+    "no_record": N_("The record of this game is no longer available."),
+}
+
+
+def note(code: str, lang: str | None, **params: str) -> str:
+    """A short note by code (:data:`_NOTES`) in ``lang``."""
+    return translator(lang).t(_NOTES[code], **params)
+
+
 def unreachable(table: Table, seat: int, bot_username: str) -> str:
     """Group note (posted once): a player's private chat cannot be reached."""
     tr = translator(table.lang)
@@ -618,6 +728,10 @@ _ANSWERS = {
     "left_game": N_("You left the game. The AI plays your seat."),
     "taken_back": N_("Your seat is yours again."),
     "timer_set": N_("Turn timer saved for the next games."),
+    "settings_saved": N_("Saved for the next games."),
+    "record_sent": N_("The record is in your private chat."),
+    "reopened": N_("A new lobby is open."),
+    "already_open": N_("A game is already open here."),
 }
 
 

@@ -86,14 +86,24 @@ return 0
 @dataclass(frozen=True)
 class ChatSettings:
     """A chat's settings (hash ``cheat:chatcfg:<chat_id>``, one field per setting, absent =
-    default). ``lang``: the group's language (``None``: not chosen, Russian)."""
+    default). ``lang``: the group's language (``None``: not chosen, Russian); ``variant``:
+    the variant a new lobby opens with (``None``: Russian); ``seating``: ``shuffle`` when the
+    seats are shuffled at the start (``None``/``join``: join order). The turn timer is the
+    field ``turn`` (see :meth:`Store.chat_turn_timeout`)."""
 
     lang: str | None = None
+    variant: str | None = None
+    seating: str | None = None
+
+    @property
+    def shuffle(self) -> bool:
+        """Whether seats are shuffled when the game starts."""
+        return self.seating == "shuffle"
 
     @classmethod
     def from_hash(cls, raw: dict[str, str]) -> "ChatSettings":
         """From the stored hash; unknown fields are ignored."""
-        return cls(lang=raw.get("lang") or None)
+        return cls(lang=raw.get("lang") or None, variant=raw.get("variant") or None, seating=raw.get("seating") or None)
 
 
 class Conflict(Exception):

@@ -28,7 +28,7 @@ from typing import Awaitable, Callable
 from telegram import Bot, Message
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
-from . import render
+from . import render, stats
 from .model import Status, Table
 from .store import Store
 
@@ -237,12 +237,14 @@ class Syncer:
             log.warning("group of %s unreachable: %s", gid, e)
             if not table.live:
                 await self.store.outbox_clear(gid)
+                await stats.count_game(self.store, table)
                 await self.store.forget_live(gid)
 
     async def _post_group(self, table: Table) -> None:
         gid = table.id
         for raw, note in await self.store.outbox(gid):
-            text = render.announcement(table, note)
+            figures = await stats.game_figures(self.store, table) if note.get("kind") == "GameEnded" else None
+            text = render.announcement(table, note, figures)
             if text:
                 # A note with ``to`` goes to that player's private chat (the turn reminder).
                 private = note.get("to")
@@ -274,7 +276,9 @@ class Syncer:
             if new_id is not None:
                 await self.store.tg_set(gid, b=new_id, bh=rendered.digest)
         if not table.live:
-            # Everything of an ended game has been shown: it leaves the start-up sync set.
+            # Everything of an ended game has been shown: its statistics are counted (once,
+            # whoever gets here first: see tgbot.stats), then it leaves the start-up sync set.
+            await stats.count_game(self.store, table)
             await self.store.forget_live(gid)
 
     async def redraw_panel(self, table: Table, seat: int, message: Message, picks: str = "") -> None:

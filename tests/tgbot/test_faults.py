@@ -269,7 +269,13 @@ async def test_permissions_and_anonymous_admins(live):
     assert ans["text"] == render.answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).turn == 1
     # the anonymous admin stops the game; a channel posting in the group may not
+    # (a running game stops after a confirming tap; a plain member's tap is refused)
     await emu.send_as_anonymous_admin(group, "/stop_game")
+    confirm = await emu.wait_message(group.id, lambda m: cb(m, "y:"), timeout=20)
+    assert (await live.store.load(gid)).status is Status.PLAYING
+    ans = await (await b.tap(confirm, cb(confirm, "y:")[0])).answer(15)
+    assert ans["text"] == render.answer("not_allowed", "ru")
+    await (await a.tap(confirm, cb(confirm, "y:")[0])).answer(15)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.CANCELLED
     assert emu.violations == []

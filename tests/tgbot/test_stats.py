@@ -1,0 +1,123 @@
+"""Statistics (counted once from the record), leaderboards, notifications, forgetting a user;
+the model's kick, rematch and shuffled seating."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import core
+from core.stats import game_stats
+from tgbot import model, stats
+from tgbot.model import Seat, Status
+from tests.tgbot.helpers import ai_players, lobby
+
+
+async def _finished(store, gid: str = "F1", n: int = 3, seed: int = 3, bots: int = 0):
+    """A game played to its end through the store (AI players for every seat)."""
+    t = lobby(n, gid=gid)
+    for _ in range(bots):
+        t = model.add_bot(t, ("Bot Vasya",), 1000.0, 900.0).table
+    await store.create(t)
+    await store.transact(gid, lambda t: model.start(t, 1, False, seed))
+    players = ai_players(n + bots, seed)
+    for _ in range(5000):
+        t = await store.load(gid)
+        if t.status is not Status.PLAYING:
+            return t
+        seat = t.state.current
+        action = players[seat].act(core.view(t.state, seat))
+        if t.seats[seat].bot:
+            t2 = replace(t, seats=model._with_seat(t.seats, seat, bot=None, user_id=-seat - 50))
+            ch = model.act(t2, t2.seats[seat].user_id, t.turn, action)
+            await store.transact(gid, lambda cur: replace(ch, table=replace(ch.table, seats=cur.seats)))
+        else:
+            await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.turn, action))
+    raise AssertionError("no end")
+
+
+async def test_a_finished_game_counts_once_from_its_record(store):
+    t = await _finished(store)
+    assert t.status is Status.OVER
+    deal, log = await store.record(t.id)
+    want = game_stats(stats.record_of_game(t, deal, log))
+    assert await stats.count_game(store, t) is True
+    assert await stats.count_game(store, t) is False  # a restart or a second process
+    for i, seat in enumerate(t.seats):
+        tot, places = await stats.totals(store, seat.user_id)
+        assert tot.games == 1 and tot.wins == int(want[i].won) and tot.place_sum == want[i].place
+        assert (tot.bluffs, tot.bluffs_caught, tot.challenges, tot.piles_taken) == (want[i].bluffs, want[i].bluffs_caught, want[i].challenges, want[i].piles_taken)
+        assert places == {want[i].place: 1}
+    wins = [(await stats.totals(store, s.user_id))[0].wins for s in t.seats]
+    assert sum(wins) == (0 if t.state.result.draw else 1)
+
+
+async def test_bots_and_games_without_result_do_not_count(store):
+    t = await _finished(store, gid="B1", bots=1)
+    assert await stats.count_game(store, t)
+    assert not await store.redis.exists("cheat:stats:-1")
+    lb = lobby(3, gid="S1")
+    await store.create(lb)
+    await store.transact("S1", lambda t: model.start(t, 1, False, 1))
+    done = await store.transact("S1", lambda t: model.cancel(t, 1, False))
+    assert await stats.count_game(store, done.change.table) is False
+    assert not await store.redis.sismember("cheat:stats:counted", "S1")
+
+
+async def test_top_lists_players_with_three_games_by_wins(store):
+    for k in range(3):
+        await stats.count_game(store, await _finished(store, gid=f"T{k}", seed=10 + k))
+    rows = await stats.top(store, -100)
+    assert {r[0] for r in rows} == {1, 2, 3} and all(r[3] == 3 for r in rows)
+    assert [r[2] for r in rows] == sorted((r[2] for r in rows), reverse=True)
+    await stats.count_game(store, await _finished(store, gid="T9", n=4, seed=4))
+    assert 4 not in {r[0] for r in await stats.top(store, -100)}  # one game only
+
+
+async def test_forget_me_deletes_everything_about_the_user(store):
+    t = await _finished(store)
+    await stats.count_game(store, t)
+    await store.set_dm(2, True)
+    await stats.want_notify(store, -100, 2)
+    await stats.forget_user(store, 2)
+    assert (await stats.totals(store, 2))[0].games == 0
+    assert not [k for k in await store.redis.hkeys("cheat:top:-100") if k.startswith("2:")]
+    assert not await store.can_dm(2) and not await store.redis.sismember("cheat:notify:-100", "2")
+    assert (await stats.totals(store, 1))[0].games == 1
+
+
+async def test_notify_is_taken_once(store):
+    assert await stats.want_notify(store, -5, 7) and not await stats.want_notify(store, -5, 7)
+    await stats.want_notify(store, -5, 8)
+    assert await stats.take_notify(store, -5) == [7, 8]
+    assert await stats.take_notify(store, -5) == []
+
+
+def test_shuffled_seating_follows_the_seed():
+    t = lobby(5)
+    a = model.start(t, 1, False, 42, shuffle=True).table
+    b = model.start(t, 1, False, 42, shuffle=True).table
+    plain = model.start(t, 1, False, 42).table
+    assert [s.user_id for s in a.seats] == [s.user_id for s in b.seats]
+    assert sorted(s.user_id for s in a.seats) == [1, 2, 3, 4, 5]
+    assert [s.user_id for s in plain.seats] == [1, 2, 3, 4, 5]
+    assert any([s.user_id for s in model.start(t, 1, False, k, shuffle=True).table.seats] != [1, 2, 3, 4, 5] for k in range(5))
+
+
+def test_kick_hands_the_seat_to_the_ai_and_needs_a_manager():
+    t = model.start(lobby(3), 1, False, 1).table
+    with pytest.raises(model.Refused):
+        model.kick(t, 3, 2, False, 1.0, 900.0)
+    ch = model.kick(t, 3, 1, False, 1.0, 900.0)
+    assert ch.table.seats[2].left and ch.table.seats[2].ai and ch.outbox[0]["kind"] == "left"
+    assert model.kick(t, 3, 5, True, 1.0, 900.0).table.seats[2].ai  # a chat admin
+
+
+def test_rematch_seats_reachable_people_and_bots():
+    t = model.add_bot(lobby(3), ("Bot Vasya",), 1.0, 900.0).table
+    over = replace(model.start(t, 1, False, 1).table, status=Status.OVER, ended="finished")
+    new = model.rematch(over, "N1", 2, 5.0, 900.0, reachable={1, 3})
+    assert new.status is Status.LOBBY and [s.user_id for s in new.seats] == [1, 3, -1] and new.creator == 2
+    with pytest.raises(model.Refused):
+        model.rematch(t, "N2", 2, 5.0, 900.0, reachable=set())
