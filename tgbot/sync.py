@@ -14,8 +14,11 @@ Redis and brings each projection up to date (DESIGN.md, tgbot/):
 
 Each lane of each game runs single-flight: requests that arrive while it runs mark it dirty and
 it runs once more with the newest state, so a burst of moves yields one board edit (coalescing),
-never a queue of stale ones. PTB's AIORateLimiter paces the calls (Telegram's limits: about 20
-messages a minute per group, 30 a second overall).
+never a queue of stale ones. :class:`tgbot.ratelimit.RedisRateLimiter` paces the calls (Telegram's
+limits: about 20 messages a minute per group, 30 a second overall); the sync's calls are made with
+``defer`` (:data:`DEFER`), so a group without a free slot (or blocked by a 429) raises
+:class:`~tgbot.ratelimit.Throttled` instead of queueing a stale edit, and the lane sleeps for that
+group alone and runs again with the newest state.
 """
 
 from __future__ import annotations
@@ -31,14 +34,25 @@ from . import render
 from .model import Status, Table
 from .store import Store
 
-__all__ = ["Syncer", "panel_key"]
+__all__ = ["Syncer", "panel_key", "DEFER"]
 
 log = logging.getLogger(__name__)
+
+#: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise Throttled.
+DEFER = {"defer": True}
 
 
 def _is(err: TelegramError, *texts: str) -> bool:
     msg = str(err.message).lower()
     return any(t in msg for t in texts)
+
+
+def _seconds(e: RetryAfter) -> float:
+    """How long a RetryAfter asks to wait, in seconds (Throttled carries the exact float)."""
+    exact = getattr(e, "seconds", None)
+    if exact is not None:
+        return float(exact)
+    return float(e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds())
 
 
 def panel_key(table: Table, seat: int) -> str:
@@ -87,8 +101,10 @@ class Syncer:
                         await self._sync_group(gid)
                     delay = 1.0
                 except RetryAfter as e:
+                    # Throttled by our limiter or a 429 from Telegram: this lane of this game
+                    # waits (no other chat does), then renders the newest state.
                     self._dirty.add(key)
-                    await asyncio.sleep(float(e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds()))
+                    await asyncio.sleep(_seconds(e))
                 except (BadRequest, Forbidden) as e:
                     # Permanent for this state (chat gone, bot removed, …): the next committed
                     # change syncs again; nothing keeps retrying meanwhile.
@@ -128,7 +144,7 @@ class Syncer:
         if turn_now and tg.get(f"pt{seat}") != str(table.turn):
             rendered = render.panel(table, seat)
             try:
-                sent = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup)
+                sent = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, rate_limit_args=DEFER)
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
                 return
@@ -156,7 +172,7 @@ class Syncer:
             text = render.announcement(table, note)
             if text:
                 try:
-                    await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id)
+                    await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
                 except BadRequest as e:
                     # This one message cannot be posted as it is: drop it rather than block
                     # every later announcement of the game behind it.
@@ -180,7 +196,10 @@ class Syncer:
         only when it does not already show exactly that content (the ``pd<seat>`` digest), so
         a double tap never asks Telegram for an edit that changes nothing."""
         async with self._panel_lock(table.id, seat):
-            await self._redraw(table, seat, message, picks)
+            try:
+                await self._redraw(table, seat, message, picks)
+            except RetryAfter:
+                pass  # that chat is blocked for now; the next tap or sync draws it
 
     async def _redraw(self, table: Table, seat: int, message: Message, picks: str) -> None:
         tg = await self.store.tg_get(table.id)
@@ -209,7 +228,7 @@ class Syncer:
         gone. Returns the message id now showing it, ``None`` if the chat is unreachable."""
         if msg_id is not None:
             try:
-                await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=msg_id, reply_markup=rendered.markup)
+                await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=msg_id, reply_markup=rendered.markup, rate_limit_args=DEFER)
                 return msg_id
             except BadRequest as e:
                 if _is(e, "not modified"):
@@ -221,7 +240,7 @@ class Syncer:
                     await self.store.set_dm(chat_id, False)
                 return None
         try:
-            sent: Message = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id)
+            sent: Message = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id, rate_limit_args=DEFER)
         except Forbidden:
             if chat_id > 0:
                 await self.store.set_dm(chat_id, False)
