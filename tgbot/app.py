@@ -7,6 +7,7 @@ import logging
 
 from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats, LinkPreviewOptions, Update
 from telegram.constants import ParseMode
+from telegram.request import BaseRequest
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -44,11 +45,12 @@ PRIVATE_COMMANDS = (
 COMMANDS = {"group": GROUP_COMMANDS, "private": PRIVATE_COMMANDS}
 
 
-def build_application(settings: Settings) -> Application:
+def build_application(settings: Settings, request: BaseRequest | None = None) -> Application:
     """The bot's Application: long polling or webhook is chosen by the caller (``__main__``).
 
     The store is connected in ``post_init`` (on the Application's own event loop); the timer
-    loop and a sync of every live game start there too.
+    loop and a sync of every live game start there too. ``request``: the HTTP layer for every
+    Bot API call (default PTB's httpx; the benchmark passes an in-process fake).
     """
     # Telegram's limits (Bot FAQ: about 30 messages a second overall, 20 a minute per group),
     # kept in Redis so they hold across every process of the bot (tgbot/ratelimit.py).
@@ -58,8 +60,11 @@ def build_application(settings: Settings) -> Application:
         overall_max=settings.rate_global_max,
         overall_period=settings.rate_global_period,
     )
+    builder = Application.builder()
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
     app = (
-        Application.builder()
+        builder
         .token(settings.bot_token)
         .base_url(settings.telegram_base_url)
         .base_file_url(settings.base_file_url)

@@ -208,7 +208,10 @@ class Store:
     async def _after_commit(self, before: Table | None, after: Table) -> None:
         """Bring the indexes in line with a committed table (one pipelined round trip). Each
         index is checked against the game when read, so a crash between the commit and this
-        leaves nothing wrong."""
+        leaves nothing wrong. A change that moves no index (same liveness, same deadline: every
+        play of a running game) costs no round trip at all."""
+        if before is not None and before.live == after.live and before.deadline == after.deadline:
+            return
         pipe = self.redis.pipeline(transaction=False)
         # An ended game stays in the live set until the syncer has shown its end (its result
         # may still be in the outbox); its chat is freed at once for the next game.
