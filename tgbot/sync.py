@@ -12,9 +12,12 @@ Redis and brings each projection up to date (DESIGN.md, tgbot/):
   popped only once Telegram accepted them, so a crash repeats at most the one in flight), then
   the board, edited in place.
 
-Each lane of each game runs single-flight: requests that arrive while it runs mark it dirty and
-it runs once more with the newest state, so a burst of moves yields one board edit (coalescing),
-never a queue of stale ones. :class:`tgbot.ratelimit.RedisRateLimiter` paces the calls (Telegram's
+Each lane of each game runs single-flight, across processes too: a run holds a Redis lock
+(``{g<id>}:sync:<lane>``, SET NX PX with a token, released by a Lua script); a request that
+finds it held — in this process or another — marks the lane dirty (locally, or the Redis marker
+``…:dirty`` in the same atomic step) and the holder runs once more with the newest state, so a
+burst of moves yields one board edit (coalescing), never a queue of stale ones, and two
+processes never edit one board at once. :class:`tgbot.ratelimit.RedisRateLimiter` paces the calls (Telegram's
 limits: about 20 messages a minute per group, 30 a second overall); the sync's calls are made with
 ``defer`` (:data:`DEFER`), so a group without a free slot (or blocked by a 429) raises
 :class:`~tgbot.ratelimit.Throttled` instead of queueing a stale edit, and the lane sleeps for that
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from typing import Awaitable, Callable
 
 from telegram import Bot, Message
@@ -40,6 +44,27 @@ log = logging.getLogger(__name__)
 
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise Throttled.
 DEFER = {"defer": True}
+
+#: Milliseconds a process holds a game lane's lock (a crashed holder's lock runs out after this).
+LOCK_MS = 30_000
+
+# Cross-process single flight of a lane (KEYS: lock, dirty marker; ARGV: token, ttl ms).
+# Take the lock, or mark the lane dirty for its holder, in one atomic step: 1 taken, 0 marked.
+_ACQUIRE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+redis.call('SET', KEYS[2], 1, 'PX', ARGV[2])
+return 0
+"""
+# Release after a run: if someone marked the lane meanwhile, keep the lock and return 2 (run
+# again); else drop the lock if it is still ours (1), or 0 (it ran out and was taken).
+_RELEASE = """
+if redis.call('DEL', KEYS[2]) == 1 then
+  if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 2 end
+  return 0
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+"""
 
 
 def _is(err: TelegramError, *texts: str) -> bool:
@@ -74,6 +99,8 @@ class Syncer:
         self._running: dict[tuple[str, str], asyncio.Task] = {}
         self._dirty: set[tuple[str, str]] = set()
         self._locks: dict[tuple[str, int], asyncio.Lock] = {}
+        self._acquire = store.redis.register_script(_ACQUIRE)
+        self._release = store.redis.register_script(_RELEASE)
 
     def request(self, gid: str) -> None:
         """Bring game ``gid``'s views up to date soon (non-blocking, coalesced)."""
@@ -94,6 +121,10 @@ class Syncer:
         try:
             while key in self._dirty:
                 self._dirty.discard(key)
+                token = secrets.token_hex(8)
+                if not await self._acquire(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]):
+                    continue  # another process runs this lane; it was marked dirty and re-runs
+                wait = 0.0
                 try:
                     if lane == "dm":
                         await self._sync_panels(gid)
@@ -104,22 +135,30 @@ class Syncer:
                     # Throttled by our limiter or a 429 from Telegram: this lane of this game
                     # waits (no other chat does), then renders the newest state.
                     self._dirty.add(key)
-                    await asyncio.sleep(_seconds(e))
+                    wait = _seconds(e)
                 except (BadRequest, Forbidden) as e:
                     # Permanent for this state (chat gone, bot removed, …): the next committed
                     # change syncs again; nothing keeps retrying meanwhile.
                     log.warning("sync %s/%s gave up: %s", gid, lane, e)
-                    break
                 except (NetworkError, TelegramError) as e:
                     log.warning("sync %s/%s: %s; retrying in %.0f s", gid, lane, e, delay)
                     self._dirty.add(key)
-                    await asyncio.sleep(delay)
+                    wait = delay
                     delay = min(delay * 2, 30.0)
                 except Exception:
                     log.exception("sync %s/%s failed", gid, lane)
-                    break
+                finally:
+                    if await self._release(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]) == 2:
+                        self._dirty.add(key)  # another process asked meanwhile: run again
+                if wait:
+                    await asyncio.sleep(wait)
         finally:
             self._running.pop(key, None)
+
+    def _lock_keys(self, gid: str, lane: str) -> list[str]:
+        """The lane's cross-process lock and dirty marker (in the game's hash-tag slot)."""
+        base = f"{self.store.p}:{{g{gid}}}:sync:{lane}"
+        return [base, base + ":dirty"]
 
     # -- private lane ----------------------------------------------------------------------
 
