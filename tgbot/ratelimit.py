@@ -17,7 +17,10 @@ newest state. Other calls (command replies) wait.
 When Telegram still answers 429 with ``retry_after``, that chat alone is blocked — in Redis,
 for every process — until it runs out; other chats go on. The same script checks the block.
 
-Keys: ``<prefix>:rl:g`` (overall log), ``<prefix>:rl:c:<chat>`` (group log),
+``setWebhook`` is made by one process only when several start together (a Redis ``SET NX``
+lock, :data:`WEBHOOK_LOCK` seconds): Telegram limits that method too.
+
+Keys: ``<prefix>:rl:webhook`` (that lock), ``<prefix>:rl:g`` (overall log), ``<prefix>:rl:c:<chat>`` (group log),
 ``<prefix>:rl:b:<chat>`` (429 block, PX = retry_after).
 """
 
@@ -43,6 +46,8 @@ SAFETY = 1.05
 #: arrival at Telegram (a busy event loop, the network): without it a call admitted early and
 #: delayed can land in the same Telegram window as one admitted a full window later.
 LATENCY = 0.25
+#: Seconds during which one process's setWebhook stands for every process starting with it.
+WEBHOOK_LOCK = 30
 
 # KEYS: 1 overall log, 2 group log ('' none), 3 block key
 # ARGV: 1 overall max, 2 overall period ms, 3 group max, 4 group period ms, 5 unique member
@@ -157,6 +162,14 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
     ) -> Any:
         """Admit (or defer, or wait for) a counted call, then make it; on a 429 block that chat
         for ``retry_after`` and retry (or raise to a deferring caller)."""
+        if endpoint == "setWebhook" and self._redis is not None:
+            # Workers that start together would each call setWebhook (PTB's run_webhook does),
+            # and Telegram limits that method: the first one within WEBHOOK_LOCK seconds sets
+            # it, the others (same URL and secret, behind one load balancer) find it set.
+            if not await self._redis.set(f"{self.prefix}:rl:webhook", self._tag, nx=True, ex=WEBHOOK_LOCK):
+                log.info("setWebhook: another process sets it")
+                return True
+            return await callback(*args, **kwargs)
         if not counted(endpoint) or self._script is None:
             return await callback(*args, **kwargs)
         defer = bool(rate_limit_args and rate_limit_args.get("defer"))

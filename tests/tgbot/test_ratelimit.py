@@ -88,3 +88,15 @@ async def test_429_blocks_that_chat_only(rredis):
     assert await asyncio.wait_for(other.process_request(ok, (), {}, "sendMessage", {"chat_id": -8}, None), 1)
     with pytest.raises(Throttled):
         await other.process_request(ok, (), {}, "sendMessage", {"chat_id": -7}, {"defer": True})
+
+
+async def test_only_one_of_several_starting_processes_sets_the_webhook(rredis):
+    workers = [_limiter(rredis) for _ in range(3)]
+    made = []
+
+    async def set_webhook(*args, **kw):
+        made.append(1)
+        return True
+
+    results = await asyncio.gather(*(w.process_request(set_webhook, (), {}, "setWebhook", {"url": "https://x/h"}, None) for w in workers))
+    assert results == [True, True, True] and len(made) == 1
