@@ -118,11 +118,12 @@ class Syncer:
     async def _loop(self, key: tuple[str, str]) -> None:
         gid, lane = key
         delay = 1.0
+        held: str | None = None  # our token while we still hold the lane's lock
         try:
             while key in self._dirty:
                 self._dirty.discard(key)
-                token = secrets.token_hex(8)
-                if not await self._acquire(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]):
+                token, holding, held = held or secrets.token_hex(8), held is not None, None
+                if not holding and not await self._acquire(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]):
                     continue  # another process runs this lane; it was marked dirty and re-runs
                 wait = 0.0
                 try:
@@ -149,7 +150,9 @@ class Syncer:
                     log.exception("sync %s/%s failed", gid, lane)
                 finally:
                     if await self._release(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]) == 2:
-                        self._dirty.add(key)  # another process asked meanwhile: run again
+                        # another process asked meanwhile: run again, still holding the lock
+                        self._dirty.add(key)
+                        held = token
                 if wait:
                     await asyncio.sleep(wait)
         finally:
@@ -249,7 +252,7 @@ class Syncer:
         if not picks:
             fields[f"pk{seat}"] = panel_key(table, seat)
         if tg.get(f"pd{seat}") != rendered.digest:
-            if await self._show(message.chat_id, None, message.message_id, rendered) != message.message_id:
+            if await self._show(message.chat_id, None, message.message_id, rendered, resend=False) != message.message_id:
                 return
             fields[f"pd{seat}"] = rendered.digest
         await self.store.tg_set(table.id, **fields)
@@ -262,9 +265,11 @@ class Syncer:
 
     # -- Telegram calls --------------------------------------------------------------------
 
-    async def _show(self, chat_id: int, thread_id: int | None, msg_id: int | None, rendered: render.Rendered) -> int | None:
+    async def _show(self, chat_id: int, thread_id: int | None, msg_id: int | None, rendered: render.Rendered, resend: bool = True) -> int | None:
         """Edit message ``msg_id`` to ``rendered``, or send it anew when there is none or it is
-        gone. Returns the message id now showing it, ``None`` if the chat is unreachable."""
+        gone (unless ``resend`` is False: a tap's redraw of a panel that another process has
+        meanwhile replaced must not post a second, orphaned panel). Returns the message id now
+        showing it, ``None`` if the chat is unreachable or the message is gone and not resent."""
         if msg_id is not None:
             try:
                 await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=msg_id, reply_markup=rendered.markup, rate_limit_args=DEFER)
@@ -274,6 +279,8 @@ class Syncer:
                     return msg_id
                 if not _is(e, "not found", "can't be edited"):
                     raise
+                if not resend:
+                    return None
             except Forbidden:
                 if chat_id > 0:
                     await self.store.set_dm(chat_id, False)
