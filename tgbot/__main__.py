@@ -5,6 +5,7 @@ Exits with code 2 and one clear line when ``BOT_TOKEN`` is missing or Redis is u
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from urllib.parse import urlparse
@@ -91,8 +92,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(app, settings: Settings) -> None:
-    """Long polling, or webhook mode when WEBHOOK_URL is set (the secret header is checked)."""
-    if settings.webhook_url:
+    """Long polling, or webhook mode when WEBHOOK_URL is set (the secret header is checked), or
+    with CHEAT_NO_POLLING=1 no updates at all: only the timer loop and the view sync (another
+    process receives the updates; Telegram allows one getUpdates consumer per bot)."""
+    if settings.no_polling:
+        asyncio.run(_timers_only(app))
+    elif settings.webhook_url:
         host, _, port = settings.webhook_listen.rpartition(":")
         path = urlparse(settings.webhook_url).path.lstrip("/")
         app.run_webhook(
@@ -105,6 +110,16 @@ def _run(app, settings: Settings) -> None:
         )
     else:
         app.run_polling(allowed_updates=Update.ALL_TYPES)
+
+
+async def _timers_only(app) -> None:
+    """Start the Application without receiving updates and run until the process is stopped."""
+    async with app:
+        await app.post_init(app)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await app.post_shutdown(app)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ from telegram.request import BaseRequest
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
+    MessageHandler,
     Defaults,
     TypeHandler,
     filters,
@@ -34,11 +36,16 @@ GROUP_COMMANDS = (
     ("start_game", N_("Open a lobby for a new game")),
     ("stop_game", N_("Stop the game (creator or admin)")),
     ("board", N_("Show the board again")),
+    ("language", N_("Choose the group's language")),
+    ("add_bot", N_("Add an AI player to the lobby")),
+    ("leave", N_("Leave the game (the AI takes your seat)")),
+    ("timer", N_("Set the turn timer (admins)")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
 PRIVATE_COMMANDS = (
     ("start", N_("Let the bot send you your cards")),
+    ("language", N_("Choose your language")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
 )
@@ -80,8 +87,17 @@ def build_application(settings: Settings, request: BaseRequest | None = None) ->
     app.add_handler(CommandHandler("stop_game", handlers.stop_game))
     app.add_handler(CommandHandler("board", handlers.board_command))
     app.add_handler(CommandHandler("start", handlers.start_private))
-    app.add_handler(CommandHandler(["help", "rules"], handlers.help_command))
+    app.add_handler(CommandHandler("help", handlers.help_command))
+    app.add_handler(CommandHandler("rules", handlers.rules_command))
+    app.add_handler(CommandHandler("language", handlers.language_command))
+    app.add_handler(CommandHandler("add_bot", handlers.add_bot_command))
+    app.add_handler(CommandHandler("leave", handlers.leave_command))
+    app.add_handler(CommandHandler("timer", handlers.timer_command))
+    app.add_handler(ChatMemberHandler(handlers.member_left, ChatMemberHandler.CHAT_MEMBER))
     app.add_handler(CallbackQueryHandler(handlers.on_tap))
+    app.add_handler(ChatMemberHandler(handlers.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.on_migrate))
+    app.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.on_left_member))
     app.add_error_handler(handlers.on_error)
     return app
 

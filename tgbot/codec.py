@@ -3,7 +3,8 @@
 A callback is ``op:gid[:field…]``. ``gid`` is the game id; actions whose meaning depends on the
 moment (a card picked, a play, a challenge, a belief) carry ``turn``, the number of engine actions
 applied so far, so a stale or replayed tap is refused. Actions that do not depend on the moment
-(join, leave, start, refresh) carry the game id only and are idempotent.
+(join, leave, start, refresh, addbot, rmbot, takeback, quit) carry the game id only; all
+but addbot and rmbot are idempotent. ``timer`` carries the chat id in place of the game id.
 
 Telegram's limit: callback_data is 1–64 bytes (Bot API, InlineKeyboardButton); PTB does not check
 it (TELEGRAM.md), so :func:`encode` does.
@@ -45,9 +46,17 @@ _OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "challenge": ("c", ("turn",)),
     "believe": ("b", ("turn",)),
     "refresh": ("r", ()),
+    # /language keyboards: gid is "0" (no game); the chat of the tapped message says whether
+    # it is the group's language or the user's own.
+    "lang": ("g", ("arg",)),
+    "addbot": ("a", ()),
+    "rmbot": ("m", ()),
+    "takeback": ("t", ()),
+    "quit": ("q", ()),
+    "timer": ("w", ("arg",)),
 }
 _BY_CODE = {code: (name, fields) for name, (code, fields) in _OPS.items()}
-_GID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
+_GID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")  # a game id (or a chat id for ``timer``)
 _CARDS = re.compile(r"^[A2-9TJQK]{0,4}$")
 
 
@@ -58,7 +67,9 @@ class BadCallback(ValueError):
 @dataclass(frozen=True, slots=True)
 class Tap:
     """A decoded button press: ``op`` (join, leave, start, cancel, variant, pick, play,
-    challenge, believe, refresh), the game id, and the op's fields: ``turn`` (engine actions
+    challenge, believe, refresh, lang (a /language choice), addbot, rmbot, takeback, quit (leave a
+    running game, confirmed), timer (a chat's turn timer: ``arg`` seconds as digits, or
+    ``long``)), the game id, and the op's fields: ``turn`` (engine actions
     applied when the keyboard was drawn), ``cards`` (compact hand, e.g. ``77Q``), ``claim``
     (one rank character) and ``arg`` (a short word)."""
 
@@ -102,7 +113,7 @@ def decode(data: str | None) -> Tap:
                 raise BadCallback(f"bad claim in {data!r}")
             values[field] = raw
         else:
-            if not re.fullmatch(r"[a-z]{1,10}", raw):
+            if not re.fullmatch(r"[a-z0-9]{1,10}", raw):
                 raise BadCallback(f"bad argument in {data!r}")
             values[field] = raw
     return Tap(name, parts[1], **values)  # type: ignore[arg-type]

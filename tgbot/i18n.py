@@ -22,10 +22,10 @@ from pathlib import Path
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-__all__ = ["N_", "LANGUAGES", "DEFAULT_LANGUAGE", "DOMAIN", "LOCALES_DIR", "Translator", "translator", "pick_language"]
+__all__ = ["N_", "Np_", "LANGUAGES", "LANGUAGE_NAMES", "supported", "private_language", "DEFAULT_LANGUAGE", "DOMAIN", "LOCALES_DIR", "Translator", "translator", "pick_language"]
 
 #: Languages with a complete catalog.
-LANGUAGES: tuple[str, ...] = ("ru",)
+LANGUAGES: tuple[str, ...] = ("ru", "en", "fr", "it")
 DEFAULT_LANGUAGE = "ru"
 DOMAIN = "cheat"
 
@@ -45,6 +45,17 @@ LOCALES_DIR = _locales_dir()
 def N_(message: str) -> str:
     """Mark ``message`` for extraction into the catalogs without translating it yet."""
     return message
+
+
+def Np_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a plural pair for extraction (``pybabel extract … -k Np_:1,2``); returns the pair
+    for :meth:`Translator.n`."""
+    return singular, plural
+
+
+#: Each language's name, as a msgid: shown translated into that same language (its autonym,
+#: e.g. ``translator("fr").t(LANGUAGE_NAMES["fr"])`` is «Français») on the /language buttons.
+LANGUAGE_NAMES: dict[str, str] = {"ru": N_("Russian"), "en": N_("English"), "fr": N_("French"), "it": N_("Italian")}
 
 
 class Translator:
@@ -83,12 +94,31 @@ def translator(lang: str | None) -> Translator:
     return Translator(code, _load(code))
 
 
+def supported(code: str | None) -> str | None:
+    """``code``'s base language (``en-US`` → ``en``) if it has a catalog, else ``None``."""
+    if not code:
+        return None
+    base = code.split("-")[0].split("_")[0].lower()
+    return base if base in LANGUAGES else None
+
+
+def private_language(own: str | None, group: str | None, telegram: str | None) -> str | None:
+    """The language of a player's private messages (DESIGN.md, i18n): their own choice
+    (``/language`` in private), else the group's explicit setting (``None`` is returned then,
+    meaning "follow the table's language"), else their Telegram ``language_code`` when
+    supported, else ``None`` (the table's language, Russian by default)."""
+    if supported(own):
+        return supported(own)
+    if supported(group):
+        return None
+    return supported(telegram)
+
+
 def pick_language(*candidates: str | None) -> str:
     """The first candidate that is a supported language (``en-US`` counts as ``en``), else the
     default."""
     for c in candidates:
-        if c:
-            base = c.split("-")[0].split("_")[0].lower()
-            if base in LANGUAGES:
-                return base
+        if supported(c):
+            return supported(c)  # type: ignore[return-value]
     return DEFAULT_LANGUAGE
+

@@ -15,10 +15,22 @@ from enum import Enum
 from typing import Any
 
 import core
+import core.ai
+import core.auto
 from core.record import action_to_dict
 from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
-__all__ = ["Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "set_variant", "start", "cancel", "act", "expire", "event_to_dict"]
+__all__ = [
+    "Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
+    "start", "cancel", "move_chat", "act", "take_back", "on_deadline", "set_lang", "set_seat_lang", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
+]
+
+#: Automatic moves in a row after which the AI takes the seat (RULES.md, table manners).
+AUTO_TO_AI = 2
+#: The reminder fires when this fraction of the turn time has passed (a quarter is left).
+REMIND_AT = 0.75
+#: Bounds of the human-like pause before an AI seat acts (seconds).
+AI_PAUSE = (1.0, 3.0)
 
 
 class Status(str, Enum):
@@ -66,6 +78,16 @@ class Seat:
     def human(self) -> bool:
         return self.bot is None
 
+    @property
+    def by_ai(self) -> bool:
+        """The AI plays this seat now (a bot player, or a person's seat the AI holds)."""
+        return self.bot is not None or self.ai
+
+    @property
+    def present(self) -> bool:
+        """A person still at the table (not a bot, not left)."""
+        return self.bot is None and not self.left
+
     def to_list(self) -> list:
         """Compact JSON form: ``[user_id, name]`` plus only the fields that are set."""
         out: list = [self.user_id, self.name]
@@ -92,9 +114,15 @@ class Table:
     - ``state``: the engine state once started;
     - ``turn``: engine actions applied so far (the "moment" carried by versioned callbacks);
     - ``version``: bumped by every commit (compare-and-set);
-    - ``deadline``: epoch seconds when the table's timer fires (lobby expiry), or ``None``;
+    - ``deadline``: epoch seconds when the table's timer fires, or ``None``; ``deadline_kind`` says
+      what it does: ``lobby`` (expiry), ``remind`` (a quarter of the turn is left), ``turn`` (the
+      automatic move), ``ai`` (an AI seat acts);
+    - ``turn_end``: epoch seconds when the current human player's turn runs out (shown on the panel);
+    - ``turn_timeout``: seconds a person has for a turn (the chat's setting when the game started);
+    - ``ai_delay``: the least pause (seconds) before an AI seat acts (the group's message spacing);
+    - ``ai_pause``: the range (seconds) of the human-like pause an AI seat takes before acting;
     - ``outbox_seq``: sequence number of the last announcement queued;
-    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``).
+    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``, ``bot_removed``).
     """
 
     id: str
@@ -114,6 +142,11 @@ class Table:
     seed: int | None = None
     outbox_seq: int = 0
     ended: str | None = None
+    deadline_kind: str | None = None
+    turn_end: float | None = None
+    turn_timeout: float = 90.0
+    ai_delay: float = 3.0
+    ai_pause: tuple[float, float] = AI_PAUSE
 
     @property
     def live(self) -> bool:
@@ -147,6 +180,11 @@ class Table:
             "seed": self.seed,
             "outbox_seq": self.outbox_seq,
             "ended": self.ended,
+            "dk": self.deadline_kind,
+            "te": self.turn_end,
+            "tt": self.turn_timeout,
+            "ad": self.ai_delay,
+            "ap": list(self.ai_pause),
         }
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
@@ -172,6 +210,11 @@ class Table:
             seed=d["seed"],
             outbox_seq=d["outbox_seq"],
             ended=d["ended"],
+            deadline_kind=d.get("dk"),
+            turn_end=d.get("te"),
+            turn_timeout=d.get("tt", 90.0),
+            ai_delay=d.get("ad", 3.0),
+            ai_pause=tuple(d.get("ap", AI_PAUSE)),  # type: ignore[arg-type]
         )
 
 
@@ -200,12 +243,24 @@ def open_lobby(
     gid: str, chat_id: int, thread_id: int | None, creator: int, title: str, now: float, timeout: float, variant: str = "russian", lang: str = "ru"
 ) -> Table:
     """A new lobby with no players; it expires ``timeout`` seconds after its last change."""
-    return Table(gid, chat_id, thread_id, creator, title=title, lang=lang, variant=variant, deadline=now + timeout, created=now)
+    return Table(gid, chat_id, thread_id, creator, title=title, lang=lang, variant=variant, deadline=now + timeout, deadline_kind="lobby", created=now)
 
 
 def _lobby(table: Table) -> None:
     if table.status is not Status.LOBBY:
         raise Refused("not_in_lobby")
+
+
+def _touch(table: Table, now: float, timeout: float, **changes: Any) -> Table:
+    return replace(table, deadline=now + timeout, deadline_kind="lobby", **changes)
+
+
+def _managed(table: Table, user_id: int | None, is_admin: bool) -> None:
+    """Refuse unless the table itself (``user_id`` None), a chat admin or the creator acts.
+    Creator ``0`` (an anonymous admin opened the lobby) matches nobody: admins only."""
+    if user_id is None or is_admin or (user_id and user_id == table.creator):
+        return
+    raise Refused("not_allowed")
 
 
 def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
@@ -216,38 +271,115 @@ def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
         return Change(table, reply="already_joined")
     if len(table.seats) >= MAX_PLAYERS:
         raise Refused("lobby_full")
-    return Change(replace(table, seats=table.seats + (seat,), deadline=now + timeout), reply="joined")
+    return Change(_touch(table, now, timeout, seats=table.seats + (seat,)), reply="joined")
+
+
+def add_bot(table: Table, names: tuple[str, ...], now: float, timeout: float, strategy: str = "counting") -> Change:
+    """Seat an AI player in the lobby: a negative user id unique in the table and the first of
+    ``names`` (catalog msgids) no bot of the table uses yet. Refused when the lobby is full."""
+    _lobby(table)
+    if len(table.seats) >= MAX_PLAYERS:
+        raise Refused("lobby_full")
+    used = {s.name for s in table.seats if s.bot}
+    uid = min([s.user_id for s in table.seats if s.bot] + [0]) - 1
+    name = next((n for n in names if n not in used), names[0] if names else "")
+    return Change(_touch(table, now, timeout, seats=table.seats + (Seat(uid, name, bot=strategy),)), reply="bot_added")
+
+
+def remove_bot(table: Table, now: float, timeout: float) -> Change:
+    """Take the last bot out of the lobby (``reply`` ``no_bot`` when there is none)."""
+    _lobby(table)
+    bots = [i for i, s in enumerate(table.seats) if s.bot]
+    if not bots:
+        return Change(table, reply="no_bot")
+    seats = table.seats[: bots[-1]] + table.seats[bots[-1] + 1 :]
+    return Change(_touch(table, now, timeout, seats=seats), reply="bot_taken_out")
 
 
 def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
-    """Take a player out of the lobby (idempotent)."""
+    """A player leaves (idempotent). In the lobby they lose their seat; in a running game the AI
+    takes the seat for the rest of it (``Seat.left``, ``Seat.ai``: the cards stay in play, RULES.md
+    table manners); when no person is left at the table, the game ends without result
+    (``cancelled``, ended ``abandoned``)."""
+    seat = table.seat_of(user_id)
+    if table.status is Status.PLAYING:
+        if seat is None or not table.seats[seat].human:
+            return Change(table, reply="not_seated")
+        if table.seats[seat].left:
+            return Change(table, reply="left_game")
+        seats = _with_seat(table.seats, seat, left=True, ai=True)
+        new, note = _announce(replace(table, seats=seats), "left", seat=seat)
+        if not any(s.present for s in seats):
+            new, end = _announce(replace(new, status=Status.CANCELLED, ended="abandoned"), "cancelled", reason="abandoned")
+            return Change(_schedule(new, now), outbox=[note, end], reply="left_game")
+        if table.state is not None and table.state.current == seat:
+            new = _schedule(new, now)
+        return Change(new, outbox=[note], reply="left_game")
     _lobby(table)
-    if table.seat_of(user_id) is None:
+    if seat is None:
         return Change(table, reply="not_seated")
     seats = tuple(s for s in table.seats if s.user_id != user_id)
-    return Change(replace(table, seats=seats, deadline=now + timeout), reply="left")
+    return Change(_touch(table, now, timeout, seats=seats), reply="left")
 
 
 def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: float, timeout: float) -> Change:
     """Switch the lobby's variant (creator or chat admin)."""
     _lobby(table)
-    if user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     core.variant(variant)  # raises UnknownVariant
-    return Change(replace(table, variant=variant, deadline=now + timeout), reply="variant")
+    return Change(_touch(table, now, timeout, variant=variant), reply="variant")
 
 
-def start(table: Table, user_id: int | None, is_admin: bool, seed: int) -> Change:
+def set_lang(table: Table, lang: str) -> Change:
+    """Change the table's (group's) language while its lobby is open; a running game keeps the
+    language it started with. ``reply`` is ``ok``, or ``stale`` when nothing changes."""
+    if table.status is not Status.LOBBY or table.lang == lang:
+        return Change(table, reply="stale")
+    return Change(replace(table, lang=lang))
+
+
+def set_seat_lang(table: Table, user_id: int, lang: str | None) -> Change:
+    """Set the private language of ``user_id``'s seat (``None``: follow the table's)."""
+    seat = table.seat_of(user_id)
+    if seat is None or table.seats[seat].lang == lang:
+        return Change(table, reply="stale")
+    seats = table.seats[:seat] + (replace(table.seats[seat], lang=lang),) + table.seats[seat + 1 :]
+    return Change(replace(table, seats=seats))
+
+
+def start(
+    table: Table,
+    user_id: int | None,
+    is_admin: bool,
+    seed: int,
+    now: float | None = None,
+    turn_timeout: float | None = None,
+    ai_delay: float | None = None,
+    ai_pause: tuple[float, float] | None = None,
+) -> Change:
     """Deal and start (creator or chat admin; ``user_id`` None means the table starts itself,
-    as when the sixth player joins). Needs 3 to 6 seated players."""
+    as when the sixth player joins). Needs 3 to 6 seated players, at least one a person
+    (``no_human``). With ``now`` (epoch seconds) the first turn's timer is set: ``turn_timeout``
+    seconds for a person, a pause in ``ai_pause`` (seconds) but at least ``ai_delay`` for an AI seat; without
+    it the table has no timer (tests)."""
     _lobby(table)
-    if user_id is not None and user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
+    _managed(table, user_id, is_admin)
     if len(table.seats) < MIN_PLAYERS:
         raise Refused("too_few")
+    if not any(s.human for s in table.seats):
+        raise Refused("no_human")
     state = core.new_game(len(table.seats), table.variant, random.Random(seed))
-    new = replace(table, status=Status.PLAYING, state=state, seed=seed, deadline=None, turn=0)
-    return Change(new, deal=[h.to_str() for h in state.hands], reply="started")
+    new = replace(
+        table,
+        status=Status.PLAYING,
+        state=state,
+        seed=seed,
+        turn=0,
+        turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
+        ai_delay=table.ai_delay if ai_delay is None else ai_delay,
+        ai_pause=table.ai_pause if ai_pause is None else ai_pause,
+    )
+    return Change(_schedule(new, now), deal=[h.to_str() for h in state.hands], reply="started")
 
 
 def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = "stopped") -> Change:
@@ -255,33 +387,127 @@ def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = "sto
     for the bot itself)."""
     if not table.live:
         raise Refused("not_running")
-    if user_id is not None and user_id != table.creator and not is_admin:
-        raise Refused("not_allowed")
-    new, note = _announce(replace(table, status=Status.CANCELLED, ended=reason, deadline=None), "cancelled", reason=reason)
-    return Change(new, outbox=[note] if table.status is Status.PLAYING else [], reply="cancelled")
+    _managed(table, user_id, is_admin)
+    new, note = _announce(replace(table, status=Status.CANCELLED, ended=reason, deadline=None, deadline_kind=None, turn_end=None), "cancelled", reason=reason)
+    # A game ended because the bot lost the group ("bot_removed") has no group to tell.
+    tell = table.status is Status.PLAYING and reason != "bot_removed"
+    return Change(new, outbox=[note] if tell else [], reply="cancelled")
 
 
-def expire(table: Table, now: float) -> Change:
-    """Fire the table's deadline if it is due: an untouched lobby closes. A deadline that is not
-    due (or no longer exists) changes nothing (``reply`` = ``stale``)."""
-    if table.deadline is None or table.deadline > now or table.status is not Status.LOBBY:
+def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
+    """The group ``old_chat_id`` became the supergroup ``new_chat_id`` (Bot API: a basic group
+    upgraded to a supergroup; ``migrate_to_chat_id``). Idempotent: a table already elsewhere is
+    unchanged (``reply`` = ``stale``)."""
+    if table.chat_id != old_chat_id:
         return Change(table, reply="stale")
-    return Change(replace(table, status=Status.CANCELLED, ended="expired", deadline=None), reply="expired")
+    return Change(replace(table, chat_id=new_chat_id), reply="moved")
+
+
+# -- timers --------------------------------------------------------------------------------------
+
+
+def ai_pause(table: Table) -> float:
+    """Seconds an AI seat waits before acting at the table's current moment: a human-like pause
+    in ``table.ai_pause`` drawn from the game's seed and turn (so every process agrees), never less than
+    ``table.ai_delay`` (the group's message spacing, so the board keeps up)."""
+    rng = random.Random(f"{table.seed}:{table.turn}:pause")
+    return max(rng.uniform(*table.ai_pause), table.ai_delay)
+
+
+def _schedule(table: Table, now: float | None) -> Table:
+    """The table with the timer of its current moment: for a person, the reminder (then the turn's
+    end, ``turn_end``); for an AI seat, its pause; none when the game is not running or ``now`` is
+    ``None``."""
+    if now is None or table.status is not Status.PLAYING or table.state is None or table.state.current is None:
+        return replace(table, deadline=None, deadline_kind=None, turn_end=None)
+    if table.seats[table.state.current].by_ai:
+        return replace(table, deadline=now + ai_pause(table), deadline_kind="ai", turn_end=None)
+    end = now + table.turn_timeout
+    return replace(table, deadline=now + table.turn_timeout * REMIND_AT, deadline_kind="remind", turn_end=end)
+
+
+def on_deadline(table: Table, now: float) -> Change:
+    """Fire the table's deadline if it is due at ``now`` (epoch seconds), by its kind:
+
+    - a lobby expires (closed without result);
+    - ``remind``: a private reminder to the player to act (an outbox note with ``to``, their user
+      id), then the timer waits for the turn's end;
+    - ``turn``: the automatic move of RULES.md for the current player (:func:`core.auto.automatic_move`),
+      announced to the group; after :data:`AUTO_TO_AI` in a row the AI takes the seat;
+    - ``ai``: the current AI seat acts (``core.ai`` ``counting``, its random choices drawn from the
+      game's seed and turn, so every process computes the same move).
+
+    A deadline that is not due (or no longer exists: the player acted meanwhile) changes
+    nothing (``reply`` = ``stale``).
+    """
+    if table.deadline is None or table.deadline > now or not table.live:
+        return Change(table, reply="stale")
+    if table.status is Status.LOBBY:
+        return Change(replace(table, status=Status.CANCELLED, ended="expired", deadline=None, deadline_kind=None), reply="expired")
+    assert table.state is not None and table.state.current is not None
+    seat = table.state.current
+    player = table.seats[seat]
+    kind = table.deadline_kind
+    if kind == "remind" and not player.by_ai:
+        end = table.turn_end if table.turn_end is not None else now
+        new, note = _announce(replace(table, deadline=end, deadline_kind="turn"), "remind", seat=seat, to=player.user_id, end=end)
+        return Change(new, outbox=[note], reply="reminded")
+    view = core.view(table.state, seat)
+    if player.by_ai:
+        strategy = player.bot or "counting"
+        action = core.ai.make_player(strategy, seat, random.Random(f"{table.seed}:{table.turn}")).act(view)
+        return _apply(table, seat, action, now, reply="ai")
+    action = core.auto.automatic_move(view)
+    auto = player.auto + 1
+    table = replace(table, seats=_with_seat(table.seats, seat, auto=auto, ai=auto >= AUTO_TO_AI))
+    table, note = _announce(table, "auto", seat=seat, ai=auto >= AUTO_TO_AI)
+    change = _apply(table, seat, action, now, reply="auto")
+    change.outbox.insert(0, note)
+    return change
+
+
+def take_back(table: Table, user_id: int, now: float) -> Change:
+    """The player takes their seat back from the AI (one tap, idempotent; not after leaving)."""
+    if table.status is not Status.PLAYING:
+        raise Refused("game_over" if table.status is Status.OVER else "not_running")
+    seat = table.seat_of(user_id)
+    if seat is None or table.seats[seat].left or not table.seats[seat].human:
+        raise Refused("not_seated")
+    if not table.seats[seat].ai:
+        return Change(table, reply="taken_back")
+    new = replace(table, seats=_with_seat(table.seats, seat, ai=False, auto=0))
+    if table.state is not None and table.state.current == seat:
+        new = _schedule(new, now)
+    return Change(new, reply="taken_back")
 
 
 # -- play ----------------------------------------------------------------------------------------
 
 
-def act(table: Table, user_id: int, turn: int, action: core.Action) -> Change:
+def _with_seat(seats: tuple[Seat, ...], i: int, **changes: Any) -> tuple[Seat, ...]:
+    return seats[:i] + (replace(seats[i], **changes),) + seats[i + 1 :]
+
+
+def act(table: Table, user_id: int, turn: int, action: core.Action, now: float | None = None) -> Change:
     """Apply a player's action through the engine. ``turn`` is the moment the keyboard was
-    drawn for: a different one is ``stale``. Engine refusals come back as their codes."""
+    drawn for: a different one is ``stale``. Engine refusals come back as their codes. A person
+    acting resets their count of automatic moves; ``now`` (epoch seconds) sets the next timer
+    (see :func:`start`)."""
     if table.status is not Status.PLAYING or table.state is None:
         raise Refused("game_over" if table.status is Status.OVER else "not_running")
     seat = table.seat_of(user_id)
-    if seat is None:
+    if seat is None or table.seats[seat].left:
         raise Refused("not_seated")
     if turn != table.turn:
         raise Refused("stale")
+    if table.seats[seat].auto:
+        table = replace(table, seats=_with_seat(table.seats, seat, auto=0))
+    return _apply(table, seat, action, now, reply=None)
+
+
+def _apply(table: Table, seat: int, action: core.Action, now: float | None, reply: str | None) -> Change:
+    """The one way an action reaches the engine (taps, automatic and AI moves)."""
+    assert table.state is not None
     try:
         state, events = core.apply(table.state, seat, action)
     except core.IllegalAction as e:
@@ -296,7 +522,7 @@ def act(table: Table, user_id: int, turn: int, action: core.Action) -> Change:
             notes.append(note)
     if state.result is not None:
         new = replace(new, status=Status.OVER, ended="finished")
-    return Change(new, log=[action_to_dict(seat, action)], outbox=notes, reply=_reply_for(action))
+    return Change(_schedule(new, now), log=[action_to_dict(seat, action)], outbox=notes, reply=reply or _reply_for(action))
 
 
 def _reply_for(action: core.Action) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+import time
 import unicodedata
 from dataclasses import dataclass
 
@@ -22,13 +23,22 @@ import core
 from core.cards import RANKS, Hand, Rank
 
 from .codec import Tap, encode
-from .i18n import N_, Translator, translator
+from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
 from .model import Status, Table
 
-__all__ = ["Rendered", "esc", "name", "lobby", "board", "panel", "announcement", "answer", "MAX_NAME"]
+__all__ = [
+    "Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer",
+    "leave_confirm", "timer_menu", "clock", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
+    "private_hint",
+]
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
+
+#: Names of bot players (msgids, translated when shown), taken in this order in a lobby.
+BOT_NAMES: tuple[str, ...] = (N_("Bot Vasya"), N_("Bot Masha"), N_("Bot Petya"), N_("Bot Olya"), N_("Bot Fedya"), N_("Bot Zina"))
+#: Marks an AI-played seat on the board and in the lobby.
+AI_MARK = "🤖"
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,9 @@ def esc(text: str) -> str:
 
 
 _INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+#: Letters and symbols that draw nothing (Hangul fillers, Braille blank, …), a favourite of
+#: "invisible" names; treated as white space.
+_BLANKS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u17b4", "\u17b5", "\u180e"}
 
 
 def clean_name(raw: str | None, fallback: str) -> str:
@@ -66,7 +79,9 @@ def clean_name(raw: str | None, fallback: str) -> str:
     marks = 0
     for ch in unicodedata.normalize("NFC", raw or ""):
         cat = unicodedata.category(ch)
-        if cat in _INVISIBLE:
+        if ch.isspace() or ch in _BLANKS:  # line breaks and tabs too: one line, spaces
+            ch, cat = " ", "Zs"
+        elif cat in _INVISIBLE:
             continue
         if cat.startswith("M"):
             marks += 1
@@ -83,17 +98,44 @@ def clean_name(raw: str | None, fallback: str) -> str:
     return text
 
 
-def name(table: Table, seat: int) -> str:
+def name(table: Table, seat: int, tr: Translator | None = None) -> str:
     """Seat ``seat``'s name, escaped and isolated (U+2068…U+2069) so right-to-left names do
-    not reorder the sentence around them."""
-    tr = translator(table.lang)
+    not reorder the sentence around them. Names are never declined or cut by a translation:
+    every sentence puts them where the grammar needs no case ending. ``tr`` gives the fallback
+    "Player n" (default: the table's language)."""
+    tr = tr or translator(table.lang)
     fallback = tr.t("Player {n}", n=seat + 1)
-    return "\u2068" + esc(clean_name(table.seats[seat].name, fallback)) + "\u2069"
+    raw = table.seats[seat].name
+    if table.seats[seat].bot:
+        raw = tr.t(raw) if raw else fallback
+    return "\u2068" + esc(clean_name(raw, fallback)) + "\u2069"
+
+
+def clock(epoch: float) -> str:
+    """``HH:MM:SS`` in UTC of an epoch time (deadlines on panels; edits are not live)."""
+    return time.strftime("%H:%M:%S", time.gmtime(epoch))
+
+
+def _marked(table: Table, seat: int) -> str:
+    """The seat's name with the AI mark when the AI plays it."""
+    return name(table, seat) + (" " + AI_MARK if table.seats[seat].by_ai else "")
+
+
+def title(table: Table) -> str:
+    """The group's title, cleaned like a name, escaped and isolated («—» when empty)."""
+    return "\u2068" + esc(clean_name(table.title, "—")) + "\u2069"
 
 
 def rank_name(tr: Translator, rank: Rank) -> str:
-    """A rank's full name in the claim style «2 × дама»."""
+    """A rank's full name, singular («дама», "Queen", « dame », «donna»)."""
     return tr.t(_RANK_NAMES[rank])
+
+
+def rank_count(tr: Translator, count: int, rank: Rank) -> str:
+    """A count of one rank with the language's plural («2 дамы», "2 Queens", « 2 dames »,
+    «2 donne»): the claim style in every language."""
+    one, many = _RANK_PLURALS[rank]
+    return tr.n(one, many, count)
 
 
 def rank_short(tr: Translator, rank: Rank) -> str:
@@ -116,6 +158,21 @@ _RANK_NAMES = {
     Rank.QUEEN: N_("queen"),
     Rank.KING: N_("king"),
 }
+_RANK_PLURALS = {
+    Rank.ACE: Np_("{n} Ace", "{n} Aces"),
+    Rank.TWO: Np_("{n} Two", "{n} Twos"),
+    Rank.THREE: Np_("{n} Three", "{n} Threes"),
+    Rank.FOUR: Np_("{n} Four", "{n} Fours"),
+    Rank.FIVE: Np_("{n} Five", "{n} Fives"),
+    Rank.SIX: Np_("{n} Six", "{n} Sixes"),
+    Rank.SEVEN: Np_("{n} Seven", "{n} Sevens"),
+    Rank.EIGHT: Np_("{n} Eight", "{n} Eights"),
+    Rank.NINE: Np_("{n} Nine", "{n} Nines"),
+    Rank.TEN: Np_("{n} Ten", "{n} Tens"),
+    Rank.JACK: Np_("{n} Jack", "{n} Jacks"),
+    Rank.QUEEN: Np_("{n} Queen", "{n} Queens"),
+    Rank.KING: Np_("{n} King", "{n} Kings"),
+}
 _RANK_SHORT = {
     Rank.ACE: N_("A"),
     Rank.TWO: N_("2"),
@@ -134,8 +191,14 @@ _RANK_SHORT = {
 
 
 def claim_text(tr: Translator, count: int, rank: Rank) -> str:
-    """«2 × дама»: the count and the claimed rank."""
-    return tr.t("{count} × {rank}", count=count, rank=rank_name(tr, rank))
+    """«2 дамы»: the count and the claimed rank (see :func:`rank_count`)."""
+    return rank_count(tr, count, rank)
+
+
+def revealed_text(tr: Translator, ranks: list[str]) -> str:
+    """The cards turned over, grouped by rank in rank order («1 дама, 1 семёрка»)."""
+    hand = Hand.from_str("".join(Rank.from_str(r).char for r in ranks))
+    return ", ".join(rank_count(tr, hand[r], r) for r in hand.distinct())
 
 
 def hand_text(tr: Translator, hand: Hand) -> str:
@@ -174,7 +237,7 @@ def lobby(table: Table) -> Rendered:
         tr.t("Variant: {variant}", variant=variant_name(tr, table.variant)),
         tr.t("Players ({count}/6):", count=len(table.seats)),
     ]
-    lines += [f"{i + 1}. {name(table, i)}" for i in range(len(table.seats))] or ["—"]
+    lines += [f"{i + 1}. {_marked(table, i)}" for i in range(len(table.seats))] or ["—"]
     missing = core.MIN_PLAYERS - len(table.seats)
     if missing > 0:
         lines.append(tr.n("Waiting for at least {n} more player.", "Waiting for at least {n} more players.", missing))
@@ -186,6 +249,8 @@ def lobby(table: Table) -> Rendered:
             [_button(tr.t("Join"), Tap("join", table.id)), _button(tr.t("Leave"), Tap("leave", table.id))],
             [_button(tr.t("Start"), Tap("start", table.id)), _button(tr.t("Cancel"), Tap("cancel", table.id))],
             [_button(tr.t("Switch to: {variant}", variant=variant_name(tr, other)), Tap("variant", table.id, arg=other))],
+            [_button(tr.t("Add a bot"), Tap("addbot", table.id))]
+            + ([_button(tr.t("Remove a bot"), Tap("rmbot", table.id))] if any(s.bot for s in table.seats) else []),
         ]
     )
     return Rendered(_cap("\n".join(lines)), markup)
@@ -207,11 +272,11 @@ def board(table: Table, bot_username: str) -> Rendered:
         place = ""
         if pv.result is not None:
             place = tr.t("place {place}", place=pv.result.places[i]) + " · "
-        lines.append(f"{marker}{i + 1}. {name(table, i)} — {place}" + tr.n("{n} card", "{n} cards", pv.hand_sizes[i]))
+        lines.append(f"{marker}{i + 1}. {_marked(table, i)} — {place}" + tr.n("{n} card", "{n} cards", pv.hand_sizes[i]))
     lines.append("")
     lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)) + " · " + tr.t("plays: {plays}", plays=pv.plays))
     if pv.claims:
-        claims = "; ".join(f"{name(table, c.seat)}: {claim_text(tr, c.count, c.claim)}" for c in pv.claims)
+        claims = " · ".join(tr.t("{player}: {claim}", player=name(table, c.seat), claim=claim_text(tr, c.count, c.claim)) for c in pv.claims)
         lines.append(tr.t("This round: {claims}", claims=claims))
     lines.append("")
     lines.append(_status_line(table, pv, tr))
@@ -238,10 +303,16 @@ def _status_line(table: Table, pv: core.PublicView, tr: Translator) -> str:
 
 
 def result_line(table: Table, result: core.Result, tr: Translator) -> str:
+    """The result in one line: the winner, or the players sharing first place."""
     if result.draw:
-        leaders = ", ".join(name(table, i) for i, p in enumerate(result.places) if p == 1)
+        leaders = ", ".join(name(table, i, tr) for i, p in enumerate(result.places) if p == 1)
         return tr.t("Draw! First place shared by {players}.", players=leaders)
-    return tr.t("{winner} wins!", winner=name(table, result.winner))  # type: ignore[arg-type]
+    return tr.t("{winner} wins!", winner=name(table, result.winner, tr))  # type: ignore[arg-type]
+
+
+def seat_translator(table: Table, seat: int) -> Translator:
+    """The translator of seat ``seat``'s private messages: ``Seat.lang``, else the table's."""
+    return translator(table.seats[seat].lang or table.lang)
 
 
 # -- private panel ---------------------------------------------------------------------------------
@@ -250,19 +321,20 @@ def result_line(table: Table, result: core.Result, tr: Translator) -> str:
 def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     """A player's private panel: the group, their hand, whose turn, and on their turn the
     claim they answer with pile and hand sizes, and the keyboard of their legal choices.
-    ``picks`` are the cards selected so far (compact hand string)."""
-    tr = translator(table.lang)
+    ``picks`` are the cards selected so far (compact hand string). In the seat's own language
+    (``Seat.lang``, else the table's)."""
+    tr = seat_translator(table, seat)
     assert table.state is not None
     v = core.view(table.state, seat)
     pv = v.public
-    lines = [tr.t("Game in «{group}»", group=esc(table.title or "—"))]
+    lines = [tr.t("Game in «{group}»", group=title(table))]
     lines.append(tr.t("Your cards ({count}): {hand}", count=v.hand.size, hand=hand_text(tr, v.hand)))
-    sizes = " · ".join(f"{name(table, i)} {pv.hand_sizes[i]}" for i in range(pv.players))
+    sizes = " · ".join(f"{name(table, i, tr)} {pv.hand_sizes[i]}" for i in range(pv.players))
     lines.append(tr.t("Hands: {sizes}", sizes=sizes))
     lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)))
     if pv.claims:
         last = pv.claims[-1]
-        lines.append(tr.t("Last claim: {player} — {claim}", player=name(table, last.seat), claim=claim_text(tr, last.count, last.claim)))
+        lines.append(tr.t("Last claim: {player} — {claim}", player=name(table, last.seat, tr), claim=claim_text(tr, last.count, last.claim)))
     rows: list[list[InlineKeyboardButton]] = []
     if table.status is not Status.PLAYING:
         if pv.result is not None:
@@ -273,17 +345,28 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
             lines.append(tr.t("The game was stopped. No result."))
         return Rendered(_cap("\n".join(lines)))
     lines.append("")
-    if not v.my_turn:
-        lines.append(tr.t("Turn: {who}", who=name(table, pv.current)))  # type: ignore[arg-type]
+    me = table.seats[seat]
+    if me.left:
+        lines.append(tr.t("You left this game; the AI plays your seat."))
+        return Rendered(_cap("\n".join(lines)))
+    if me.ai:
+        lines.append("<b>" + tr.t("The AI is playing for you.") + "</b>")
+        rows.append([_button(tr.t("Take my seat back"), Tap("takeback", table.id))])
+        if not v.my_turn:
+            lines.append(tr.t("Turn: {who}", who=name(table, pv.current, tr)))  # type: ignore[arg-type]
+    elif not v.my_turn:
+        lines.append(tr.t("Turn: {who}", who=name(table, pv.current, tr)))  # type: ignore[arg-type]
     elif pv.answering:
         last = pv.claims[-1]
         if pv.phase is core.Phase.FINAL_CHECK:
-            lines.append("<b>" + tr.t("{player} played their last cards: {claim}. Believe or not?", player=name(table, last.seat), claim=claim_text(tr, last.count, last.claim)) + "</b>")
+            lines.append("<b>" + tr.t("{player} played their last cards: {claim}. Believe or not?", player=name(table, last.seat, tr), claim=claim_text(tr, last.count, last.claim)) + "</b>")
         else:
             lines.append("<b>" + tr.t("Last play of the game: {claim}. Believe or not?", claim=claim_text(tr, last.count, last.claim)) + "</b>")
         rows.append([_button(tr.t("I believe"), Tap("believe", table.id, turn=table.turn)), _button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn))])
     else:
         rows += _play_rows(table, v, picks, tr, lines)
+    if v.my_turn and not me.ai and table.turn_end is not None:
+        lines.append("⏱ " + tr.t("Move by {time} UTC, or an automatic move is made.", time=clock(table.turn_end)))
     rows.append([_button(tr.t("Refresh"), Tap("refresh", table.id))])
     return Rendered(_cap("\n".join(lines)), InlineKeyboardMarkup(rows))
 
@@ -342,7 +425,7 @@ def announcement(table: Table, note: dict) -> str | None:
     tr = translator(table.lang)
     kind = note["kind"]
     if kind == "ChallengeResolved":
-        revealed = ", ".join(rank_name(tr, Rank.from_str(r)) for r in note["revealed"])
+        revealed = revealed_text(tr, note["revealed"])
         lines = [
             tr.t("{challenger} doesn't believe {player}!", challenger=name(table, note["challenger"]), player=name(table, note["player"])),
             tr.t("Claimed: {claim}. Revealed: {cards}.", claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
@@ -351,7 +434,7 @@ def announcement(table: Table, note: dict) -> str | None:
         ]
         return "\n".join(lines)
     if kind == "Believed":
-        revealed = ", ".join(rank_name(tr, Rank.from_str(r)) for r in note["revealed"])
+        revealed = revealed_text(tr, note["revealed"])
         lines = [
             tr.t("{believer} believes {player}.", believer=name(table, note["believer"]), player=name(table, note["player"])),
             tr.t("Claimed: {claim}. Revealed: {cards}.", claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
@@ -374,8 +457,122 @@ def announcement(table: Table, note: dict) -> str | None:
             lines.append(tr.t("{place}. {player}", place=result.places[i], player=name(table, i)) + extra)
         return _cap("\n".join(lines))
     if kind == "cancelled":
+        if note.get("reason") == "abandoned":
+            return tr.t("Every player has left. The game ends without result.")
         return tr.t("The game was stopped. No result.")
+    if kind == "auto":
+        text = tr.t("{player} did not move in time: an automatic move was made.", player=name(table, note["seat"]))
+        if note.get("ai"):
+            text += "\n" + tr.t("The AI plays for {player} until they take their seat back.", player=name(table, note["seat"]))
+        return text
+    if kind == "left":
+        return tr.t("{player} left the game; the AI plays their seat.", player=name(table, note["seat"]))
+    if kind == "remind":
+        seat_lang = table.seats[note["seat"]].lang or table.lang
+        return translator(seat_lang).t("⏰ Your turn in «{group}»: move by {time} UTC, or an automatic move is made.", group=title(table), time=clock(note["end"]))
     return None
+
+
+# -- rules, help, language choice -----------------------------------------------------------------
+
+#: /rules: the game in the bot's words (from RULES.md: both variants, the final check, the cap, tips).
+RULES = N_(
+    "<b>Rules of «I doubt it»</b>\n"
+    "3 to 6 players share one 52-card deck; suits do not matter, only ranks. Get rid of all your cards to win.\n\n"
+    "<b>A turn.</b> Put 1 to 4 cards face down on the pile and name their rank. The number of cards is always true; the rank may be a lie. "
+    "The next player either plays on (and so believes you), or says «I doubt it!».\n"
+    "<b>Russian variant</b> (default): whoever opens a round names any rank; everyone else in that round must claim the same rank.\n"
+    "<b>Classic variant</b>: the rank is fixed and goes up with every play of the game: A, 2, 3 … K, then A again, even after a challenge.\n\n"
+    "<b>«I doubt it!»</b> Only the last play is turned over. If it was true, the doubter takes the whole pile; if it was a bluff, the player who made it does. "
+    "The winner of the showdown opens the next round.\n\n"
+    "<b>Going out.</b> Playing your last cards does not win yet: the next player must believe or doubt. "
+    "Believed, or doubted but true: you win. Doubted and a bluff: you take the pile and play goes on. "
+    "If a believed last play was a bluff, the believer takes the pile.\n\n"
+    "<b>End.</b> The others are ranked by the cards they hold, fewer is better, equal counts share a place. "
+    "After 300 plays the next player must believe or doubt, and the game ends: fewest cards wins, a tie for fewest is a draw.\n\n"
+    "<b>With this bot.</b> /start_game in a group opens a lobby; press «Join». Your cards and buttons come here, in private chat. "
+    "Pick cards, name the rank when you open a round, press «Play». The group sees hand sizes, the pile and the claims, never your cards.\n\n"
+    "<b>Tips.</b> Count the cards: there are four of each rank. Play true cards when you can. Bluff small on a small pile. "
+    "Distrust a player who is about to go out."
+)
+
+#: /help: how to use the bot (shorter than the rules).
+HELP = N_(
+    "<b>How to play with this bot</b>\n"
+    "1. Open a private chat with me and press «Start» once: your cards and buttons come there.\n"
+    "2. In a group, /start_game opens a lobby. Press «Join». The creator or a chat admin presses «Start» when 3 to 6 players are in; with 6 the game starts by itself.\n"
+    "3. On your turn your private panel shows your hand: tap 1 to 4 cards, name the rank if you open the round, then play. "
+    "Or tap «I doubt it!» to check the last play.\n"
+    "4. The group sees the board, every showdown and the result.\n\n"
+    "<b>Commands</b>\n"
+    "/board: post the board again\n"
+    "/stop_game: stop the game (creator or admin)\n"
+    "/language: in a group, the group's language (admins); in private chat, your own\n"
+    "/rules: the rules of the game"
+)
+
+
+def rules(lang: str | None) -> str:
+    """The /rules text in ``lang`` (one message)."""
+    return _cap(translator(lang).t(RULES))
+
+
+def help_text(lang: str | None) -> str:
+    """The /help text in ``lang`` (one message)."""
+    return _cap(translator(lang).t(HELP))
+
+
+def language_menu(lang: str | None, group: bool) -> Rendered:
+    """The /language message: a prompt in ``lang`` and one button per language, each labelled
+    with the language's own name; the callback carries the language code."""
+    tr = translator(lang)
+    text = tr.t("Choose the group's language (chat admins):") if group else tr.t("Choose the language of your private messages:")
+    buttons = [_button(translator(code).t(LANGUAGE_NAMES[code]), Tap("lang", "0", arg=code)) for code in LANGUAGES]
+    return Rendered(text, InlineKeyboardMarkup([buttons[:2], buttons[2:]]))
+
+
+def language_set(lang: str, group: bool) -> str:
+    """The confirmation after a /language choice, in the chosen language."""
+    tr = translator(lang)
+    language = tr.t(LANGUAGE_NAMES[lang])
+    return tr.t("The group's language is now {language}.", language=language) if group else tr.t("Your private messages are now in {language}.", language=language)
+
+
+def private_hint(lang: str | None, sent: bool) -> str:
+    """The short group reply to /rules or /help outside a running game: sent privately, or
+    the user must start the bot first."""
+    tr = translator(lang)
+    return tr.t("I sent it to you in private chat.") if sent else tr.t("I can't write to you privately: open a chat with me, press «Start» and ask again.")
+
+
+def leave_confirm(table: Table, seat: int) -> Rendered:
+    """The question «leave the running game?» with its confirming button."""
+    tr = translator(table.lang)
+    text = tr.t("{player}, leave the game? The AI will play your seat until the end.", player=name(table, seat))
+    return Rendered(text, InlineKeyboardMarkup([[_button(tr.t("Yes, leave"), Tap("quit", table.id))]]))
+
+
+def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[int, ...]) -> Rendered:
+    """The turn-timer menu for chat admins: the current setting and one button per choice
+    (seconds), plus «an hour» (the timer is never off)."""
+    tr = translator(lang)
+    text = tr.t("Turn timer: {seconds} s. Choose:", seconds=int(current))
+    row = [_button(tr.t("{seconds} s", seconds=c), Tap("timer", str(chat_id), arg=str(c))) for c in choices]
+    rows = [row[:3], row[3:], [_button(tr.t("an hour"), Tap("timer", str(chat_id), arg="long"))]]
+    return Rendered(text, InlineKeyboardMarkup([r for r in rows if r]))
+
+
+def unreachable(table: Table, seat: int, bot_username: str) -> str:
+    """Group note (posted once): a player's private chat cannot be reached."""
+    tr = translator(table.lang)
+    return tr.t("{player} can't get their cards: they should open @{bot} and press Start.", player=name(table, seat), bot=esc(bot_username or "bot"))
+
+
+def removed_note(table: Table, seat: int) -> str:
+    """Private note to a player (in their language): the game ended because the bot lost its
+    group."""
+    tr = seat_translator(table, seat)
+    return tr.t("The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.", group=title(table))
 
 
 # -- short answers to taps -------------------------------------------------------------------------
@@ -410,6 +607,17 @@ _ANSWERS = {
     "open_private": N_("Start the bot in private chat first: it will seat you."),
     "refreshed": N_("Updated."),
     "bad_button": N_("This button is not valid any more."),
+    "admins_only": N_("Only a chat admin can do that."),
+
+
+    "anonymous": N_("Anonymous admins can't take a seat: write as yourself to play."),
+    "bot_added": N_("A bot joined the table."),
+    "bot_taken_out": N_("A bot left the table."),
+    "no_bot": N_("There is no bot to remove."),
+    "no_human": N_("At least one person must play."),
+    "left_game": N_("You left the game. The AI plays your seat."),
+    "taken_back": N_("Your seat is yours again."),
+    "timer_set": N_("Turn timer saved for the next games."),
 }
 
 

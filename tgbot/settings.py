@@ -13,6 +13,8 @@
 | TURN_TIMEOUT        | default seconds for a turn (default 90)                                  |
 | RATE_GROUP_MAX / RATE_GROUP_PERIOD   | group limit: messages per period (20 per 60 s, Bot FAQ) |
 | RATE_GLOBAL_MAX / RATE_GLOBAL_PERIOD | overall limit (30 per 1 s, Bot FAQ)                     |
+| AI_PAUSE_MIN / AI_PAUSE_MAX | seconds an AI seat pauses before acting (1 to 3; never less than the group's message spacing) |
+| CHEAT_NO_POLLING    | ``1``: receive no updates; run only the timer loop and the view sync (a second process) |
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ class Settings(BaseSettings):
     rate_group_period: float = Field(60.0, alias="RATE_GROUP_PERIOD", gt=0)
     rate_global_max: int = Field(30, alias="RATE_GLOBAL_MAX", gt=0)
     rate_global_period: float = Field(1.0, alias="RATE_GLOBAL_PERIOD", gt=0)
+    ai_pause_min: float = Field(1.0, alias="AI_PAUSE_MIN", ge=0)
+    ai_pause_max: float = Field(3.0, alias="AI_PAUSE_MAX", ge=0)
+    no_polling: bool = Field(False, alias="CHEAT_NO_POLLING")
 
     @property
     def in_memory(self) -> bool:

@@ -11,7 +11,10 @@ Redis Cluster slot and one Lua script can change them atomically:
 Indexes live in other slots and are single-key entries, checked against the game when read:
 ``cheat:chat:<chat>:<thread>`` (live game of a chat or topic), ``cheat:live`` (set of live game
 ids), ``cheat:deadlines`` (sorted set: game id → epoch seconds), ``cheat:user:<id>`` (hash:
-``dm`` = the bot can write to them), ``cheat:upd:<update_id>`` (processed updates, 24 h TTL).
+``dm`` = the bot can write to them, ``lang`` = their own language for private messages),
+``cheat:user:<id>:games`` (set: the live games they are seated at), ``cheat:chatcfg:<chat>``
+(hash: the chat's settings, see :class:`ChatSettings`), ``cheat:upd:<update_id>`` (processed
+updates, 24 h TTL).
 
 Every change to a game goes through :meth:`Store.transact`: read (one round trip), apply a pure
 transition, then one Lua compare-and-set on the version that also appends to the log and the
@@ -28,9 +31,9 @@ from typing import Any, Awaitable, Callable
 
 from redis.asyncio import BlockingConnectionPool, Redis
 
-from .model import Change, Refused, Table
+from .model import Change, Refused, Table, move_chat
 
-__all__ = ["Store", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
+__all__ = ["Store", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +83,19 @@ if score and tonumber(score) <= tonumber(ARGV[2]) then
 end
 return 0
 """
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """A chat's settings (hash ``cheat:chatcfg:<chat_id>``, one field per setting, absent =
+    default). ``lang``: the group's language (``None``: not chosen, Russian)."""
+
+    lang: str | None = None
+
+    @classmethod
+    def from_hash(cls, raw: dict[str, str]) -> "ChatSettings":
+        """From the stored hash; unknown fields are ignored."""
+        return cls(lang=raw.get("lang") or None)
 
 
 class Conflict(Exception):
@@ -146,8 +162,14 @@ class Store:
     def k_chat(self, chat_id: int, thread_id: int | None) -> str:
         return f"{self.p}:chat:{chat_id}:{thread_id or 0}"
 
+    def k_chatcfg(self, chat_id: int) -> str:
+        return f"{self.p}:chatcfg:{chat_id}"
+
     def k_user(self, user_id: int) -> str:
         return f"{self.p}:user:{user_id}"
+
+    def k_user_games(self, user_id: int) -> str:
+        return f"{self.p}:user:{user_id}:games"
 
     @property
     def k_live(self) -> str:
@@ -213,10 +235,13 @@ class Store:
     async def _after_commit(self, before: Table | None, after: Table) -> None:
         """Bring the indexes in line with a committed table (one pipelined round trip). Each
         index is checked against the game when read, so a crash between the commit and this
-        leaves nothing wrong. A change that moves no index (same liveness, same deadline: every
-        play of a running game) costs no round trip at all."""
-        if before is not None and before.live == after.live and before.deadline == after.deadline:
+        leaves nothing wrong. A change that moves no index (same liveness, deadline and human
+        players: a play of a running game without a turn timer) costs no round trip at all."""
+        now_in = {x.user_id for x in after.seats if x.human} if after.live else set()
+        was_in = {x.user_id for x in before.seats if x.human} if before is not None else None
+        if before is not None and before.live == after.live and before.deadline == after.deadline and now_in == was_in:
             return
+        was_in = was_in or set()
         pipe = self.redis.pipeline(transaction=False)
         # An ended game stays in the live set until the syncer has shown its end (its result
         # may still be in the outbox); its chat is freed at once for the next game.
@@ -225,6 +250,11 @@ class Store:
             # (a registered Script's __call__ is a coroutine on the asyncio client, never queued
             # on a pipeline: queue the script itself)
             pipe.eval(_DEL_IF, 1, self.k_chat(after.chat_id, after.thread_id), after.id)
+        # user -> live games index (cheat:user:<id>:games), checked against the game when read
+        for uid in now_in - was_in:
+            pipe.sadd(self.k_user_games(uid), after.id)
+        for uid in was_in - now_in:
+            pipe.srem(self.k_user_games(uid), after.id)
         if after.deadline is not None:
             pipe.zadd(self.k_deadlines, {after.id: after.deadline})
         elif before is None or before.deadline is not None:
@@ -257,6 +287,50 @@ class Store:
         """Drop the chat's index if it still points at ``gid``."""
         await self._del_if(keys=[self.k_chat(chat_id, thread_id)], args=[gid])
 
+    async def user_games(self, user_id: int) -> list[Table]:
+        """The live tables ``user_id`` is seated at (index checked against each game; stale
+        entries are dropped)."""
+        out = []
+        for gid in sorted(await self.redis.smembers(self.k_user_games(user_id))):
+            table = await self.load(gid)
+            if table is None or not table.live or table.seat_of(user_id) is None:
+                await self.redis.srem(self.k_user_games(user_id), gid)
+                continue
+            out.append(table)
+        return out
+
+    async def chat_games(self, chat_id: int) -> list[Table]:
+        """Every live table of a chat, in all its forum topics (chat index, checked against
+        each game)."""
+        out = []
+        async for key in self.redis.scan_iter(match=f"{self.p}:chat:{chat_id}:*", count=100):
+            gid = await self.redis.get(key)
+            table = await self.load(gid) if gid else None
+            if table is not None and table.live and table.chat_id == chat_id and self.k_chat(chat_id, table.thread_id) == key:
+                out.append(table)
+        return out
+
+    async def move_chat(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
+        """Move the live games of group ``old_chat_id`` to supergroup ``new_chat_id``
+        (a group upgrade). Crash-safe order: the new chat index first, then the table's
+        ``chat_id`` (one transaction), then the old index dropped; readers check indexes
+        against the game, so at every moment the game is reachable under one of the ids.
+        ``also``: game ids to move even if no longer live (their end is still to be shown).
+        Idempotent. Returns the moved game ids."""
+        tables = {t.id: t for t in await self.chat_games(old_chat_id)}
+        for gid in also:
+            t = await self.load(gid)
+            if t is not None and t.chat_id == old_chat_id:
+                tables[gid] = t
+        moved = []
+        for table in tables.values():
+            if table.live:
+                await self.redis.set(self.k_chat(new_chat_id, table.thread_id), table.id, nx=True)
+            await self.transact(table.id, lambda t: move_chat(t, old_chat_id, new_chat_id))
+            await self.release_chat(old_chat_id, table.thread_id, table.id)
+            moved.append(table.id)
+        return moved
+
     async def live_games(self) -> list[str]:
         """Ids of the games that may be live or still have something to show (the caller
         checks each)."""
@@ -285,11 +359,52 @@ class Store:
         """Whether the user has started the bot (and not blocked it since, as far as known)."""
         return await self.redis.hget(self.k_user(user_id), "dm") == "1"
 
+    async def user_lang(self, user_id: int) -> str | None:
+        """The user's own language for private messages (``/language`` in private), or ``None``."""
+        return await self.redis.hget(self.k_user(user_id), "lang") or None
+
+    async def set_user_lang(self, user_id: int, lang: str) -> None:
+        """Record the user's own language for private messages."""
+        await self.redis.hset(self.k_user(user_id), "lang", lang)
+
+    async def chat_settings(self, chat_id: int) -> ChatSettings:
+        """The chat's settings (defaults when none were set)."""
+        return ChatSettings.from_hash(await self.redis.hgetall(self.k_chatcfg(chat_id)))
+
+    async def set_chat_settings(self, chat_id: int, **fields: str | None) -> ChatSettings:
+        """Change some of the chat's settings (``None`` resets a field); returns them all."""
+        keep = {k: v for k, v in fields.items() if v is not None}
+        drop = [k for k, v in fields.items() if v is None]
+        if keep:
+            await self.redis.hset(self.k_chatcfg(chat_id), mapping=keep)
+        if drop:
+            await self.redis.hdel(self.k_chatcfg(chat_id), *drop)
+        return await self.chat_settings(chat_id)
+    # -- chat settings ---------------------------------------------------------------------
+
+    async def chat_turn_timeout(self, chat_id: int, default: float) -> float:
+        """The chat's turn timer in seconds (hash ``cheat:chatcfg:<chat>`` field ``turn``), or
+        ``default`` (``TURN_TIMEOUT``) when the chat never set one."""
+        raw = await self.redis.hget(self.k_chatcfg(chat_id), "turn")
+        try:
+            return float(raw) if raw else default
+        except ValueError:
+            return default
+
+    async def set_chat_turn_timeout(self, chat_id: int, seconds: float) -> None:
+        """Store the chat's turn timer (seconds; the caller checks the allowed range)."""
+        await self.redis.hset(self.k_chatcfg(chat_id), "turn", str(int(seconds)))
+
     # -- deadlines -------------------------------------------------------------------------
 
     async def due(self, now: float, limit: int = 50) -> list[tuple[str, float]]:
         """Game ids whose deadline is at or before ``now`` (epoch seconds)."""
         return await self.redis.zrangebyscore(self.k_deadlines, "-inf", now, start=0, num=limit, withscores=True)
+
+    async def next_deadline(self) -> float | None:
+        """The earliest deadline in the index (epoch seconds), or ``None``."""
+        first = await self.redis.zrange(self.k_deadlines, 0, 0, withscores=True)
+        return float(first[0][1]) if first else None
 
     async def claim_deadline(self, gid: str, now: float, lease: float) -> bool:
         """Claim a due deadline for ``lease`` seconds (pushes it to ``now + lease``), so one
@@ -320,6 +435,10 @@ class Store:
     async def outbox_done(self, gid: str, raw: str) -> None:
         """Drop the oldest announcement once posted (only if it is still ``raw``)."""
         await self._pop_if_head(keys=[self.k_outbox(gid)], args=[raw])
+
+    async def outbox_clear(self, gid: str) -> None:
+        """Drop every announcement still to post (the group can no longer be written to)."""
+        await self.redis.delete(self.k_outbox(gid))
 
     async def record(self, gid: str) -> tuple[list[str] | None, list[dict]]:
         """The game's deal (compact hands) and its action log."""

@@ -8,9 +8,10 @@ Redis and brings each projection up to date (DESIGN.md, tgbot/):
   bottom of their private chat (a notification) and the old one deleted; otherwise it is edited
   only when what it shows of their own situation changed (their hand, their turn, the game's
   end), so a play costs at most the actor's and the next player's panels;
-- group lane: the outbox (showdowns, beliefs, the result: new messages, posted in order and
+- group lane: the outbox (showdowns, beliefs, automatic moves, the result: new messages, posted in order and
   popped only once Telegram accepted them, so a crash repeats at most the one in flight), then
-  the board, edited in place.
+  the board, edited in place. An outbox note with ``to`` (the turn reminder) is posted to that
+  player's private chat instead, in the same order.
 
 Each lane of each game runs single-flight, across processes too: a run holds a Redis lock
 (``{g<id>}:sync:<lane>``, SET NX PX with a token, released by a Lua script); a request that
@@ -32,13 +33,13 @@ import secrets
 from typing import Awaitable, Callable
 
 from telegram import Bot, Message
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from . import render
 from .model import Status, Table
 from .store import Store
 
-__all__ = ["Syncer", "panel_key", "DEFER"]
+__all__ = ["Syncer", "panel_key", "answer", "DEFER"]
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +81,34 @@ def _seconds(e: RetryAfter) -> float:
     return float(e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds())
 
 
+async def answer(query, text: str | None = None, url: str | None = None) -> bool:
+    """Answer a callback query; False when Telegram refused the answer.
+
+    Answers go out after the tap's transaction, so a refused answer (400 "query is too old and
+    response timeout expired or query ID is invalid": about 15 s after the tap, e.g. taps queued
+    while the bot was down; or already answered) must neither undo nor repeat the action, nor
+    stop the views from being synced: it is swallowed here, the one place taps are answered."""
+    try:
+        await query.answer(text or None, url=url)
+        return True
+    except TelegramError as e:
+        log.info("tap answer refused: %s", e)
+        return False
+
+
 def panel_key(table: Table, seat: int) -> str:
     """What a panel shows of its player's own situation: their hand, the game's status and,
     on their turn, the turn. Other players' moves alone do not edit a panel (its refresh
     button brings those in), so a play costs at most the actor's and the next player's."""
     assert table.state is not None
-    turn_now = table.status is Status.PLAYING and table.state.current == seat
-    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if turn_now else '-'}"
+    me = table.seats[seat]
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if _turn_now(table, seat) else '-'}|{int(me.ai)}{int(me.left)}"
+
+
+def _turn_now(table: Table, seat: int) -> bool:
+    """Whether it is ``seat``'s turn to act with their own hands (not the AI's)."""
+    assert table.state is not None
+    return table.status is Status.PLAYING and table.state.current == seat and not table.seats[seat].by_ai
 
 
 class Syncer:
@@ -167,20 +189,67 @@ class Syncer:
 
     async def _sync_panels(self, gid: str) -> None:
         table = await self.store.load(gid)
-        if table is None or table.state is None:
+        if table is None:
+            return
+        if table.ended == "bot_removed":
+            await self._tell_removed(table)
+        if table.state is None:
             return
         for seat, player in enumerate(table.seats):
+            if not player.human:
+                continue  # bot players have no panel
+            if not await self.store.can_dm(player.user_id):
+                # Never started the bot, or blocked it: per recipient, never fatal. The
+                # group is told once; /start (or unblocking) brings the panel back.
+                await self._unreachable(table, seat)
+                continue
             async with self._panel_lock(gid, seat):
-                await self._sync_panel(table, seat, player.user_id, await self.store.tg_get(gid))
+                if not await self._sync_panel(table, seat, player.user_id, await self.store.tg_get(gid)):
+                    await self._unreachable(table, seat)
+
+    async def _unreachable(self, table: Table, seat: int) -> None:
+        """Seat ``seat``'s private chat answered 403: mark it (``nr<seat>`` = 1) for the
+        group lane to say so once (then 2). Only for a live game."""
+        if not table.live:
+            return
+        if not (await self.store.tg_get(table.id)).get(f"nr{seat}"):
+            await self.store.tg_set(table.id, **{f"nr{seat}": 1})
+            self.request(table.id)
+
+    async def reachable_again(self, user_id: int) -> int:
+        """The user (re)started the bot: their panels of every live game come back (sent
+        anew on the next sync) and the groups may tell again if it is lost later. Returns the
+        number of games requested."""
+        tables = await self.store.user_games(user_id)
+        for table in tables:
+            seat = table.seat_of(user_id)
+            old = (await self.store.tg_get(table.id)).get(f"p{seat}")
+            if old:
+                await self._delete(user_id, int(old))  # its buttons are stale
+            await self.store.tg_set(table.id, **{f"{f}{seat}": None for f in ("p", "pk", "pt", "pd", "nr")})
+            self.request(table.id)
+        return len(tables)
+
+    async def _tell_removed(self, table: Table) -> None:
+        """A game ended because the bot lost its group: tell each person privately, once."""
+        tg = await self.store.tg_get(table.id)
+        for seat, player in enumerate(table.seats):
+            if not player.human or tg.get(f"x{seat}") or not await self.store.can_dm(player.user_id):
+                continue
+            try:
+                await self.bot.send_message(player.user_id, render.removed_note(table, seat))
+            except Forbidden:
+                await self.store.set_dm(player.user_id, False)
+            await self.store.tg_set(table.id, **{f"x{seat}": 1})
 
     def _panel_lock(self, gid: str, seat: int) -> asyncio.Lock:
         """One lock per panel, shared by the sync and tap redraws, so each decides on what
         the panel shows now, not on what it showed before the other drew it."""
         return self._locks.setdefault((gid, seat), asyncio.Lock())
 
-    async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str]) -> None:
-        assert table.state is not None
-        turn_now = table.status is Status.PLAYING and table.state.current == seat
+    async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str]) -> bool:
+        """Bring one panel up to date; False when the player's private chat is unreachable."""
+        turn_now = _turn_now(table, seat)
         key = panel_key(table, seat)
         msg_id = int(tg[f"p{seat}"]) if tg.get(f"p{seat}") else None
         if turn_now and tg.get(f"pt{seat}") != str(table.turn):
@@ -189,20 +258,22 @@ class Syncer:
                 sent = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, rate_limit_args=DEFER)
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
-                return
+                return False
             await self.store.tg_set(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
             if msg_id is not None:
                 await self._delete(chat_id, msg_id)
-            return
+            return True
         if tg.get(f"pk{seat}") == key:
-            return
+            return True
         rendered = render.panel(table, seat)
         if msg_id is not None and tg.get(f"pd{seat}") == rendered.digest:
             await self.store.tg_set(table.id, **{f"pk{seat}": key})
-            return
+            return True
         new_id = await self._show(chat_id, None, msg_id, rendered)
-        if new_id is not None:
-            await self.store.tg_set(table.id, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
+        if new_id is None:
+            return False
+        await self.store.tg_set(table.id, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
+        return True
 
     # -- group lane ------------------------------------------------------------------------
 
@@ -210,17 +281,50 @@ class Syncer:
         table = await self.store.load(gid)
         if table is None:
             return
+        try:
+            await self._post_group(table)
+        except ChatMigrated as e:
+            # The group became a supergroup (400 with parameters.migrate_to_chat_id): move
+            # the game, then run again under the new id.
+            await self.store.move_chat(table.chat_id, e.new_chat_id, also=(gid,))
+            self._dirty.add((gid, "group"))
+        except Forbidden as e:
+            # The bot was removed from the group or may not write there: give up on this
+            # game's group lane (the my_chat_member update ends live games cleanly); an ended
+            # game leaves the start-up sync set so nothing keeps retrying.
+            log.warning("group of %s unreachable: %s", gid, e)
+            if not table.live:
+                await self.store.outbox_clear(gid)
+                await self.store.forget_live(gid)
+
+    async def _post_group(self, table: Table) -> None:
+        gid = table.id
         for raw, note in await self.store.outbox(gid):
             text = render.announcement(table, note)
             if text:
+                # A note with ``to`` goes to that player's private chat (the turn reminder).
+                private = note.get("to")
                 try:
-                    await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                    if private is not None:
+                        await self.bot.send_message(private, text, rate_limit_args=DEFER)
+                    else:
+                        await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                except Forbidden:
+                    if private is None:
+                        raise
+                    await self.store.set_dm(private, False)
                 except BadRequest as e:
                     # This one message cannot be posted as it is: drop it rather than block
                     # every later announcement of the game behind it.
                     log.error("announcement %s of %s dropped: %s", note.get("seq"), gid, e)
             await self.store.outbox_done(gid, raw)
         tg = await self.store.tg_get(gid)
+        for field_, value in sorted(tg.items()):
+            if field_.startswith("nr") and value == "1" and table.live:
+                seat = int(field_[2:])
+                if seat < len(table.seats):
+                    await self.bot.send_message(table.chat_id, render.unreachable(table, seat, self._username()), message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                await self.store.tg_set(gid, **{field_: 2})
         rendered = render.board(table, self._username())
         if tg.get("bh") != rendered.digest:
             msg_id = int(tg["b"]) if tg.get("b") else None
@@ -267,9 +371,11 @@ class Syncer:
 
     async def _show(self, chat_id: int, thread_id: int | None, msg_id: int | None, rendered: render.Rendered, resend: bool = True) -> int | None:
         """Edit message ``msg_id`` to ``rendered``, or send it anew when there is none or it is
-        gone (unless ``resend`` is False: a tap's redraw of a panel that another process has
-        meanwhile replaced must not post a second, orphaned panel). Returns the message id now
-        showing it, ``None`` if the chat is unreachable or the message is gone and not resent."""
+        gone ("message to edit not found": an admin deleted it; "message can't be edited":
+        too old), unless ``resend`` is False (a tap's redraw of a panel that another process has
+        meanwhile replaced must not post a second, orphaned panel). "message is not modified" is
+        success. Returns the message id now showing it, ``None`` if a private chat is unreachable
+        (403, recorded) or the message is gone and not resent; a group's 403 propagates."""
         if msg_id is not None:
             try:
                 await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=msg_id, reply_markup=rendered.markup, rate_limit_args=DEFER)
@@ -282,14 +388,16 @@ class Syncer:
                 if not resend:
                     return None
             except Forbidden:
-                if chat_id > 0:
-                    await self.store.set_dm(chat_id, False)
+                if chat_id < 0:
+                    raise
+                await self.store.set_dm(chat_id, False)
                 return None
         try:
             sent: Message = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id, rate_limit_args=DEFER)
         except Forbidden:
-            if chat_id > 0:
-                await self.store.set_dm(chat_id, False)
+            if chat_id < 0:
+                raise
+            await self.store.set_dm(chat_id, False)
             return None
         return sent.message_id
 

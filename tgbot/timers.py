@@ -1,7 +1,9 @@
 """The one timer path: deadlines are data in Redis, fired by a loop in every bot process.
 
 A table keeps its own deadline (``Table.deadline``, epoch seconds) and the sorted set
-``cheat:deadlines`` indexes it. :func:`run` polls the index; a due game is claimed atomically
+``cheat:deadlines`` indexes it. What a deadline does is the table's own business
+(:func:`tgbot.model.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
+seat's move). :func:`run` polls the index; a due game is claimed atomically
 with a short lease (so with several processes one fires it, and if that process dies the lease
 runs out and another does), then the timeout goes through the same transaction path as a tap
 (:meth:`tgbot.store.Store.transact`), where the table checks its own deadline: a stale entry (the
@@ -25,8 +27,10 @@ log = logging.getLogger(__name__)
 
 #: Seconds a claimed deadline is held by the process firing it.
 LEASE = 30.0
-#: Seconds between polls of the deadlines index.
+#: Longest pause (seconds) between polls of the deadlines index (another process may add one).
 POLL = 0.5
+#: Shortest pause between polls (seconds).
+MIN_POLL = 0.02
 
 
 async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> int:
@@ -38,7 +42,7 @@ async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> in
         if not await store.claim_deadline(gid, now, LEASE):
             continue  # another process has it
         try:
-            done = await store.transact(gid, lambda t: model.expire(t, now))
+            done = await store.transact(gid, lambda t: model.on_deadline(t, now))
         except model.Refused:
             await store.redis.zrem(store.k_deadlines, gid)  # the game is gone
             continue
@@ -52,12 +56,17 @@ async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> in
 
 
 async def run(store: Store, syncer: Syncer) -> None:
-    """Poll and fire deadlines until cancelled."""
+    """Poll and fire deadlines until cancelled; between polls, sleep until the next deadline
+    (at most :data:`POLL` seconds, since other processes add deadlines too)."""
     while True:
+        pause = POLL
         try:
             await fire_due(store, syncer)
+            nxt = await store.next_deadline()
+            if nxt is not None:
+                pause = min(POLL, max(MIN_POLL, nxt - time.time()))
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("timer loop error")
-        await asyncio.sleep(POLL)
+        await asyncio.sleep(pause)

@@ -179,7 +179,9 @@ class Driver:
 
     async def feed(self, raw: dict, measure: bool = False) -> None:
         t0 = time.process_time()
-        await self.app.process_update(Update.de_json(raw, self.app.bot))
+        # its own task (a context of its own, as with PTB's concurrent updates): what an update
+        # leaves in its context (the store's prefetch) does not reach the driver's peeks
+        await asyncio.create_task(self.app.process_update(Update.de_json(raw, self.app.bot)))
         if measure:
             await self.syncer.idle()
             self.cpu.append(time.process_time() - t0)

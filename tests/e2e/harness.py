@@ -16,6 +16,10 @@ import sys
 from pathlib import Path
 
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
+from tgbot.i18n import LANGUAGES, translator
+
+#: The result's first line in every language (the group's language decides which one shows).
+GAME_OVER = tuple(translator(lang).t("Game over.") for lang in LANGUAGES)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,6 +87,7 @@ class Table:
         self.rng = rng
         self.taps = 0
         self.unanswered: list[str] = []
+        self.answers: list[tuple[SimUser, dict]] = []
 
     def panel(self, user: SimUser) -> MessageRecord | None:
         msgs = [m for m in self.emu.chat_messages(user.id) if m.from_bot and m.buttons]
@@ -110,7 +115,9 @@ class Table:
         result = await user.tap(message, button)
         self.taps += 1
         try:
-            return await result.answer(timeout)
+            ans = await result.answer(timeout)
+            self.answers.append((user, ans))
+            return ans
         except (TimeoutError, asyncio.TimeoutError):
             self.unanswered.append(result.query_id)
             return None
@@ -131,4 +138,4 @@ class Table:
         return False
 
     def finished(self) -> bool:
-        return any(m.from_bot and m.text and ("Игра окончена" in m.text) for m in self.emu.chat_messages(self.group.id))
+        return any(m.from_bot and m.text and any(g in m.text for g in GAME_OVER) for m in self.emu.chat_messages(self.group.id))

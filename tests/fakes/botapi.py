@@ -52,6 +52,8 @@ DEFAULT_EXCLUDED_UPDATES = {"chat_member", "message_reaction", "message_reaction
 CHAT_ACTIONS = {"typing", "upload_photo", "record_video", "upload_video", "record_voice",
                 "upload_voice", "upload_document", "choose_sticker", "find_location",
                 "record_video_note", "upload_video_note"}
+#: GroupAnonymousBot: the sender of anonymous group admins' messages
+ANONYMOUS_ADMIN_ID = 1087968824
 _COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,64})(?:@([A-Za-z0-9_]{1,64}))?")
 
 
@@ -82,9 +84,10 @@ class SimUser:
     last_name: str | None = None
     started: bool = False
     blocked: bool = False
+    is_bot: bool = False
 
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.first_name}
+        d: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
         if self.last_name:
             d["last_name"] = self.last_name
         if self.username:
@@ -195,6 +198,7 @@ class MessageRecord:
     caption: str | None = None
     caption_entities: list[dict] = field(default_factory=list)
     service: dict = field(default_factory=dict)
+    sender_chat: int | None = None  # anonymous admins: the group itself
 
     @property
     def from_bot(self) -> bool:
@@ -224,6 +228,8 @@ class MessageRecord:
         d["from"] = emu.bot_user() if self.sender is None else self.sender.to_dict()
         d["date"] = self.date
         d["chat"] = chat.to_dict()
+        if self.sender_chat is not None:
+            d["sender_chat"] = emu.chats[self.sender_chat].to_dict()
         if self.thread_id is not None:
             d["is_topic_message"] = True
         if with_reply and self.reply_to is not None:
@@ -490,6 +496,8 @@ class BotAPIEmulator:
                 raise ApiError(403, "Forbidden: bot was blocked by the user")
             if not user.started:
                 raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+        elif chat.bot_status == "restricted":
+            raise ApiError(403, "Forbidden: not enough rights to send text messages to the chat")
         elif chat.bot_status in ("left", "kicked"):
             if chat.bot_kicked or chat.bot_status == "kicked":
                 raise ApiError(403, f"Forbidden: bot was kicked from the {chat.kind}")
@@ -879,8 +887,8 @@ class BotAPIEmulator:
             status = chat.bot_status if chat.type != "private" else "member"
             if status == "administrator":
                 return self._admin_dict(self.bot_user(), can_be_edited=False)
-            if status == "kicked":
-                return {"status": "kicked", "user": self.bot_user(), "until_date": 0}
+            if status in ("kicked", "restricted"):
+                return self._member_status(chat, status, self.bot_user())
             return {"status": status, "user": self.bot_user()}
         user = self.users.get(user_id)
         if user is None:
@@ -1036,14 +1044,14 @@ class BotAPIEmulator:
 
     def _user_message(self, user: SimUser, chat: SimChat, text: str | None = None, *,
                       thread_id: int | None = None, reply_to: int | None = None,
-                      service: dict | None = None) -> int | None:
+                      service: dict | None = None, sender_chat: int | None = None) -> int | None:
         entities = []
         if text:
             m = _COMMAND_RE.match(text)
             if m:
                 entities = [{"type": "bot_command", "offset": 0, "length": m.end()}]
         rec = self._new_message(chat, user, text=text, entities=entities, thread_id=thread_id,
-                                reply_to=reply_to, service=service or {})
+                                reply_to=reply_to, service=service or {}, sender_chat=sender_chat)
         if not self._bot_in(chat) or (service is None and not self._sees(chat, rec, text)):
             return None
         return self._queue_update("message", rec.to_dict())
@@ -1075,6 +1083,18 @@ class BotAPIEmulator:
             raise ValueError(f"no topic {thread_id} in {chat.title}")
         rid = reply_to.message_id if isinstance(reply_to, MessageRecord) else reply_to
         return self._user_message(user, chat, text, thread_id=thread_id, reply_to=rid)
+
+    async def send_as_anonymous_admin(self, chat: Any, text: str, *,
+                                      thread_id: int | None = None) -> int | None:
+        """An anonymous admin writes ``text`` in ``chat``: Telegram sends it from
+        GroupAnonymousBot (id 1087968824, is_bot) with ``sender_chat`` = the group."""
+        chat = self.chats[_chat_id_of(chat)]
+        if chat.type == "private":
+            raise ValueError("anonymous admins exist in groups only")
+        if thread_id is not None and thread_id not in chat.topics:
+            raise ValueError(f"no topic {thread_id} in {chat.title}")
+        anon = SimUser(self, ANONYMOUS_ADMIN_ID, "Group", "GroupAnonymousBot", None, is_bot=True)
+        return self._user_message(anon, chat, text, thread_id=thread_id, sender_chat=chat.id)
 
     def _tap(self, user: SimUser, message: Any, button: Any, *, strict: bool) -> TapResult:
         if isinstance(message, MessageRecord):
@@ -1117,6 +1137,16 @@ class BotAPIEmulator:
         return TapResult(self, qid, uid, found["callback_data"])
 
     def _member_status(self, chat: SimChat, status: str, user: dict) -> dict:
+        if status == "restricted":  # ChatMemberRestricted: may stay, may not write
+            d: dict[str, Any] = {"status": "restricted", "user": user, "is_member": True, "until_date": 0}
+            for right in ("can_send_messages", "can_send_audios", "can_send_documents",
+                          "can_send_photos", "can_send_videos", "can_send_video_notes",
+                          "can_send_voice_notes", "can_send_polls", "can_send_other_messages",
+                          "can_add_web_page_previews", "can_react_to_messages", "can_edit_tag",
+                          "can_change_info", "can_invite_users", "can_pin_messages",
+                          "can_manage_topics"):
+                d[right] = False
+            return d
         if status == "kicked":
             return {"status": "kicked", "user": user, "until_date": 0}
         if status == "administrator":
@@ -1153,6 +1183,14 @@ class BotAPIEmulator:
         chat = self.chats[_chat_id_of(chat)]
         actor = self._default_actor(chat, by)
         return self._set_bot_status(chat, "kicked" if chat.type == "supergroup" else "left", actor)
+
+    async def restrict_bot(self, chat: Any, by: SimUser | None = None) -> int:
+        """An admin takes the bot's right to write (supergroups): my_chat_member update with
+        status restricted; later sends answer 403 "not enough rights to send text messages"."""
+        chat = self.chats[_chat_id_of(chat)]
+        if chat.type != "supergroup":
+            raise ValueError("members can be restricted in supergroups only")
+        return self._set_bot_status(chat, "restricted", self._default_actor(chat, by))
 
     def add_bot(self, chat: Any, by: SimUser | None = None) -> int:
         """Add the bot to a group: my_chat_member update plus a new_chat_members message.
@@ -1194,10 +1232,12 @@ class BotAPIEmulator:
             "chat": chat.to_dict(), "from": user.to_dict(), "date": int(time.time()),
             "old_chat_member": old_d, "new_chat_member": self._member_status(chat, new, u)})
 
-    async def migrate_group(self, chat: Any, new_id: int, by: SimUser | None = None) -> SimChat:
+    async def migrate_group(self, chat: Any, new_id: int, by: SimUser | None = None,
+                            *, notify: bool = True) -> SimChat:
         """Upgrade a basic group to a supergroup ``new_id``: service messages with
         migrate_to_chat_id (old chat) and migrate_from_chat_id (new chat); afterwards calls
-        to the old id answer 400 with parameters.migrate_to_chat_id."""
+        to the old id answer 400 with parameters.migrate_to_chat_id. ``notify=False`` queues
+        no service messages (the bot missed them: only the 400 tells it)."""
         old = self.chats[_chat_id_of(chat)]
         if old.type != "group":
             raise ValueError("only basic groups can be migrated")
@@ -1207,9 +1247,11 @@ class BotAPIEmulator:
         new = SimChat(self, new_id, "supergroup", title=old.title, members=dict(old.members),
                       admins=set(old.admins), creator=old.creator, bot_status=old.bot_status)
         self.chats[new_id] = new
-        self._user_message(actor, old, service={"migrate_to_chat_id": new_id})
+        if notify:
+            self._user_message(actor, old, service={"migrate_to_chat_id": new_id})
         old.migrated_to = new_id
-        self._user_message(actor, new, service={"migrate_from_chat_id": old.id})
+        if notify:
+            self._user_message(actor, new, service={"migrate_from_chat_id": old.id})
         return new
 
     async def create_topic(self, chat: Any, name: str, by: SimUser | None = None) -> int:

@@ -25,7 +25,14 @@ TAPS = [
     Tap("challenge", "abc", turn=3),
     Tap("believe", "abc", turn=300),
     Tap("refresh", "abc"),
+    Tap("lang", "0", arg="fr"),
     Tap("play", LONG_GID, turn=999999, cards="QQQQ", claim="A"),
+    Tap("addbot", "abc"),
+    Tap("rmbot", "abc"),
+    Tap("takeback", LONG_GID),
+    Tap("quit", "abc"),
+    Tap("timer", "-1001234567890", arg="600"),
+    Tap("timer", "-1001234567890", arg="long"),
 ]
 
 
@@ -86,8 +93,12 @@ def _check(rendered: render.Rendered, gid: str) -> set[str]:
 def test_lobby_keyboards(n, variant):
     t = replace(lobby(n), id=LONG_GID, variant=variant)
     ops = _check(render.lobby(t), LONG_GID)
-    assert ops == {"join", "leave", "start", "cancel", "variant"}
+    assert ops == {"join", "leave", "start", "cancel", "variant", "addbot"}
     assert _check(render.board(t, "cheat_test_bot"), LONG_GID) == ops
+    if n < 6:
+        with_bot = model.add_bot(t, render.BOT_NAMES, 0, 900).table
+        assert _check(render.lobby(with_bot), LONG_GID) == ops | {"rmbot"}
+        assert "🤖" in render.lobby(with_bot).text and "Bot" not in render.lobby(with_bot).text
 
 
 @pytest.mark.parametrize("n,variant", [(3, "russian"), (6, "russian"), (6, "classic"), (4, "classic")])

@@ -79,7 +79,7 @@ def test_variant_and_cancel_permissions():
 
 def test_lobby_transitions_refused_once_started():
     t, _ = started(4)
-    for fn in (lambda: model.join(t, Seat(77, "Z"), 0, 900), lambda: model.leave(t, 1, 0, 900),
+    for fn in (lambda: model.join(t, Seat(77, "Z"), 0, 900), lambda: model.add_bot(t, ("B",), 0, 900),
                lambda: model.start(t, 1, False, 1), lambda: model.set_variant(t, 1, "classic", False, 0, 900)):
         with pytest.raises(Refused) as e:
             fn()

@@ -68,3 +68,30 @@ async def test_running_game_and_gone_game(store, syncer):
     assert await timers.fire_due(store, syncer, now=100) == 0
     assert (await store.load("R")).status is Status.PLAYING
     assert await store.redis.zcard(store.k_deadlines) == 0
+
+
+async def test_turn_timers_through_the_store_fire_once_each(store, syncer):
+    import asyncio
+
+    t = lobby(3, gid="P", now=0, timeout=10)
+    await store.create(t)
+    await store.transact("P", lambda t: model.start(t, 1, False, 4, now=0, turn_timeout=100, ai_delay=0.5))
+    assert await store.redis.zscore(store.k_deadlines, "P") == 75
+    other = Store(store.redis)
+    # the reminder, then the automatic move, each fired by exactly one of two processes
+    r = await asyncio.gather(timers.fire_due(store, syncer, now=80), timers.fire_due(other, syncer, now=80))
+    assert sorted(r) == [0, 1]
+    assert [n["kind"] for _, n in await store.outbox("P")] == ["remind"]
+    r = await asyncio.gather(timers.fire_due(store, syncer, now=100), timers.fire_due(other, syncer, now=100))
+    assert sorted(r) == [0, 1]
+    got = await store.load("P")
+    assert got.turn == 1 and got.deadline == 175 and got.deadline_kind == "remind"
+    assert await store.redis.zscore(store.k_deadlines, "P") == 175
+    _, log = await store.record("P")
+    assert len(log) == 1
+    assert [n["kind"] for _, n in await store.outbox("P")] == ["remind", "auto"]
+    # a stale index entry (the player acted meanwhile) does nothing and is re-indexed
+    await store.redis.zadd(store.k_deadlines, {"P": 120})
+    assert await timers.fire_due(store, syncer, now=130) == 0
+    assert (await store.load("P")).version == got.version
+    assert await store.redis.zscore(store.k_deadlines, "P") == 175

@@ -1,0 +1,196 @@
+"""Turn timers, bots and leaving, end to end: the real bot process(es), the emulator, a real Redis.
+
+Timers are short here (TURN_TIMEOUT 2 s, AI pauses 0.1–0.3 s) so games finish quickly; the
+group's message spacing still bounds the AI pause (RATE_GROUP_PERIOD / RATE_GROUP_MAX).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+
+import pytest
+from redis.asyncio import Redis
+
+import core
+from core.record import action_from_dict
+from tests.e2e.harness import BotProcess, Table
+from tests.e2e.test_full_game import open_table, play_out
+from tests.e2e.test_restart import board_cards
+from tests.fakes.botapi import BotAPIEmulator
+
+pytestmark = pytest.mark.e2e
+
+FAST = {"TURN_TIMEOUT": "2", "AI_PAUSE_MIN": "0.1", "AI_PAUSE_MAX": "0.3"}
+AUTO = "не успел сходить"
+TAKEOVER = "играет ИИ, пока игрок не вернётся"
+
+
+def texts(emu: BotAPIEmulator, chat_id: int, needle: str) -> list[str]:
+    return [m.text for m in emu.chat_messages(chat_id) if m.from_bot and m.text and needle in m.text]
+
+
+async def stored_games(url: str, chat_id: int) -> list[tuple[dict, list[str], list[dict]]]:
+    """Every game of group ``chat_id`` in Redis db ``url``: (table JSON, deal, action log)."""
+    import json
+
+    r = Redis.from_url(url, decode_responses=True)
+    out = []
+    try:
+        async for key in r.scan_iter("cheat:{g*}:game"):
+            t = json.loads(await r.hget(key, "t"))
+            if t["chat"] != chat_id:
+                continue
+            deal = json.loads(await r.hget(key, "deal") or "null")
+            log = [json.loads(a) for a in await r.lrange(key.replace(":game", ":log"), 0, -1)]
+            out.append((t, deal, log))
+    finally:
+        await r.aclose()
+    return out
+
+
+def check_replay(table: dict, deal: list[str], log: list[dict]) -> core.GameState:
+    """The stored log replays on the deal to the stored state: every move applied exactly once."""
+    state = core.from_deal(table["variant"], [core.Hand.from_str(h) for h in deal])
+    for i, raw in enumerate(log):
+        seat, action = action_from_dict(raw, state.players, i)
+        state, _ = core.apply(state, seat, action)
+    assert len(log) == table["turn"]
+    assert state.to_dict() == table["state"]
+    return state
+
+
+async def ended_cleanly(emu: BotAPIEmulator, group, url: str) -> dict:
+    """The group's game ended with every card on the board, no Bot API error or violation, and
+    a log that replays to the stored state; returns the stored table (JSON)."""
+    assert board_cards(emu, group.id) == 52
+    assert emu.violations == [] and emu.errors == [], emu.errors[:3]
+    (t, deal, log), = await stored_games(url, group.id)
+    check_replay(t, deal, log)
+    return t
+
+
+@contextlib.asynccontextmanager
+async def running(redis_server, tmp_path, db: int, group_window: float = 6.0, processes: int = 1, **env: str):
+    """The emulator and ``processes`` bot processes on Redis db ``db`` (the second and later
+    ones with CHEAT_NO_POLLING=1); yields (emulator, processes, Redis url)."""
+    emu = BotAPIEmulator(group_window=group_window)
+    await emu.start()
+    url = redis_server.url.replace("/0", f"/{db}")
+    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **env, **({"CHEAT_NO_POLLING": "1"} if i else {})) for i in range(processes)]
+    for b in bots:
+        b.start()
+    try:
+        yield emu, bots, url
+    finally:
+        for b in bots:
+            b.stop()
+        await emu.stop()
+
+
+def idle_log_count(bots: list[BotProcess], what: str) -> int:
+    return sum(b.log().count(f"fired: {what}") for b in bots)
+
+
+async def test_a_player_who_never_taps_gets_automatic_moves_then_the_ai(redis_server, tmp_path):
+    async with running(redis_server, tmp_path, 4, **{**FAST, "TURN_TIMEOUT": "3"}) as (emu, (bot,), url):
+        group, users = await open_table(emu, 3, "russian", chat_id=-1004)
+        idle = users[1]
+        table = Table(emu, group, [users[0], users[2]], random.Random(3))
+        await play_out(table)
+        assert table.finished(), bot.log()[-3000:]
+        autos = texts(emu, group.id, AUTO)
+        assert sum("Борис" in t for t in autos) == 2  # two in a row, then the AI holds the seat
+        assert len([t for t in texts(emu, group.id, TAKEOVER) if "Борис" in t]) == 1
+        reminders = [m for m in emu.chat_messages(idle.id) if m.from_bot and m.text and m.text.startswith("⏰")]
+        assert len(reminders) == 2  # one per turn of their own, none once the AI holds the seat
+        t = await ended_cleanly(emu, group, url)
+        assert t["status"] == "over" and t["seats"][1][2]["ai"] is True
+
+
+async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
+    async with running(redis_server, tmp_path, 5, AI_PAUSE_MIN="0.1", AI_PAUSE_MAX="0.3") as (emu, (bot,), url):
+        human = emu.add_user(501, "Аня")
+        group = emu.add_group(-1005, "Клуб", members=[human], admins=[human])
+        await human.start_bot()
+        await human.send(group, "/timer")
+        menu = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "30 с" for b in m.flat_buttons), timeout=30)
+        assert "Таймер хода сохранён" in (await (await human.tap(menu, "30 с")).answer(15))["text"]
+        await human.send(group, "/start_game")
+        lobby = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30)
+        await (await human.tap(lobby, "Добавить бота")).answer(15)
+        await human.send(group, "/add_bot")
+        def current():
+            return next(m for m in emu.chat_messages(group.id) if m.message_id == lobby.message_id)
+
+        await emu.wait_for(lambda: "Бот Маша" in (current().text or ""), timeout=15)
+        lobby = current()
+        assert "Бот Вася" in lobby.text and any(b.get("text") == "Убрать бота" for b in lobby.flat_buttons)
+        await (await human.tap(lobby, "Начать")).answer(15)
+        table = Table(emu, group, [human], random.Random(5))
+        await play_out(table)
+        assert table.finished(), bot.log()[-3000:]
+        assert texts(emu, group.id, AUTO) == []
+        t = await ended_cleanly(emu, group, url)
+        assert [s[0] for s in t["seats"]] == [501, -1, -2]
+        assert t["tt"] == 30  # the chat's turn timer set with /timer
+
+
+async def test_players_leaving_mid_game(redis_server, tmp_path):
+    async with running(redis_server, tmp_path, 6, AI_PAUSE_MIN="0.1", AI_PAUSE_MAX="0.3") as (emu, (bot,), url):
+        group, users = await open_table(emu, 3, "russian", chat_id=-1006)
+        table = Table(emu, group, users, random.Random(9))
+        for _ in range(6):
+            await table.step()
+        await users[2].send(group, "/leave")
+        confirm = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Да, выйти" for b in m.flat_buttons), timeout=15)
+        assert (await (await users[2].tap(confirm, "Да, выйти")).answer(15)) is not None
+        await emu.user_left(group, users[1])
+        await emu.wait_for(lambda: len(texts(emu, group.id, "вышел из игры")) == 2, timeout=20)
+        table.players = [users[0]]
+        await play_out(table)
+        assert table.finished(), bot.log()[-3000:]
+        t = await ended_cleanly(emu, group, url)
+        assert t["status"] == "over" and t["seats"][1][2]["left"] and t["seats"][2][2]["left"]
+
+
+#: Nobody taps in the games below: AI seats play most of them, so the group's message spacing
+#: (the AI pause's floor) is shortened to keep them quick: 20 messages per 2 s.
+QUICK = {"AI_PAUSE_MIN": "0.05", "AI_PAUSE_MAX": "0.1"}
+
+
+async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path):
+    """Nobody taps: the timers play the whole game while the bot is killed twice, once for
+    longer than a turn (the deadline passes while it is down), once briefly."""
+    async with running(redis_server, tmp_path, 10, group_window=2.0, **{**FAST, **QUICK}) as (emu, (bot,), url):
+        group, users = await open_table(emu, 3, "russian", chat_id=-1008)
+        await asyncio.sleep(1.0)  # a reminder or first deadline is pending
+        bot.kill9()
+        await asyncio.sleep(4.5)  # the turn deadline passes while the bot is down
+        bot.start()
+        await emu.wait_for(lambda: len(texts(emu, group.id, AUTO)) >= 2, timeout=30)
+        bot.kill9()
+        await asyncio.sleep(0.3)
+        bot.start()
+        await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
+        (t, deal, log), = await stored_games(url, group.id)
+        check_replay(t, deal, log)
+        assert all(s[2]["ai"] and s[2]["auto"] == 2 for s in t["seats"])
+        assert board_cards(emu, group.id) == 52
+        assert 6 <= len(texts(emu, group.id, AUTO)) <= 7  # a crash may repeat the one in flight
+        errors = [e for e in emu.errors if not (e["method"] == "getUpdates" and e["error_code"] == 409)]
+        assert errors == [] and emu.violations == []
+
+
+async def test_two_processes_fire_each_timer_once(redis_server, tmp_path):
+    """A polling process and a timers-only one (CHEAT_NO_POLLING=1) on one Redis; nobody taps."""
+    async with running(redis_server, tmp_path, 9, group_window=2.0, processes=2, **{**FAST, **QUICK, "TURN_TIMEOUT": "1.5"}) as (emu, bots, url):
+        group, users = await open_table(emu, 3, "russian", chat_id=-1009)
+        await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
+        (t, deal, log), = await stored_games(url, group.id)
+        check_replay(t, deal, log)
+        assert idle_log_count(bots, "auto") == 6  # 3 seats × 2 automatic moves, each once
+        assert idle_log_count(bots, "reminded") == 6
+        assert idle_log_count(bots, "ai") == len(log) - 6
+        assert all(b.log().count("fired:") for b in bots), "both processes fired timers"

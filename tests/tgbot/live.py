@@ -1,0 +1,112 @@
+"""The bot's Application run in-process (long polling) against the Bot API emulator.
+
+Faster than :class:`tests.e2e.harness.BotProcess` (no interpreter start-up) and the test can
+read the store directly. :class:`Live` starts/stops the bot (to queue updates while it is
+down) and drives simulated players through their private panels.
+"""
+
+from __future__ import annotations
+
+from telegram import Update
+
+from tgbot.app import build_application
+from tgbot.settings import Settings
+from tgbot.store import Store
+from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
+
+
+def cb(msg: MessageRecord | None, prefix: str) -> list[dict]:
+    """The callback buttons of ``msg`` whose data starts with ``prefix``."""
+    if msg is None:
+        return []
+    return [b for b in msg.flat_buttons if b.get("callback_data", "").startswith(prefix)]
+
+
+class Live:
+    """One bot Application on ``redis_url`` talking to ``emu``."""
+
+    def __init__(self, emu: BotAPIEmulator, redis_url: str) -> None:
+        self.emu = emu
+        self.settings = Settings(
+            BOT_TOKEN=emu.token,
+            REDIS_URL=redis_url,
+            TELEGRAM_BASE_URL=emu.base_url,
+            RATE_GROUP_MAX=emu.group_rate,
+            RATE_GROUP_PERIOD=emu.group_window,
+        )
+        self.app = None
+
+    @property
+    def store(self) -> Store:
+        return self.app.bot_data["svc"].store
+
+    async def start(self) -> "Live":
+        app = build_application(self.settings)
+        await app.initialize()
+        await app.post_init(app)
+        await app.start()
+        await app.updater.start_polling(poll_interval=0.0, timeout=1, allowed_updates=Update.ALL_TYPES)
+        self.app = app
+        return self
+
+    async def stop(self) -> None:
+        app, self.app = self.app, None
+        if app is None:
+            return
+        await app.updater.stop()
+        await app.bot_data["svc"].syncer.idle()
+        await app.stop()
+        await app.post_shutdown(app)
+        await app.shutdown()
+
+    async def settle(self, timeout: float = 20) -> None:
+        """Wait until every queued update was fetched and every sync finished."""
+        await self.emu.wait_for(lambda: not self.emu.pending_updates, timeout)
+        syncer = self.app.bot_data["svc"].syncer
+        for _ in range(3):
+            await syncer.idle()
+            await __import__("asyncio").sleep(0.05)
+
+    # -- a game ---------------------------------------------------------------------------
+
+    async def open_game(self, group: SimChat, players: list[SimUser], *, thread_id: int | None = None, start: bool = True) -> str:
+        """``players[0]`` opens a lobby in ``group`` (topic), the others join, and it starts.
+        Every player starts the bot first. Returns the game id."""
+        emu = self.emu
+        for u in players:
+            if not u.started or u.blocked:
+                await u.start_bot()
+        since = max((m.message_id for m in emu.chat_messages(group.id)), default=0)
+        await players[0].send(group, "/start_game", thread_id=thread_id)
+        lobby = await emu.wait_message(group.id, lambda m: cb(m, "j:") and m.thread_id == thread_id, since=since, timeout=20)
+        gid = cb(lobby, "j:")[0]["callback_data"][2:]
+        for u in players[1:]:
+            await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+        if start:
+            await (await players[0].tap(lobby, cb(lobby, "s:")[0])).answer(15)
+        await self.settle()
+        return gid
+
+    def panel(self, user: SimUser, gid: str) -> MessageRecord | None:
+        """The user's newest panel of game ``gid`` (any of its callbacks names the game)."""
+        for m in reversed(self.emu.chat_messages(user.id, from_bot=True)):
+            if any(gid in b.get("callback_data", "") for b in m.flat_buttons):
+                return m
+        return None
+
+    async def pick(self, user: SimUser, gid: str) -> MessageRecord:
+        """``user`` (on their turn) picks their first card; returns the panel with a play
+        button."""
+        p = await self.emu.wait_for(lambda: (m := self.panel(user, gid)) and cb(m, "k:") and m, timeout=20)
+        await user.tap(p, cb(p, "k:")[0])
+        await self.settle()
+        return await self.emu.wait_for(lambda: (m := self.panel(user, gid)) and cb(m, "p:") and m, timeout=20)
+
+    async def play_one(self, gid: str, users: dict[int, SimUser]) -> SimUser:
+        """The current player plays one card (first pick, first claim). Returns them."""
+        table = await self.store.load(gid)
+        user = users[table.seats[table.state.current].user_id]
+        p = await self.pick(user, gid)
+        await (await user.tap(p, cb(p, "p:")[0])).answer(15)
+        await self.settle()
+        return user

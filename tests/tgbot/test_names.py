@@ -1,0 +1,74 @@
+"""Names and text: hostile display names render safely, within Telegram's limits."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import replace
+
+import pytest
+
+from tgbot import render
+from tgbot.model import Seat
+from tests.fakes.html import parse_html
+from tests.tgbot.helpers import started
+
+FALLBACK = "Игрок 9"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [None, "", "   ", "\u200b\u200c\u200d", "\u200e\u200f\u202e", "\u3164", "\u3164\u3164", "\u2800", "\u115f\u1160", "\ufeff", "\n\t", "\u0301\u0301"],
+)
+def test_invisible_names_fall_back(raw):
+    assert render.clean_name(raw, FALLBACK) == FALLBACK
+
+
+def test_long_name_is_cut():
+    out = render.clean_name("Щ" * 500, FALLBACK)
+    assert len(out) == render.MAX_NAME and out.endswith("…")
+
+
+def test_combining_marks_are_thinned():
+    zalgo = "Z" + "\u0301\u0316\u0317\u0318" * 20 + "a" + "\u0300" * 30
+    out = render.clean_name(zalgo, FALLBACK)
+    marks = [c for c in out if unicodedata.category(c).startswith("M")]
+    base = [c for c in unicodedata.normalize("NFD", out) if not unicodedata.category(c).startswith("M")]
+    assert base == ["Z", "a"] and len(marks) <= 4
+
+
+def test_bidi_overrides_removed_and_name_isolated():
+    out = render.clean_name("\u202eevil\u202c مرحبا", FALLBACK)
+    assert "\u202e" not in out and "\u202c" not in out and "مرحبا" in out
+    table, _ = started(3)
+    table = replace(table, seats=(Seat(1, "مرحبا"),) + table.seats[1:])
+    shown = render.name(table, 0)
+    assert shown.startswith("\u2068") and shown.endswith("\u2069")
+
+
+def test_white_space_folded():
+    assert render.clean_name("  Анна\n\nМария\t ", FALLBACK) == "Анна Мария"
+
+
+@pytest.mark.parametrize("raw", ["<b>x</b>", "&amp; &lt;", "a<i>", "</code>", "<a href='x'>y</a>", "&"])
+def test_markup_names_are_escaped(raw):
+    table, _ = started(3)
+    table = replace(table, seats=(Seat(1, raw),) + table.seats[1:])
+    for text in (render.board(table, "bot").text, render.panel(table, 0).text):
+        plain, _ = parse_html(text)
+        assert raw in plain
+
+
+def test_fallback_is_numbered_by_seat():
+    table, _ = started(3)
+    table = replace(table, seats=(table.seats[0], Seat(2, "\u3164"), table.seats[2]))
+    assert "Игрок 2" in render.name(table, 1)
+
+
+def test_six_longest_names_fit_every_message():
+    table, _ = started(6)
+    long = "W\u0301" * 100
+    table = replace(table, seats=tuple(Seat(i + 1, long + str(i), lang=None) for i in range(6)), title="T" * 255)
+    texts = [render.board(table, "bot").text] + [render.panel(table, i).text for i in range(6)]
+    for text in texts:
+        plain, _ = parse_html(text)
+        assert len(plain) <= 4096 and len(text) <= 4096

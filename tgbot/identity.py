@@ -1,0 +1,94 @@
+"""Who sent an update, where, and what they may do: the one place for incoming identity checks.
+
+Telegram facts (TELEGRAM.md; Bot API "Message"): an anonymous group admin's messages arrive
+from the user GroupAnonymousBot (id 1087968824) with ``sender_chat`` = the group itself; a
+message posted on behalf of a channel also has a ``sender_chat`` (the channel), which is *not*
+an admin of the group. Callback queries always carry the real user who pressed. Forum topics:
+a message in a topic has ``is_topic_message`` and its ``message_thread_id``; the General topic
+has none.
+
+Rules enforced here (the table transitions in :mod:`tgbot.model` check seats and turns):
+
+- the anonymous-admin id is never seated nor stored as a player or a creator (creator ``0``
+  means "admins only");
+- starting, stopping and settings: the creator, or an admin of the chat (anonymous admins
+  included);
+- in-game buttons: only seated players (``model.act`` refuses others with ``not_seated``).
+"""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.constants import ChatMemberStatus
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from .model import Refused, Seat, Table
+
+__all__ = ["ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage"]
+
+#: The user id anonymous group admins send messages as (GroupAnonymousBot; TELEGRAM.md).
+ANONYMOUS_ADMIN = 1087968824
+
+
+def is_anonymous_admin(update: Update) -> bool:
+    """The update is a message of an anonymous admin of its own chat (``sender_chat`` is the
+    chat). A channel posting in a linked group is not."""
+    msg, chat = update.effective_message, update.effective_chat
+    if msg is None or chat is None or msg.sender_chat is None:
+        return False
+    return msg.sender_chat.id == chat.id
+
+
+def actor_id(update: Update) -> int:
+    """The user id acting: ``0`` for an anonymous admin or a channel, else the sender's id."""
+    msg = update.effective_message
+    user = update.effective_user
+    if is_anonymous_admin(update) or (msg is not None and msg.sender_chat is not None) or user is None or user.id == ANONYMOUS_ADMIN:
+        return 0
+    return user.id
+
+
+async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, update: Update) -> bool:
+    """Whether the sender is an admin of ``chat_id`` (anonymous admins included). A failed
+    getChatMember counts as "no" (fail closed)."""
+    if is_anonymous_admin(update) and update.effective_chat is not None and update.effective_chat.id == chat_id:
+        return True
+    user_id = actor_id(update)
+    if not user_id:
+        return False
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError:
+        return False
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+async def may_manage(context: ContextTypes.DEFAULT_TYPE, table: Table, update: Update) -> tuple[int, bool]:
+    """(acting user id, is admin) for a start/stop/settings request on ``table``. The admin
+    check (a Bot API call) is skipped for the creator."""
+    user_id = actor_id(update)
+    if user_id and user_id == table.creator:
+        return user_id, False
+    return user_id, await is_admin(context, table.chat_id, update)
+
+
+def seat_for(update: Update) -> Seat:
+    """The seat for the sender. Raises ``Refused("anonymous")`` for an anonymous admin or a
+    channel (they have no private chat to receive cards) and ``Refused("not_allowed")`` for
+    bots."""
+    user = update.effective_user
+    if user is None or not actor_id(update):
+        raise Refused("anonymous")
+    if user.is_bot:
+        raise Refused("not_allowed")
+    return Seat(user.id, user.full_name or user.username or "")
+
+
+def place(update: Update) -> tuple[int, int | None]:
+    """(chat id, forum topic id or ``None``) the update belongs to; the General topic and
+    non-forum chats have no topic."""
+    chat, msg = update.effective_chat, update.effective_message
+    assert chat is not None
+    thread = msg.message_thread_id if msg is not None and msg.is_topic_message else None
+    return chat.id, thread
