@@ -36,7 +36,7 @@ async def plays_of(redis: Redis) -> dict[int, int]:
 
 
 async def test_six_and_four_player_games_in_parallel_no_429(redis_server, tmp_path):
-    url = redis_server.url.replace("/0", "/4")
+    url = redis_server.url.replace("/0", "/7")
     redis = Redis.from_url(url, decode_responses=True)
     await redis.flushdb()
     emu = BotAPIEmulator(group_window=6.0)
@@ -67,7 +67,7 @@ async def test_six_and_four_player_games_in_parallel_no_429(redis_server, tmp_pa
 async def test_burst_of_lobby_taps_at_real_limits(redis_server, tmp_path):
     """Telegram's real limit, 20 messages a minute per group: 40 join/leave taps in a few
     seconds give no 429, and the lobby ends showing exactly who is seated."""
-    url = redis_server.url.replace("/0", "/5")
+    url = redis_server.url.replace("/0", "/8")
     emu = BotAPIEmulator()  # 20 per 60 s per group, 30 per 1 s overall
     await emu.start()
     bot = BotProcess(emu, url, tmp_path / "bot.log")

@@ -40,7 +40,7 @@ def boards(emu: BotAPIEmulator, chat_id: int) -> list[int]:
 
 @pytest.mark.xfail(strict=False, reason="a game sometimes stalls across processes (panel race, open)")
 async def test_three_webhook_processes_share_games(redis_server, tmp_path):
-    url = redis_server.url.replace("/0", "/6")
+    url = redis_server.url.replace("/0", "/14")
     redis = Redis.from_url(url, decode_responses=True)
     await redis.flushdb()
     store = Store(redis)
