@@ -28,6 +28,7 @@ group alone and runs again with the newest state.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import secrets
 from typing import Awaitable, Callable
@@ -37,7 +38,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from . import render
 from .model import Status, Table
-from .store import Store
+from .store import Snapshot, Store
 
 __all__ = ["Syncer", "panel_key", "answer", "DEFER"]
 
@@ -49,12 +50,16 @@ DEFER = {"defer": True}
 #: Milliseconds a process holds a game lane's lock (a crashed holder's lock runs out after this).
 LOCK_MS = 30_000
 
-# Cross-process single flight of a lane (KEYS: lock, dirty marker; ARGV: token, ttl ms).
-# Take the lock, or mark the lane dirty for its holder, in one atomic step: 1 taken, 0 marked.
+# Cross-process single flight of a lane (KEYS: lock, dirty marker, then the game's table hash,
+# tg hash and outbox — one hash-tag slot; ARGV: token, ttl ms). Take the lock, or mark the lane
+# dirty for its holder, in one atomic step: {0} marked; {1, table, tg (flat), outbox} taken, with
+# the game read in the same round trip (Store.snapshot's shape).
 _ACQUIRE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-redis.call('SET', KEYS[2], 1, 'PX', ARGV[2])
-return 0
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('SET', KEYS[2], 1, 'PX', ARGV[2])
+  return {0}
+end
+return {1, redis.call('HGET', KEYS[3], 't'), redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[5], 0, -1)}
 """
 # Release after a run: if someone marked the lane meanwhile, keep the lock and return 2 (run
 # again); else drop the lock if it is still ours (1), or 0 (it ran out and was taken).
@@ -130,7 +135,8 @@ class Syncer:
             key = (gid, lane)
             self._dirty.add(key)
             if key not in self._running:
-                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}")
+                # a fresh context: nothing of the requesting update (its prefetched table) leaks in
+                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}", context=contextvars.Context())
 
     async def idle(self) -> None:
         """Wait until no sync is running (tests and shutdown)."""
@@ -145,14 +151,20 @@ class Syncer:
             while key in self._dirty:
                 self._dirty.discard(key)
                 token, holding, held = held or secrets.token_hex(8), held is not None, None
-                if not holding and not await self._acquire(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]):
-                    continue  # another process runs this lane; it was marked dirty and re-runs
+                snap: Snapshot | None = None
+                if not holding:
+                    got = await self._acquire(keys=self._lock_keys(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS])
+                    if not int(got[0]):
+                        continue  # another process runs this lane; it was marked dirty and re-runs
+                    snap = Snapshot.decode(got[1], got[2], got[3])
                 wait = 0.0
                 try:
+                    if snap is None:
+                        snap = await self.store.snapshot(gid)
                     if lane == "dm":
-                        await self._sync_panels(gid)
+                        await self._sync_panels(gid, snap)
                     else:
-                        await self._sync_group(gid)
+                        await self._sync_group(gid, snap)
                     delay = 1.0
                 except RetryAfter as e:
                     # Throttled by our limiter or a 429 from Telegram: this lane of this game
@@ -187,34 +199,47 @@ class Syncer:
 
     # -- private lane ----------------------------------------------------------------------
 
-    async def _sync_panels(self, gid: str) -> None:
-        table = await self.store.load(gid)
+    async def _sync_panels(self, gid: str, snap: Snapshot) -> None:
+        # The table and the tg hash were read with the lane's lock; one more read for the
+        # players' dm flags. Only this lane writes the panel ids ``p``/``pt`` (the turn's new panel depends
+        # on nothing else); a tap redraw racing this read can only change ``pk``/``pd``, which
+        # costs at most one edit more or one left to the next sync, never a turn's buttons.
+        table, tg, _ = snap
         if table is None:
             return
         if table.ended == "bot_removed":
-            await self._tell_removed(table)
+            await self._tell_removed(table, tg)
         if table.state is None:
             return
-        for seat, player in enumerate(table.seats):
-            if not player.human:
-                continue  # bot players have no panel
-            if not await self.store.can_dm(player.user_id):
+        humans = [(seat, p) for seat, p in enumerate(table.seats) if p.human]  # bots have no panel
+        flags = await self.store.dm_flags([p.user_id for _, p in humans])
+        for (seat, player), can in zip(humans, flags):
+            if not can:
                 # Never started the bot, or blocked it: per recipient, never fatal. The
                 # group is told once; /start (or unblocking) brings the panel back.
-                await self._unreachable(table, seat)
+                await self._unreachable(table, seat, tg)
                 continue
             async with self._panel_lock(gid, seat):
-                if not await self._sync_panel(table, seat, player.user_id, await self.store.tg_get(gid)):
-                    await self._unreachable(table, seat)
+                if not await self._sync_panel(table, seat, player.user_id, tg):
+                    await self._unreachable(table, seat, tg)
 
-    async def _unreachable(self, table: Table, seat: int) -> None:
+    async def _unreachable(self, table: Table, seat: int, tg: dict[str, str]) -> None:
         """Seat ``seat``'s private chat answered 403: mark it (``nr<seat>`` = 1) for the
         group lane to say so once (then 2). Only for a live game."""
         if not table.live:
             return
-        if not (await self.store.tg_get(table.id)).get(f"nr{seat}"):
-            await self.store.tg_set(table.id, **{f"nr{seat}": 1})
+        if not tg.get(f"nr{seat}"):
+            await self._tg_set(table.id, tg, **{f"nr{seat}": 1})
             self.request(table.id)
+
+    async def _tg_set(self, gid: str, tg: dict[str, str], **fields: object) -> None:
+        """Write tg bookkeeping fields and keep the sync's copy ``tg`` in step."""
+        await self.store.tg_set(gid, **fields)
+        for k, v in fields.items():
+            if v is None:
+                tg.pop(k, None)
+            else:
+                tg[k] = str(v)
 
     async def reachable_again(self, user_id: int) -> int:
         """The user (re)started the bot: their panels of every live game come back (sent
@@ -230,9 +255,8 @@ class Syncer:
             self.request(table.id)
         return len(tables)
 
-    async def _tell_removed(self, table: Table) -> None:
+    async def _tell_removed(self, table: Table, tg: dict[str, str]) -> None:
         """A game ended because the bot lost its group: tell each person privately, once."""
-        tg = await self.store.tg_get(table.id)
         for seat, player in enumerate(table.seats):
             if not player.human or tg.get(f"x{seat}") or not await self.store.can_dm(player.user_id):
                 continue
@@ -240,7 +264,7 @@ class Syncer:
                 await self.bot.send_message(player.user_id, render.removed_note(table, seat))
             except Forbidden:
                 await self.store.set_dm(player.user_id, False)
-            await self.store.tg_set(table.id, **{f"x{seat}": 1})
+            await self._tg_set(table.id, tg, **{f"x{seat}": 1})
 
     def _panel_lock(self, gid: str, seat: int) -> asyncio.Lock:
         """One lock per panel, shared by the sync and tap redraws, so each decides on what
@@ -259,7 +283,7 @@ class Syncer:
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
                 return False
-            await self.store.tg_set(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
+            await self._tg_set(table.id, tg, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
             if msg_id is not None:
                 await self._delete(chat_id, msg_id)
             return True
@@ -267,22 +291,22 @@ class Syncer:
             return True
         rendered = render.panel(table, seat)
         if msg_id is not None and tg.get(f"pd{seat}") == rendered.digest:
-            await self.store.tg_set(table.id, **{f"pk{seat}": key})
+            await self._tg_set(table.id, tg, **{f"pk{seat}": key})
             return True
         new_id = await self._show(chat_id, None, msg_id, rendered)
         if new_id is None:
             return False
-        await self.store.tg_set(table.id, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
+        await self._tg_set(table.id, tg, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
         return True
 
     # -- group lane ------------------------------------------------------------------------
 
-    async def _sync_group(self, gid: str) -> None:
-        table = await self.store.load(gid)
+    async def _sync_group(self, gid: str, snap: Snapshot) -> None:
+        table, tg, outbox = snap
         if table is None:
             return
         try:
-            await self._post_group(table)
+            await self._post_group(table, tg, outbox)
         except ChatMigrated as e:
             # The group became a supergroup (400 with parameters.migrate_to_chat_id): move
             # the game, then run again under the new id.
@@ -297,9 +321,11 @@ class Syncer:
                 await self.store.outbox_clear(gid)
                 await self.store.forget_live(gid)
 
-    async def _post_group(self, table: Table) -> None:
+    async def _post_group(self, table: Table, tg: dict[str, str], outbox: list[tuple[str, dict]]) -> None:
+        """Post the outbox in order, the unreachable notes, then edit the board; ``tg`` and
+        ``outbox`` were read with ``table`` (:meth:`Store.snapshot`) under the lane's lock."""
         gid = table.id
-        for raw, note in await self.store.outbox(gid):
+        for raw, note in outbox:
             text = render.announcement(table, note)
             if text:
                 # A note with ``to`` goes to that player's private chat (the turn reminder).
@@ -318,19 +344,18 @@ class Syncer:
                     # every later announcement of the game behind it.
                     log.error("announcement %s of %s dropped: %s", note.get("seq"), gid, e)
             await self.store.outbox_done(gid, raw)
-        tg = await self.store.tg_get(gid)
         for field_, value in sorted(tg.items()):
             if field_.startswith("nr") and value == "1" and table.live:
                 seat = int(field_[2:])
                 if seat < len(table.seats):
                     await self.bot.send_message(table.chat_id, render.unreachable(table, seat, self._username()), message_thread_id=table.thread_id, rate_limit_args=DEFER)
-                await self.store.tg_set(gid, **{field_: 2})
+                await self._tg_set(gid, tg, **{field_: 2})
         rendered = render.board(table, self._username())
         if tg.get("bh") != rendered.digest:
             msg_id = int(tg["b"]) if tg.get("b") else None
             new_id = await self._show(table.chat_id, table.thread_id, msg_id, rendered)
             if new_id is not None:
-                await self.store.tg_set(gid, b=new_id, bh=rendered.digest)
+                await self._tg_set(gid, tg, b=new_id, bh=rendered.digest)
         if not table.live:
             # Everything of an ended game has been shown: it leaves the start-up sync set.
             await self.store.forget_live(gid)
@@ -348,8 +373,13 @@ class Syncer:
                 pass  # that chat is blocked for now; the next tap or sync draws it
 
     async def _redraw(self, table: Table, seat: int, message: Message, picks: str) -> None:
+        # ``tg`` may have been read with the tap's de-duplication, a moment before the panel
+        # lock: what it records is written back only while that panel is still the current
+        # one (atomically), so a redraw racing the lane's new panel never overwrites the new
+        # panel's bookkeeping.
         tg = await self.store.tg_get(table.id)
-        if tg.get(f"p{seat}") != str(message.message_id):
+        current = str(message.message_id)
+        if tg.get(f"p{seat}") != current:
             return
         rendered = render.panel(table, seat, picks)
         fields: dict[str, object] = {}
@@ -359,7 +389,8 @@ class Syncer:
             if await self._show(message.chat_id, None, message.message_id, rendered, resend=False) != message.message_id:
                 return
             fields[f"pd{seat}"] = rendered.digest
-        await self.store.tg_set(table.id, **fields)
+        if fields:
+            await self.store.tg_set_if(table.id, f"p{seat}", current, **fields)
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""
