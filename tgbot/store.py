@@ -38,10 +38,11 @@ __all__ = ["Store", "Snapshot", "ChatSettings", "Conflict", "new_game_id", "conn
 
 log = logging.getLogger(__name__)
 
-#: A game's stored table and tg hash read in the same round trip as the update's
-#: de-duplication (see :meth:`Store.first_delivery`): ``{"gid", "t": raw JSON or None, "tg"}``;
-#: each part is used once, by the next :meth:`Store.load` / :meth:`Store.tg_get` of that game in
-#: the same update (context-local, so per update; the view sync runs in its own context).
+#: A game's stored table read in the same round trip as the update's de-duplication (see
+#: :meth:`Store.first_delivery`): ``{"gid", "t": raw JSON or None}``, used once, by the next
+#: :meth:`Store.load` of that game in the same update (context-local, so per update; the view
+#: sync runs in its own context). The tg hash is not prefetched: a panel redraw must see what
+#: the previous tap's redraw recorded, which may land after this update's de-duplication.
 _PREFETCH: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cheat_prefetch", default=None)
 
 
@@ -415,8 +416,8 @@ class Store:
 
     async def first_delivery(self, update_id: int, gid: str | None = None) -> bool:
         """Remember ``update_id``; False if it was seen in the last 24 hours. With ``gid`` (a
-        tap's game) the game's table and tg hash are read in the same round trip for the update's
-        first :meth:`load` (the transaction's read) and :meth:`tg_get` (a panel redraw's)."""
+        tap's game) the game's table is read in the same round trip for the update's first
+        :meth:`load` (the transaction's read, or a card pick's)."""
         key = f"{self.p}:upd:{update_id}"
         _PREFETCH.set(None)  # nothing of an earlier update processed in this context is reused
         if gid is None:
@@ -424,9 +425,8 @@ class Store:
         pipe = self.redis.pipeline(transaction=False)
         pipe.set(key, 1, nx=True, ex=UPDATE_TTL)
         pipe.hget(self.k_game(gid), "t")
-        pipe.hgetall(self.k_tg(gid))
-        first, raw, tg = await pipe.execute()
-        _PREFETCH.set({"gid": gid, "t": raw, "tg": tg})
+        first, raw = await pipe.execute()
+        _PREFETCH.set({"gid": gid, "t": raw})
         return bool(first)
 
     async def set_dm(self, user_id: int, reachable: bool) -> None:
@@ -492,10 +492,8 @@ class Store:
     # -- Telegram side ---------------------------------------------------------------------
 
     async def tg_get(self, gid: str) -> dict[str, str]:
-        """The game's Telegram bookkeeping (message ids, shown-content hashes); the first read
-        of a tap's game may be the one prefetched with its de-duplication."""
-        hit, tg = _prefetched(gid, "tg")
-        return tg if hit else await self.redis.hgetall(self.k_tg(gid))
+        """The game's Telegram bookkeeping (message ids, shown-content hashes)."""
+        return await self.redis.hgetall(self.k_tg(gid))
 
     async def tg_set_if(self, gid: str, field: str, expected: str, **fields: Any) -> bool:
         """Set tg fields (none may be ``None``) only while ``field`` still holds ``expected``,
@@ -505,6 +503,11 @@ class Store:
         for k, v in fields.items():
             args += [k, v]
         return bool(await self._tg_set_if(keys=[self.k_tg(gid)], args=args))
+
+    async def tg_fields(self, gid: str, *fields: str) -> dict[str, str]:
+        """Some fields of the game's tg hash (absent ones left out), in one round trip."""
+        values = await self.redis.hmget(self.k_tg(gid), list(fields))
+        return {f: v for f, v in zip(fields, values) if v is not None}
 
     async def tg_set(self, gid: str, **fields: Any) -> None:
         """Record Telegram bookkeeping fields (``None`` deletes a field)."""

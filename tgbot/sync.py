@@ -200,10 +200,10 @@ class Syncer:
     # -- private lane ----------------------------------------------------------------------
 
     async def _sync_panels(self, gid: str, snap: Snapshot) -> None:
-        # The table and the tg hash were read with the lane's lock; one more read for the
-        # players' dm flags. Only this lane writes the panel ids ``p``/``pt`` (the turn's new panel depends
-        # on nothing else); a tap redraw racing this read can only change ``pk``/``pd``, which
-        # costs at most one edit more or one left to the next sync, never a turn's buttons.
+        # The table and tg hash were read with the lane's lock, and one more read gets the
+        # players' dm flags. Only this lane writes the panel ids ``p``/``pt``; tap redraws
+        # write ``pk``/``pd``, so a panel that needs work has its fields read again under its
+        # panel lock.
         table, tg, _ = snap
         if table is None:
             return
@@ -219,7 +219,16 @@ class Syncer:
                 # group is told once; /start (or unblocking) brings the panel back.
                 await self._unreachable(table, seat, tg)
                 continue
+            if tg.get(f"pk{seat}") == panel_key(table, seat) and not (_turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.turn)):
+                continue  # shows this already (as recorded with the lane's lock): no round trip
             async with self._panel_lock(gid, seat):
+                # This process's tap redraws record this panel under the same lock: decide on
+                # its fields as they are now, not as read with the lane's lock.
+                names = [f"{f}{seat}" for f in ("p", "pk", "pt", "pd")]
+                fresh = await self.store.tg_fields(gid, *names)
+                for name in names:
+                    tg.pop(name, None)
+                tg.update(fresh)
                 if not await self._sync_panel(table, seat, player.user_id, tg):
                     await self._unreachable(table, seat, tg)
 
@@ -373,10 +382,9 @@ class Syncer:
                 pass  # that chat is blocked for now; the next tap or sync draws it
 
     async def _redraw(self, table: Table, seat: int, message: Message, picks: str) -> None:
-        # ``tg`` may have been read with the tap's de-duplication, a moment before the panel
-        # lock: what it records is written back only while that panel is still the current
-        # one (atomically), so a redraw racing the lane's new panel never overwrites the new
-        # panel's bookkeeping.
+        # Another process's lane may replace this panel between this read and the write: what
+        # the redraw records is written only while that panel is still the current one
+        # (atomically), so it never overwrites the new panel's bookkeeping.
         tg = await self.store.tg_get(table.id)
         current = str(message.message_id)
         if tg.get(f"p{seat}") != current:

@@ -263,12 +263,19 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
         tap_calls: list[list] = []
         orig_feed = drv.feed
 
+        per_op: dict[str, list[int]] = {}
+
         async def feed_logged(raw, measure=False):
             if measure:
                 api.log = []
             await orig_feed(raw, measure)
             if measure:
                 tap_calls.append(list(api.log))
+                # messages sent or edited because of this tap (its sync included), callback
+                # answers and deletions aside, by the tap's op (``k`` card picking, ``p`` play,
+                # ``c`` challenge, ``b`` believe)
+                op = raw["callback_query"]["data"].split(":")[0]
+                per_op.setdefault(op, []).append(sum(m in ("sendMessage", "editMessageText") for m, _ in api.log))
 
         drv.feed = feed_logged  # type: ignore[method-assign]
         await drv.game(-1, seats, random.Random(1), measure=True)
@@ -276,6 +283,7 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
         api.log = None
         out["cpu_serial"] = drv.cpu
         out["tap_calls"] = tap_calls
+        out["per_op"] = per_op
 
         # N concurrent games
         TRIPS.clear()
@@ -340,6 +348,9 @@ async def run_skeleton(url: str, tap_calls: list[list]) -> list[float]:
     return cpu
 
 
+_OP_NAMES = {"k": "card pick", "p": "play", "c": "challenge", "b": "believe"}
+
+
 def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
     taps, plays = bot["taps"], bot["plays"]
     cpu = bot["cpu_serial"]
@@ -355,6 +366,8 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
         f"{bot['trips'].get('transaction', 0) / max(1, bot['trips'].get('#transactions', 0)):.2f}"
         f" over {bot['trips'].get('#transactions', 0)} transactions",
         "Bot API calls per play: " + ", ".join(f"{m}[{k}] {n / plays:.2f}" for (m, k), n in sorted(bot["calls"].items(), key=lambda x: -x[1])),
+        "messages sent or edited per tap (serial game; answers and deletions aside): "
+        + ", ".join(f"{_OP_NAMES.get(op, op)} mean {statistics.mean(v):.2f} max {max(v)}" for op, v in sorted(bot["per_op"].items())),
         f"Redis bytes per live game (MEMORY USAGE over its keys, {len(bot['mem'])} sampled): "
         f"mean {statistics.mean(bot['mem']) if bot['mem'] else 0:.0f}, max {max(bot['mem'], default=0)}",
         f"table JSON (state) bytes at the end of a game: {bot['state_bytes']}",
