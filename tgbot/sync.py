@@ -47,17 +47,22 @@ log = logging.getLogger(__name__)
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise Throttled.
 DEFER = {"defer": True}
 
-#: Milliseconds a process holds a game lane's lock (a crashed holder's lock runs out after this).
-LOCK_MS = 30_000
+#: Milliseconds a process holds a game lane's lock (a crashed holder's lock runs out after this;
+#: a process that found it held looks again then, see ``_ACQUIRE``). A run makes no waiting
+#: Telegram call (DEFER), and a lane never sleeps holding it.
+LOCK_MS = 10_000
 
 # Cross-process single flight of a lane (KEYS: lock, dirty marker, then the game's table hash,
 # tg hash and outbox — one hash-tag slot; ARGV: token, ttl ms). Take the lock, or mark the lane
 # dirty for its holder, in one atomic step: {0} marked; {1, table, tg (flat), outbox} taken, with
 # the game read in the same round trip (Store.snapshot's shape).
+# ARGV[3] = 1: a look again after the holder's lock ran out — if the dirty marker is gone the
+# holder served it ({2}); else the holder died without serving it and we take over.
 _ACQUIRE = """
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return {2} end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('SET', KEYS[2], 1, 'PX', ARGV[2])
-  return {0}
+  return {0, redis.call('PTTL', KEYS[1])}
 end
 return {1, redis.call('HGET', KEYS[3], 't'), redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[5], 0, -1)}
 """
@@ -125,6 +130,8 @@ class Syncer:
         self._username = bot_username
         self._running: dict[tuple[str, str], asyncio.Task] = {}
         self._dirty: set[tuple[str, str]] = set()
+        # lanes waiting out another process's lock; a request wakes them for a plain acquire
+        self._looking: dict[tuple[str, str], asyncio.Event] = {}
         self._locks: dict[tuple[str, int], asyncio.Lock] = {}
         self._acquire = store.redis.register_script(_ACQUIRE)
         self._release = store.redis.register_script(_RELEASE)
@@ -134,6 +141,9 @@ class Syncer:
         for lane in ("dm", "group"):
             key = (gid, lane)
             self._dirty.add(key)
+            wake = self._looking.pop(key, None)
+            if wake is not None:
+                wake.set()
             if key not in self._running:
                 # a fresh context: nothing of the requesting update (its prefetched table) leaks in
                 self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}", context=contextvars.Context())
@@ -153,9 +163,21 @@ class Syncer:
                 token, holding, held = held or secrets.token_hex(8), held is not None, None
                 snap: Snapshot | None = None
                 if not holding:
-                    got = await self._acquire(keys=self._lock_keys(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS])
-                    if not int(got[0]):
-                        continue  # another process runs this lane; it was marked dirty and re-runs
+                    look_again = self._looking.pop(key, None) is not None
+                    got = await self._acquire(keys=self._lock_keys(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS, int(look_again)])
+                    if int(got[0]) == 2:
+                        continue  # the holder ran again for our marker
+                    if int(got[0]) == 0:
+                        # Another process runs this lane; it was marked dirty and re-runs. If
+                        # that holder dies first (kill -9, crash), nobody would: look again when
+                        # its lock runs out (a request meanwhile makes it a plain acquire).
+                        self._dirty.add(key)
+                        wake = self._looking[key] = asyncio.Event()
+                        try:
+                            await asyncio.wait_for(wake.wait(), int(got[1]) / 1000 + 0.05)
+                        except asyncio.TimeoutError:
+                            pass
+                        continue
                     snap = Snapshot.decode(got[1], got[2], got[3])
                 wait = 0.0
                 try:
@@ -188,6 +210,10 @@ class Syncer:
                         self._dirty.add(key)
                         held = token
                 if wait:
+                    if held is not None:
+                        # never sleep holding the lock (it would run out): drop it, take it again
+                        await self._release(keys=self._lock_keys(gid, lane), args=[held, LOCK_MS])
+                        held = None
                     await asyncio.sleep(wait)
         finally:
             self._running.pop(key, None)
