@@ -7,8 +7,8 @@ import logging
 
 from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats, LinkPreviewOptions, Update
 from telegram.constants import ParseMode
+from telegram.request import BaseRequest
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     CallbackQueryHandler,
     ChatMemberHandler,
@@ -21,14 +21,13 @@ from telegram.ext import (
 
 from . import handlers, timers
 from .i18n import LANGUAGES, N_, translator
+from .ratelimit import RedisRateLimiter
 from .settings import Settings
 from .store import Store, connect
 from .sync import Syncer
 
-__all__ = ["build_application", "COMMANDS", "SAFETY"]
+__all__ = ["build_application", "COMMANDS"]
 
-#: Margin on Telegram's rates: spacing is this much wider than the limit allows.
-SAFETY = 1.05
 
 log = logging.getLogger(__name__)
 
@@ -60,25 +59,26 @@ PRIVATE_COMMANDS = (
 COMMANDS = {"group": GROUP_COMMANDS, "private": PRIVATE_COMMANDS}
 
 
-def build_application(settings: Settings) -> Application:
+def build_application(settings: Settings, request: BaseRequest | None = None) -> Application:
     """The bot's Application: long polling or webhook is chosen by the caller (``__main__``).
 
     The store is connected in ``post_init`` (on the Application's own event loop); the timer
-    loop and a sync of every live game start there too.
+    loop and a sync of every live game start there too. ``request``: the HTTP layer for every
+    Bot API call (default PTB's httpx; the benchmark passes an in-process fake).
     """
-    limiter = AIORateLimiter(
-        # One request at a time, evenly spaced: AIORateLimiter's leaky buckets let a full
-        # bucket burst through on top of the steady rate, which can put up to twice the limit
-        # into one of Telegram's windows; a bucket of one cannot (Bot FAQ: about 30 messages a
-        # second overall, 20 a minute per group).
-        overall_max_rate=1,
-        overall_time_period=settings.rate_global_period / settings.rate_global_max * SAFETY,
-        group_max_rate=1,
-        group_time_period=settings.rate_group_period / settings.rate_group_max * SAFETY,
-        max_retries=3,
+    # Telegram's limits (Bot FAQ: about 30 messages a second overall, 20 a minute per group),
+    # kept in Redis so they hold across every process of the bot (tgbot/ratelimit.py).
+    limiter = RedisRateLimiter(
+        group_max=settings.rate_group_max,
+        group_period=settings.rate_group_period,
+        overall_max=settings.rate_global_max,
+        overall_period=settings.rate_global_period,
     )
+    builder = Application.builder()
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
     app = (
-        Application.builder()
+        builder
         .token(settings.bot_token)
         .base_url(settings.telegram_base_url)
         .base_file_url(settings.base_file_url)
@@ -119,6 +119,7 @@ async def _post_init(app: Application) -> None:
     settings: Settings = app.bot_data["settings"]
     redis = await connect(settings.redis_url)
     store = Store(redis)
+    app.bot.rate_limiter.attach(redis)
     me = app.bot
     username = me.username or ""
     svc = handlers.Services(settings, store, Syncer(app.bot, store, lambda: username), username)

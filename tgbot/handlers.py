@@ -133,8 +133,16 @@ async def _reply(update: Update, text: str) -> None:
 
 async def dedup(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Group -1: a re-delivered update (same update_id within 24 h) is not applied twice; a
-    re-delivered tap is still answered."""
-    if await svc(context).store.first_delivery(update.update_id):
+    re-delivered tap is still answered. A tap's game table is read in the same round trip (the
+    transaction's read)."""
+    gid = None
+    if update.callback_query is not None:
+        try:
+            tap = decode(update.callback_query.data)
+            gid = tap.gid if tap.op not in ("lang", "timer") else None
+        except BadCallback:
+            pass
+    if await svc(context).store.first_delivery(update.update_id, gid):
         return
     if update.callback_query is not None:
         await answer(update.callback_query)
@@ -289,8 +297,9 @@ async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, build:
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
-    tr = translator(await _private_lang(s, update) if chat.type == ChatType.PRIVATE else await _group_lang(s, chat.id))
-    if chat.type == ChatType.PRIVATE:
+    private = chat.type == ChatType.PRIVATE
+    tr = translator(await _private_lang(s, update) if private else await _group_lang(s, chat.id))
+    if private:
         await _reply(update, tr.t("Add me to a group and send /start_game there."))
         return
     if not await is_admin(context, chat.id, update):

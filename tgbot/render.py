@@ -16,6 +16,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from functools import cached_property
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import CallbackQueryLimit, MessageLimit
@@ -56,9 +57,13 @@ class Rendered:
     text: str
     markup: InlineKeyboardMarkup | None = None
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        rows = self.markup.to_dict() if self.markup is not None else None
+        """16 hex digits over the text and every button's text, callback data and URL (the
+        only button kinds this bot draws); computed once, without PTB's ``to_dict``."""
+        rows = None
+        if self.markup is not None:
+            rows = [[(b.text, b.callback_data, b.url) for b in row] for row in self.markup.inline_keyboard]
         return hashlib.blake2b(repr((self.text, rows)).encode(), digest_size=8).hexdigest()
 
 

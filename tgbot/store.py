@@ -23,20 +23,53 @@ outbox (one round trip); on a conflict it reads again and retries.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import secrets
 from dataclasses import dataclass, replace
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, NamedTuple
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 from .model import Change, Refused, Table, move_chat
 
-__all__ = ["Store", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
+__all__ = ["Store", "Snapshot", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
 
 log = logging.getLogger(__name__)
 
+#: A game's stored table read in the same round trip as the update's de-duplication (see
+#: :meth:`Store.first_delivery`): ``{"gid", "t": raw JSON or None}``, used once, by the next
+#: :meth:`Store.load` of that game in the same update (context-local, so per update; the view
+#: sync runs in its own context). The tg hash is not prefetched: a panel redraw must see what
+#: the previous tap's redraw recorded, which may land after this update's de-duplication.
+_PREFETCH: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cheat_prefetch", default=None)
+
+
+def _prefetched(gid: str, part: str) -> tuple[bool, Any]:
+    pre = _PREFETCH.get()
+    if pre is None or pre["gid"] != gid or part not in pre:
+        return False, None
+    return True, pre.pop(part)
+
+
+class Snapshot(NamedTuple):
+    """What a view sync decides on: the table (``None``: no such game), the game's tg hash and
+    its outbox as ``(raw, decoded)`` pairs, oldest first."""
+
+    table: Table | None
+    tg: dict[str, str]
+    outbox: list[tuple[str, dict]]
+
+    @classmethod
+    def decode(cls, raw: str | None, tg_flat: list[str], outbox: list[str]) -> "Snapshot":
+        """From a script's reply: HGET, HGETALL (flat field/value list), LRANGE."""
+        tg = dict(zip(tg_flat[::2], tg_flat[1::2]))
+        return cls(Table.from_json(raw) if raw else None, tg, [(o, json.loads(o)) for o in outbox])
+
+
+#: Connections per process to Redis (a blocking pool: callers wait for a free one).
+MAX_CONNECTIONS = 64
 #: Processed update ids are remembered for a day (issue: re-delivered updates apply once).
 UPDATE_TTL = 24 * 3600
 #: A finished game's keys are kept this long (seconds) for its record and late taps.
@@ -71,6 +104,13 @@ _SET_IF = """
 local cur = redis.call('GET', KEYS[1])
 if cur == false or cur == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
 return 0
+"""
+
+# KEYS: a game's tg hash; ARGV: field, expected value, then field/value pairs to set.
+_TG_SET_IF = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+return 1
 """
 
 _CLAIM_DEADLINE = """
@@ -124,7 +164,10 @@ async def connect(url: str) -> Redis:
 
         client: Redis = fakeredis.FakeAsyncRedis(decode_responses=True)
     else:
-        client = Redis.from_url(url, decode_responses=True, health_check_interval=30)
+        # A blocking pool: under a burst (hundreds of games syncing at once) a call waits for a
+        # free connection instead of failing with "Too many connections" (seen in the benchmark).
+        pool = BlockingConnectionPool.from_url(url, decode_responses=True, health_check_interval=30, max_connections=MAX_CONNECTIONS, timeout=20)
+        client = Redis(connection_pool=pool)
     await client.ping()
     return client
 
@@ -148,6 +191,7 @@ class Store:
         self._pop_if_head = redis.register_script(_POP_IF_HEAD)
         self._del_if = redis.register_script(_DEL_IF)
         self._set_if = redis.register_script(_SET_IF)
+        self._tg_set_if = redis.register_script(_TG_SET_IF)
         self._claim = redis.register_script(_CLAIM_DEADLINE)
 
     # -- key names -------------------------------------------------------------------------
@@ -187,9 +231,37 @@ class Store:
     # -- the transaction path --------------------------------------------------------------
 
     async def load(self, gid: str) -> Table | None:
-        """The table of game ``gid``, or ``None`` if there is none."""
-        raw = await self.redis.hget(self.k_game(gid), "t")
+        """The table of game ``gid``, or ``None`` if there is none. The first load of the game
+        the update's de-duplication prefetched costs no round trip (a table that changed since
+        is caught by the compare-and-set, which then reloads)."""
+        hit, raw = _prefetched(gid, "t")
+        if not hit:
+            raw = await self.redis.hget(self.k_game(gid), "t")
         return Table.from_json(raw) if raw else None
+
+    def snapshot_keys(self, gid: str) -> list[str]:
+        """The keys :meth:`snapshot` reads (the table hash, the tg hash, the outbox), for a
+        script that reads them with something else (the sync lane's lock)."""
+        return [self.k_game(gid), self.k_tg(gid), self.k_outbox(gid)]
+
+    async def snapshot(self, gid: str) -> Snapshot:
+        """The table, its Telegram bookkeeping hash and its outbox, in one round trip (a view
+        sync decides on these; the caller holds the game lane's lock)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(self.k_game(gid), "t")
+        pipe.hgetall(self.k_tg(gid))
+        pipe.lrange(self.k_outbox(gid), 0, -1)
+        raw, tg, out = await pipe.execute()
+        return Snapshot((Table.from_json(raw) if raw else None), tg, [(o, json.loads(o)) for o in out])
+
+    async def dm_flags(self, user_ids: list[int]) -> list[bool]:
+        """:meth:`can_dm` of several users in one round trip."""
+        if not user_ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for uid in user_ids:
+            pipe.hget(self.k_user(uid), "dm")
+        return [v == "1" for v in await pipe.execute()]
 
     async def create(self, table: Table) -> bool:
         """Store a new table (version 1). False if the id is taken."""
@@ -240,7 +312,13 @@ class Store:
     async def _after_commit(self, before: Table | None, after: Table) -> None:
         """Bring the indexes in line with a committed table (one pipelined round trip). Each
         index is checked against the game when read, so a crash between the commit and this
-        leaves nothing wrong."""
+        leaves nothing wrong. A change that moves no index (same liveness, deadline and human
+        players: a play of a running game without a turn timer) costs no round trip at all."""
+        now_in = {x.user_id for x in after.seats if x.human} if after.live else set()
+        was_in = {x.user_id for x in before.seats if x.human} if before is not None else None
+        if before is not None and before.live == after.live and before.deadline == after.deadline and now_in == was_in:
+            return
+        was_in = was_in or set()
         pipe = self.redis.pipeline(transaction=False)
         # An ended game stays in the live set until the syncer has shown its end (its result
         # may still be in the outbox); its chat is freed at once for the next game.
@@ -250,8 +328,6 @@ class Store:
             # on a pipeline: queue the script itself)
             pipe.eval(_DEL_IF, 1, self.k_chat(after.chat_id, after.thread_id), after.id)
         # user -> live games index (cheat:user:<id>:games), checked against the game when read
-        now_in = {x.user_id for x in after.seats if x.human} if after.live else set()
-        was_in = {x.user_id for x in before.seats if x.human} if before is not None else set()
         for uid in now_in - was_in:
             pipe.sadd(self.k_user_games(uid), after.id)
         for uid in was_in - now_in:
@@ -348,9 +424,20 @@ class Store:
         else:
             await self.redis.zrem(self.k_deadlines, table.id)
 
-    async def first_delivery(self, update_id: int) -> bool:
-        """Remember ``update_id``; False if it was seen in the last 24 hours."""
-        return bool(await self.redis.set(f"{self.p}:upd:{update_id}", 1, nx=True, ex=UPDATE_TTL))
+    async def first_delivery(self, update_id: int, gid: str | None = None) -> bool:
+        """Remember ``update_id``; False if it was seen in the last 24 hours. With ``gid`` (a
+        tap's game) the game's table is read in the same round trip for the update's first
+        :meth:`load` (the transaction's read, or a card pick's)."""
+        key = f"{self.p}:upd:{update_id}"
+        _PREFETCH.set(None)  # nothing of an earlier update processed in this context is reused
+        if gid is None:
+            return bool(await self.redis.set(key, 1, nx=True, ex=UPDATE_TTL))
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(key, 1, nx=True, ex=UPDATE_TTL)
+        pipe.hget(self.k_game(gid), "t")
+        first, raw = await pipe.execute()
+        _PREFETCH.set({"gid": gid, "t": raw})
+        return bool(first)
 
     async def set_dm(self, user_id: int, reachable: bool) -> None:
         """Record whether the bot can write to the user privately."""
@@ -417,6 +504,20 @@ class Store:
     async def tg_get(self, gid: str) -> dict[str, str]:
         """The game's Telegram bookkeeping (message ids, shown-content hashes)."""
         return await self.redis.hgetall(self.k_tg(gid))
+
+    async def tg_set_if(self, gid: str, field: str, expected: str, **fields: Any) -> bool:
+        """Set tg fields (none may be ``None``) only while ``field`` still holds ``expected``,
+        atomically (a tap's redraw records what its panel shows only if that panel is still
+        the current one). False when it no longer does."""
+        args: list[Any] = [field, expected]
+        for k, v in fields.items():
+            args += [k, v]
+        return bool(await self._tg_set_if(keys=[self.k_tg(gid)], args=args))
+
+    async def tg_fields(self, gid: str, *fields: str) -> dict[str, str]:
+        """Some fields of the game's tg hash (absent ones left out), in one round trip."""
+        values = await self.redis.hmget(self.k_tg(gid), list(fields))
+        return {f: v for f, v in zip(fields, values) if v is not None}
 
     async def tg_set(self, gid: str, **fields: Any) -> None:
         """Record Telegram bookkeeping fields (``None`` deletes a field)."""

@@ -13,16 +13,24 @@ Redis and brings each projection up to date (DESIGN.md, tgbot/):
   the board, edited in place. An outbox note with ``to`` (the turn reminder) is posted to that
   player's private chat instead, in the same order.
 
-Each lane of each game runs single-flight: requests that arrive while it runs mark it dirty and
-it runs once more with the newest state, so a burst of moves yields one board edit (coalescing),
-never a queue of stale ones. PTB's AIORateLimiter paces the calls (Telegram's limits: about 20
-messages a minute per group, 30 a second overall).
+Each lane of each game runs single-flight, across processes too: a run holds a Redis lock
+(``{g<id>}:sync:<lane>``, SET NX PX with a token, released by a Lua script); a request that
+finds it held — in this process or another — marks the lane dirty (locally, or the Redis marker
+``…:dirty`` in the same atomic step) and the holder runs once more with the newest state, so a
+burst of moves yields one board edit (coalescing), never a queue of stale ones, and two
+processes never edit one board at once. :class:`tgbot.ratelimit.RedisRateLimiter` paces the calls (Telegram's
+limits: about 20 messages a minute per group, 30 a second overall); the sync's calls are made with
+``defer`` (:data:`DEFER`), so a group without a free slot (or blocked by a 429) raises
+:class:`~tgbot.ratelimit.Throttled` instead of queueing a stale edit, and the lane sleeps for that
+group alone and runs again with the newest state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+import secrets
 from typing import Awaitable, Callable
 
 from telegram import Bot, Message
@@ -30,16 +38,57 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from . import render, stats
 from .model import Status, Table
-from .store import Store
+from .store import Snapshot, Store
 
-__all__ = ["Syncer", "panel_key", "answer"]
+__all__ = ["Syncer", "panel_key", "answer", "DEFER"]
 
 log = logging.getLogger(__name__)
+
+#: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise Throttled.
+DEFER = {"defer": True}
+
+#: Milliseconds a process holds a game lane's lock (a crashed holder's lock runs out after this;
+#: a process that found it held looks again then, see ``_ACQUIRE``). A run makes no waiting
+#: Telegram call (DEFER), and a lane never sleeps holding it.
+LOCK_MS = 10_000
+
+# Cross-process single flight of a lane (KEYS: lock, dirty marker, then the game's table hash,
+# tg hash and outbox — one hash-tag slot; ARGV: token, ttl ms). Take the lock, or mark the lane
+# dirty for its holder, in one atomic step: {0} marked; {1, table, tg (flat), outbox} taken, with
+# the game read in the same round trip (Store.snapshot's shape).
+# ARGV[3] = 1: a look again after the holder's lock ran out — if the dirty marker is gone the
+# holder served it ({2}); else the holder died without serving it and we take over.
+_ACQUIRE = """
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return {2} end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('SET', KEYS[2], 1, 'PX', ARGV[2])
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+return {1, redis.call('HGET', KEYS[3], 't'), redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[5], 0, -1)}
+"""
+# Release after a run: if someone marked the lane meanwhile, keep the lock and return 2 (run
+# again); else drop the lock if it is still ours (1), or 0 (it ran out and was taken).
+_RELEASE = """
+if redis.call('DEL', KEYS[2]) == 1 then
+  if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 2 end
+  return 0
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+"""
 
 
 def _is(err: TelegramError, *texts: str) -> bool:
     msg = str(err.message).lower()
     return any(t in msg for t in texts)
+
+
+def _seconds(e: RetryAfter) -> float:
+    """How long a RetryAfter asks to wait, in seconds (Throttled carries the exact float)."""
+    exact = getattr(e, "seconds", None)
+    if exact is not None:
+        return float(exact)
+    return float(e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds())
 
 
 async def answer(query, text: str | None = None, url: str | None = None) -> bool:
@@ -81,15 +130,23 @@ class Syncer:
         self._username = bot_username
         self._running: dict[tuple[str, str], asyncio.Task] = {}
         self._dirty: set[tuple[str, str]] = set()
+        # lanes waiting out another process's lock; a request wakes them for a plain acquire
+        self._looking: dict[tuple[str, str], asyncio.Event] = {}
         self._locks: dict[tuple[str, int], asyncio.Lock] = {}
+        self._acquire = store.redis.register_script(_ACQUIRE)
+        self._release = store.redis.register_script(_RELEASE)
 
     def request(self, gid: str) -> None:
         """Bring game ``gid``'s views up to date soon (non-blocking, coalesced)."""
         for lane in ("dm", "group"):
             key = (gid, lane)
             self._dirty.add(key)
+            wake = self._looking.pop(key, None)
+            if wake is not None:
+                wake.set()
             if key not in self._running:
-                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}")
+                # a fresh context: nothing of the requesting update (its prefetched table) leaks in
+                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}", context=contextvars.Context())
 
     async def idle(self) -> None:
         """Wait until no sync is running (tests and shutdown)."""
@@ -99,64 +156,125 @@ class Syncer:
     async def _loop(self, key: tuple[str, str]) -> None:
         gid, lane = key
         delay = 1.0
+        held: str | None = None  # our token while we still hold the lane's lock
         try:
             while key in self._dirty:
                 self._dirty.discard(key)
+                token, holding, held = held or secrets.token_hex(8), held is not None, None
+                snap: Snapshot | None = None
+                if not holding:
+                    look_again = self._looking.pop(key, None) is not None
+                    got = await self._acquire(keys=self._lock_keys(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS, int(look_again)])
+                    if int(got[0]) == 2:
+                        continue  # the holder ran again for our marker
+                    if int(got[0]) == 0:
+                        # Another process runs this lane; it was marked dirty and re-runs. If
+                        # that holder dies first (kill -9, crash), nobody would: look again when
+                        # its lock runs out (a request meanwhile makes it a plain acquire).
+                        self._dirty.add(key)
+                        wake = self._looking[key] = asyncio.Event()
+                        try:
+                            await asyncio.wait_for(wake.wait(), int(got[1]) / 1000 + 0.05)
+                        except asyncio.TimeoutError:
+                            pass
+                        continue
+                    snap = Snapshot.decode(got[1], got[2], got[3])
+                wait = 0.0
                 try:
+                    if snap is None:
+                        snap = await self.store.snapshot(gid)
                     if lane == "dm":
-                        await self._sync_panels(gid)
+                        await self._sync_panels(gid, snap)
                     else:
-                        await self._sync_group(gid)
+                        await self._sync_group(gid, snap)
                     delay = 1.0
                 except RetryAfter as e:
+                    # Throttled by our limiter or a 429 from Telegram: this lane of this game
+                    # waits (no other chat does), then renders the newest state.
                     self._dirty.add(key)
-                    await asyncio.sleep(float(e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds()))
+                    wait = _seconds(e)
                 except (BadRequest, Forbidden) as e:
                     # Permanent for this state (chat gone, bot removed, …): the next committed
                     # change syncs again; nothing keeps retrying meanwhile.
                     log.warning("sync %s/%s gave up: %s", gid, lane, e)
-                    break
                 except (NetworkError, TelegramError) as e:
                     log.warning("sync %s/%s: %s; retrying in %.0f s", gid, lane, e, delay)
                     self._dirty.add(key)
-                    await asyncio.sleep(delay)
+                    wait = delay
                     delay = min(delay * 2, 30.0)
                 except Exception:
                     log.exception("sync %s/%s failed", gid, lane)
-                    break
+                finally:
+                    if await self._release(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]) == 2:
+                        # another process asked meanwhile: run again, still holding the lock
+                        self._dirty.add(key)
+                        held = token
+                if wait:
+                    if held is not None:
+                        # never sleep holding the lock (it would run out): drop it, take it again
+                        await self._release(keys=self._lock_keys(gid, lane), args=[held, LOCK_MS])
+                        held = None
+                    await asyncio.sleep(wait)
         finally:
             self._running.pop(key, None)
 
+    def _lock_keys(self, gid: str, lane: str) -> list[str]:
+        """The lane's cross-process lock and dirty marker (in the game's hash-tag slot)."""
+        base = f"{self.store.p}:{{g{gid}}}:sync:{lane}"
+        return [base, base + ":dirty"]
+
     # -- private lane ----------------------------------------------------------------------
 
-    async def _sync_panels(self, gid: str) -> None:
-        table = await self.store.load(gid)
+    async def _sync_panels(self, gid: str, snap: Snapshot) -> None:
+        # The table and tg hash were read with the lane's lock, and one more read gets the
+        # players' dm flags. Only this lane writes the panel ids ``p``/``pt``; tap redraws
+        # write ``pk``/``pd``, so a panel that needs work has its fields read again under its
+        # panel lock.
+        table, tg, _ = snap
         if table is None:
             return
         if table.ended == "bot_removed":
-            await self._tell_removed(table)
+            await self._tell_removed(table, tg)
         if table.state is None:
             return
-        for seat, player in enumerate(table.seats):
-            if not player.human:
-                continue  # bot players have no panel
-            if not await self.store.can_dm(player.user_id):
+        humans = [(seat, p) for seat, p in enumerate(table.seats) if p.human]  # bots have no panel
+        flags = await self.store.dm_flags([p.user_id for _, p in humans])
+        for (seat, player), can in zip(humans, flags):
+            if not can:
                 # Never started the bot, or blocked it: per recipient, never fatal. The
                 # group is told once; /start (or unblocking) brings the panel back.
-                await self._unreachable(table, seat)
+                await self._unreachable(table, seat, tg)
                 continue
+            if tg.get(f"pk{seat}") == panel_key(table, seat) and not (_turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.turn)):
+                continue  # shows this already (as recorded with the lane's lock): no round trip
             async with self._panel_lock(gid, seat):
-                if not await self._sync_panel(table, seat, player.user_id, await self.store.tg_get(gid)):
-                    await self._unreachable(table, seat)
+                # This process's tap redraws record this panel under the same lock: decide on
+                # its fields as they are now, not as read with the lane's lock.
+                names = [f"{f}{seat}" for f in ("p", "pk", "pt", "pd")]
+                fresh = await self.store.tg_fields(gid, *names)
+                for name in names:
+                    tg.pop(name, None)
+                tg.update(fresh)
+                if not await self._sync_panel(table, seat, player.user_id, tg):
+                    await self._unreachable(table, seat, tg)
 
-    async def _unreachable(self, table: Table, seat: int) -> None:
+    async def _unreachable(self, table: Table, seat: int, tg: dict[str, str]) -> None:
         """Seat ``seat``'s private chat answered 403: mark it (``nr<seat>`` = 1) for the
         group lane to say so once (then 2). Only for a live game."""
         if not table.live:
             return
-        if not (await self.store.tg_get(table.id)).get(f"nr{seat}"):
-            await self.store.tg_set(table.id, **{f"nr{seat}": 1})
+        if not tg.get(f"nr{seat}"):
+            await self._tg_set(table.id, tg, **{f"nr{seat}": 1})
             self.request(table.id)
+
+    async def _tg_set(self, gid: str, tg: dict[str, str], **fields: object) -> None:
+        """Write tg bookkeeping fields and keep the sync's copy ``tg`` in step."""
+        await self.store.tg_set(gid, **fields)
+        for k, v in fields.items():
+            if v is None:
+                tg.pop(k, None)
+            else:
+                tg[k] = str(v)
 
     async def reachable_again(self, user_id: int) -> int:
         """The user (re)started the bot: their panels of every live game come back (sent
@@ -172,9 +290,8 @@ class Syncer:
             self.request(table.id)
         return len(tables)
 
-    async def _tell_removed(self, table: Table) -> None:
+    async def _tell_removed(self, table: Table, tg: dict[str, str]) -> None:
         """A game ended because the bot lost its group: tell each person privately, once."""
-        tg = await self.store.tg_get(table.id)
         for seat, player in enumerate(table.seats):
             if not player.human or tg.get(f"x{seat}") or not await self.store.can_dm(player.user_id):
                 continue
@@ -182,7 +299,7 @@ class Syncer:
                 await self.bot.send_message(player.user_id, render.removed_note(table, seat))
             except Forbidden:
                 await self.store.set_dm(player.user_id, False)
-            await self.store.tg_set(table.id, **{f"x{seat}": 1})
+            await self._tg_set(table.id, tg, **{f"x{seat}": 1})
 
     def _panel_lock(self, gid: str, seat: int) -> asyncio.Lock:
         """One lock per panel, shared by the sync and tap redraws, so each decides on what
@@ -197,11 +314,11 @@ class Syncer:
         if turn_now and tg.get(f"pt{seat}") != str(table.turn):
             rendered = render.panel(table, seat)
             try:
-                sent = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup)
+                sent = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, rate_limit_args=DEFER)
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
                 return False
-            await self.store.tg_set(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
+            await self._tg_set(table.id, tg, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
             if msg_id is not None:
                 await self._delete(chat_id, msg_id)
             return True
@@ -209,22 +326,22 @@ class Syncer:
             return True
         rendered = render.panel(table, seat)
         if msg_id is not None and tg.get(f"pd{seat}") == rendered.digest:
-            await self.store.tg_set(table.id, **{f"pk{seat}": key})
+            await self._tg_set(table.id, tg, **{f"pk{seat}": key})
             return True
         new_id = await self._show(chat_id, None, msg_id, rendered)
         if new_id is None:
             return False
-        await self.store.tg_set(table.id, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
+        await self._tg_set(table.id, tg, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
         return True
 
     # -- group lane ------------------------------------------------------------------------
 
-    async def _sync_group(self, gid: str) -> None:
-        table = await self.store.load(gid)
+    async def _sync_group(self, gid: str, snap: Snapshot) -> None:
+        table, tg, outbox = snap
         if table is None:
             return
         try:
-            await self._post_group(table)
+            await self._post_group(table, tg, outbox)
         except ChatMigrated as e:
             # The group became a supergroup (400 with parameters.migrate_to_chat_id): move
             # the game, then run again under the new id.
@@ -240,9 +357,11 @@ class Syncer:
                 await stats.count_game(self.store, table)
                 await self.store.forget_live(gid)
 
-    async def _post_group(self, table: Table) -> None:
+    async def _post_group(self, table: Table, tg: dict[str, str], outbox: list[tuple[str, dict]]) -> None:
+        """Post the outbox in order, the unreachable notes, then edit the board; ``tg`` and
+        ``outbox`` were read with ``table`` (:meth:`Store.snapshot`) under the lane's lock."""
         gid = table.id
-        for raw, note in await self.store.outbox(gid):
+        for raw, note in outbox:
             figures = await stats.game_figures(self.store, table) if note.get("kind") == "GameEnded" else None
             text = render.announcement(table, note, figures)
             if text:
@@ -250,9 +369,9 @@ class Syncer:
                 private = note.get("to")
                 try:
                     if private is not None:
-                        await self.bot.send_message(private, text)
+                        await self.bot.send_message(private, text, rate_limit_args=DEFER)
                     else:
-                        await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id)
+                        await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
                 except Forbidden:
                     if private is None:
                         raise
@@ -262,19 +381,18 @@ class Syncer:
                     # every later announcement of the game behind it.
                     log.error("announcement %s of %s dropped: %s", note.get("seq"), gid, e)
             await self.store.outbox_done(gid, raw)
-        tg = await self.store.tg_get(gid)
         for field_, value in sorted(tg.items()):
             if field_.startswith("nr") and value == "1" and table.live:
                 seat = int(field_[2:])
                 if seat < len(table.seats):
-                    await self.bot.send_message(table.chat_id, render.unreachable(table, seat, self._username()), message_thread_id=table.thread_id)
-                await self.store.tg_set(gid, **{field_: 2})
+                    await self.bot.send_message(table.chat_id, render.unreachable(table, seat, self._username()), message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                await self._tg_set(gid, tg, **{field_: 2})
         rendered = render.board(table, self._username())
         if tg.get("bh") != rendered.digest:
             msg_id = int(tg["b"]) if tg.get("b") else None
             new_id = await self._show(table.chat_id, table.thread_id, msg_id, rendered)
             if new_id is not None:
-                await self.store.tg_set(gid, b=new_id, bh=rendered.digest)
+                await self._tg_set(gid, tg, b=new_id, bh=rendered.digest)
         if not table.live:
             # Everything of an ended game has been shown: its statistics are counted (once,
             # whoever gets here first: see tgbot.stats), then it leaves the start-up sync set.
@@ -288,21 +406,29 @@ class Syncer:
         only when it does not already show exactly that content (the ``pd<seat>`` digest), so
         a double tap never asks Telegram for an edit that changes nothing."""
         async with self._panel_lock(table.id, seat):
-            await self._redraw(table, seat, message, picks)
+            try:
+                await self._redraw(table, seat, message, picks)
+            except RetryAfter:
+                pass  # that chat is blocked for now; the next tap or sync draws it
 
     async def _redraw(self, table: Table, seat: int, message: Message, picks: str) -> None:
+        # Another process's lane may replace this panel between this read and the write: what
+        # the redraw records is written only while that panel is still the current one
+        # (atomically), so it never overwrites the new panel's bookkeeping.
         tg = await self.store.tg_get(table.id)
-        if tg.get(f"p{seat}") != str(message.message_id):
+        current = str(message.message_id)
+        if tg.get(f"p{seat}") != current:
             return
         rendered = render.panel(table, seat, picks)
         fields: dict[str, object] = {}
         if not picks:
             fields[f"pk{seat}"] = panel_key(table, seat)
         if tg.get(f"pd{seat}") != rendered.digest:
-            if await self._show(message.chat_id, None, message.message_id, rendered) != message.message_id:
+            if await self._show(message.chat_id, None, message.message_id, rendered, resend=False) != message.message_id:
                 return
             fields[f"pd{seat}"] = rendered.digest
-        await self.store.tg_set(table.id, **fields)
+        if fields:
+            await self.store.tg_set_if(table.id, f"p{seat}", current, **fields)
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""
@@ -312,27 +438,31 @@ class Syncer:
 
     # -- Telegram calls --------------------------------------------------------------------
 
-    async def _show(self, chat_id: int, thread_id: int | None, msg_id: int | None, rendered: render.Rendered) -> int | None:
+    async def _show(self, chat_id: int, thread_id: int | None, msg_id: int | None, rendered: render.Rendered, resend: bool = True) -> int | None:
         """Edit message ``msg_id`` to ``rendered``, or send it anew when there is none or it is
         gone ("message to edit not found": an admin deleted it; "message can't be edited":
-        too old). "message is not modified" is success. Returns the message id now showing it,
-        ``None`` if a private chat is unreachable (403, recorded); a group's 403 propagates."""
+        too old), unless ``resend`` is False (a tap's redraw of a panel that another process has
+        meanwhile replaced must not post a second, orphaned panel). "message is not modified" is
+        success. Returns the message id now showing it, ``None`` if a private chat is unreachable
+        (403, recorded) or the message is gone and not resent; a group's 403 propagates."""
         if msg_id is not None:
             try:
-                await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=msg_id, reply_markup=rendered.markup)
+                await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=msg_id, reply_markup=rendered.markup, rate_limit_args=DEFER)
                 return msg_id
             except BadRequest as e:
                 if _is(e, "not modified"):
                     return msg_id
                 if not _is(e, "not found", "can't be edited"):
                     raise
+                if not resend:
+                    return None
             except Forbidden:
                 if chat_id < 0:
                     raise
                 await self.store.set_dm(chat_id, False)
                 return None
         try:
-            sent: Message = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id)
+            sent: Message = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id, rate_limit_args=DEFER)
         except Forbidden:
             if chat_id < 0:
                 raise

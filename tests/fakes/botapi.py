@@ -336,6 +336,12 @@ class BotAPIEmulator:
         self.answers: dict[str, dict] = {}
         self.commands: dict[tuple[str, str], list[dict]] = {}
         self.webhook: dict[str, Any] = {}
+        #: test-only: deliver webhook updates round-robin to these URLs instead of webhook["url"]
+        #: (several bot processes behind an imagined load balancer)
+        self.webhook_targets: list[str] = []
+        #: webhook POSTs: (target, update_id, HTTP status or exception name)
+        self.deliveries: list[tuple[str, int, Any]] = []
+        self._deliverer: asyncio.Task | None = None
         self.menu_buttons: dict[int | None, dict] = {}
 
         self._event = asyncio.Event()
@@ -359,11 +365,15 @@ class BotAPIEmulator:
         await site.start()
         self.port = self._runner.addresses[0][1]
         self._closing = False
+        self._deliverer = asyncio.create_task(self._deliver_webhook())
         return self
 
     async def stop(self) -> None:
         self._closing = True
         self._notify()
+        if self._deliverer is not None:
+            self._deliverer.cancel()
+            self._deliverer = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -668,6 +678,51 @@ class BotAPIEmulator:
         if self._allowed is None:
             return kind not in DEFAULT_EXCLUDED_UPDATES
         return kind in self._allowed
+
+    async def _deliver_webhook(self) -> None:
+        """While a webhook is set, POST queued updates to it (or round-robin to
+        ``webhook_targets``) with ``X-Telegram-Bot-Api-Secret-Token``, up to ``max_connections``
+        at once; an update not answered 2xx is retried (Telegram retries too)."""
+        import aiohttp
+
+        rr = itertools.count()
+        inflight: set[int] = set()
+        async with aiohttp.ClientSession() as http:
+            sem = asyncio.Semaphore(40)
+
+            async def post(entry: list) -> None:
+                update = entry[0]
+                uid = update["update_id"]
+                targets = self.webhook_targets or [self.webhook.get("url", "")]
+                target = targets[next(rr) % len(targets)]
+                headers = {}
+                if self.webhook.get("secret_token"):
+                    headers["X-Telegram-Bot-Api-Secret-Token"] = self.webhook["secret_token"]
+                status: Any
+                try:
+                    async with sem, http.post(target, json=update, headers=headers, timeout=aiohttp.ClientTimeout(total=30)) as r:
+                        status = r.status
+                except Exception as e:  # refused, reset, timeout: retried like Telegram
+                    status = type(e).__name__
+                self.deliveries.append((target, uid, status))
+                if isinstance(status, int) and 200 <= status < 300:
+                    self._queue = [e for e in self._queue if e is not entry]
+                else:
+                    await asyncio.sleep(0.5)
+                inflight.discard(id(entry))
+                self._notify()
+
+            while not self._closing:
+                if self.webhook.get("url"):
+                    for entry in list(self._queue):
+                        if id(entry) not in inflight and self._is_allowed(entry[0]):
+                            inflight.add(id(entry))
+                            asyncio.create_task(post(entry))
+                ev = self._event
+                try:
+                    await asyncio.wait_for(ev.wait(), 0.5)
+                except TimeoutError:
+                    pass
 
     def _api_setWebhook(self, params: dict) -> bool:
         url = params["url"]

@@ -1,0 +1,399 @@
+"""Benchmark of the whole bot: ``python -m tests.bench.bot [--games N] [--seats 4]``.
+
+Drives N concurrent games (AI-chosen taps via :mod:`core.ai` from each player's own view, card
+picks included) through the real :class:`~telegram.ext.Application` (``process_update`` of
+``Update.de_json``), an in-process Bot API fake (:class:`FakeBotAPI`, a PTB ``BaseRequest``
+answering canned JSON without HTTP) and a private redis-server on a free port. Prints:
+
+- taps per second (all games concurrently) and CPU µs per tap (p50/p99 from a serial game,
+  ``time.process_time`` around the tap and its sync; the mean from the concurrent run);
+- Redis round trips per tap, counted (every ``send_packed_command`` of the bot's connections),
+  split into the game's transaction, the rate limiter, dedup and the sync path;
+- Bot API calls per play by method and chat type; bytes of Redis per live game (MEMORY USAGE
+  over its keys); peak RSS;
+- the same serial measure for a skeleton handler (no game logic: one Redis read and one write,
+  the same Bot API calls the bot made for that tap) and the ratio bot / skeleton.
+
+Redis' own CPU (another process) is not in the CPU figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import itertools
+import json
+import random
+import resource
+import statistics
+import time
+from collections import Counter
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.connection import Connection
+from telegram import Update
+from telegram.ext import Application, TypeHandler
+from telegram.request import BaseRequest, RequestData
+
+import core
+import core.ai
+from tgbot import store as store_mod
+from tgbot import sync as sync_mod
+from tgbot.app import build_application
+from tgbot.codec import Tap, encode
+from tgbot.model import Status, Table
+from tgbot.ratelimit import RedisRateLimiter
+from tgbot.settings import Settings
+from tests.redis_server import RedisServer
+
+BOT = {"id": 999, "is_bot": True, "first_name": "Cheat", "username": "cheat_bench_bot"}
+
+# -- counting Redis round trips by phase --------------------------------------------------------
+
+PHASE: contextvars.ContextVar[str] = contextvars.ContextVar("phase", default="other")
+TRIPS: Counter = Counter()
+_orig_send = Connection.send_packed_command
+
+
+async def _counting_send(self, command, check_health=True):  # noqa: ANN001
+    if PHASE.get() != "driver":
+        TRIPS[PHASE.get()] += 1
+    return await _orig_send(self, command, check_health)
+
+
+def _phase(name: str, fn):
+    async def wrapped(*a, **kw):
+        token = PHASE.set(name)
+        try:
+            return await fn(*a, **kw)
+        finally:
+            PHASE.reset(token)
+    return wrapped
+
+
+def install_counters() -> None:
+    """Count round trips per phase: transaction, limiter, dedup, sync."""
+    Connection.send_packed_command = _counting_send  # type: ignore[method-assign]
+    orig_transact = _phase("transaction", store_mod.Store.transact)
+
+    async def transact(*a, **kw):
+        TRIPS["#transactions"] += 1
+        return await orig_transact(*a, **kw)
+
+    store_mod.Store.transact = transact  # type: ignore[method-assign]
+    store_mod.Store.first_delivery = _phase("dedup", store_mod.Store.first_delivery)  # type: ignore[method-assign]
+    RedisRateLimiter.admit = _phase("limiter", RedisRateLimiter.admit)  # type: ignore[method-assign]
+    sync_mod.Syncer._loop = _phase("sync", sync_mod.Syncer._loop)  # type: ignore[method-assign]
+
+
+# -- the Bot API fake ---------------------------------------------------------------------------
+
+
+class FakeBotAPI(BaseRequest):
+    """Answers Bot API calls in-process with canned JSON; records (method, chat type) counts."""
+
+    def __init__(self) -> None:
+        self.calls: Counter = Counter()
+        self.log: list[tuple[str, Any]] | None = None  # per-tap capture for the skeleton
+        self.markup: dict[tuple[int, int], dict] = {}
+        self._mid = itertools.count(1)
+
+    @property
+    def read_timeout(self) -> float | None:
+        return 1.0
+
+    async def initialize(self) -> None:
+        pass
+
+    async def shutdown(self) -> None:
+        pass
+
+    async def do_request(self, url: str, method: str, request_data: RequestData | None = None, *a, **kw) -> tuple[int, bytes]:
+        name = url.rsplit("/", 1)[1]
+        p = request_data.parameters if request_data else {}
+        chat_id = p.get("chat_id")
+        kind = "-" if chat_id is None else ("group" if int(chat_id) < 0 else "private")
+        self.calls[(name, kind)] += 1
+        if self.log is not None:
+            self.log.append((name, chat_id))
+        result: Any = True
+        if name == "getMe":
+            result = BOT
+        elif name in ("sendMessage", "editMessageText"):
+            mid = p.get("message_id") or next(self._mid)
+            chat = {"id": int(chat_id), "type": "supergroup" if int(chat_id) < 0 else "private"}
+            if int(chat_id) < 0:
+                chat["title"] = "g"
+            else:
+                chat["first_name"] = "u"
+            if p.get("reply_markup"):
+                markup = p["reply_markup"]
+                self.markup[(int(chat_id), mid)] = json.loads(markup) if isinstance(markup, str) else markup
+            result = {"message_id": mid, "date": int(time.time()), "chat": chat, "from": BOT, "text": "x"}
+        elif name == "getChatMember":
+            result = {"status": "member", "user": {"id": int(p["user_id"]), "is_bot": False, "first_name": "u"}}
+        return 200, json.dumps({"ok": True, "result": result}).encode()
+
+
+# -- updates ------------------------------------------------------------------------------------
+
+_uid = itertools.count(1)
+
+
+def user(uid: int) -> dict:
+    return {"id": uid, "is_bot": False, "first_name": f"P{uid}", "language_code": "ru"}
+
+
+def message_update(uid: int, chat_id: int, text: str) -> dict:
+    chat = {"id": chat_id, "type": "private", "first_name": "u"} if chat_id > 0 else {"id": chat_id, "type": "supergroup", "title": "g"}
+    ent = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}] if text.startswith("/") else []
+    return {"update_id": next(_uid), "message": {"message_id": next(_uid), "date": int(time.time()), "chat": chat,
+                                                 "from": user(uid), "text": text, "entities": ent}}
+
+
+def tap_update(uid: int, chat_id: int, message_id: int, data: str) -> dict:
+    chat = {"id": chat_id, "type": "private", "first_name": "u"} if chat_id > 0 else {"id": chat_id, "type": "supergroup", "title": "g"}
+    return {"update_id": next(_uid), "callback_query": {
+        "id": str(next(_uid)), "from": user(uid), "chat_instance": "ci", "data": data,
+        "message": {"message_id": message_id, "date": int(time.time()), "chat": chat, "from": BOT, "text": "x"}}}
+
+
+# -- driving games ------------------------------------------------------------------------------
+
+
+class Driver:
+    """Plays games through ``app`` using a separate, uncounted Redis client for peeking."""
+
+    def __init__(self, app: Application, peek: Redis) -> None:
+        self.app = app
+        self.peek = store_mod.Store(peek)
+        self.taps = 0
+        self.plays = 0
+        self.cpu: list[float] = []
+
+    @property
+    def syncer(self):
+        return self.app.bot_data["svc"].syncer
+
+    async def feed(self, raw: dict, measure: bool = False) -> None:
+        t0 = time.process_time()
+        # its own task (a context of its own, as with PTB's concurrent updates): what an update
+        # leaves in its context (the store's prefetch) does not reach the driver's peeks
+        await asyncio.create_task(self.app.process_update(Update.de_json(raw, self.app.bot)))
+        if measure:
+            await self.syncer.idle()
+            self.cpu.append(time.process_time() - t0)
+
+    async def _peek(self, fn, *a):
+        token = PHASE.set("driver")
+        try:
+            return await fn(*a)
+        finally:
+            PHASE.reset(token)
+
+    async def settle(self, gid: str) -> None:
+        while any(k[0] == gid for k in list(self.syncer._running)):
+            await asyncio.sleep(0.001)
+
+    async def game(self, chat_id: int, seats: int, rng: random.Random, measure: bool = False) -> str:
+        uids = [abs(chat_id) * 10 + i for i in range(seats)]
+        for uid in uids:
+            await self.feed(message_update(uid, uid, "/start"))
+        await self.feed(message_update(uids[0], chat_id, "/start_game"))
+        gid = await self._peek(self.peek.redis.get, self.peek.k_chat(chat_id, None))
+        await self.settle(gid)
+        tg = await self._peek(self.peek.tg_get, gid)
+        lobby = int(tg["b"])
+        for uid in uids[1:]:
+            await self.feed(tap_update(uid, chat_id, lobby, encode(Tap("join", gid))))
+        await self.feed(tap_update(uids[0], chat_id, lobby, encode(Tap("start", gid))))
+        await self.settle(gid)
+        players = [core.ai.make_player("counting", i, rng) for i in range(seats)]
+        while True:
+            table: Table = await self._peek(self.peek.load, gid)
+            if table.status is not Status.PLAYING:
+                return gid
+            seat = table.state.current
+            uid = table.seats[seat].user_id
+            await self.settle(gid)
+            panel = int((await self._peek(self.peek.tg_get, gid))[f"p{seat}"])
+            action = players[seat].act(core.view(table.state, seat))
+            taps = []
+            if isinstance(action, core.Play):
+                cards = "".join(r.char for r in action.cards)
+                taps += [Tap("pick", gid, turn=table.turn, cards=cards[: i + 1]) for i in range(len(cards))]
+                claim = action.claim.char if action.claim is not None else ""
+                taps.append(Tap("play", gid, turn=table.turn, cards=cards, claim=claim))
+                self.plays += 1
+            elif isinstance(action, core.Challenge):
+                taps.append(Tap("challenge", gid, turn=table.turn))
+            else:
+                taps.append(Tap("believe", gid, turn=table.turn))
+            for tap in taps:
+                await self.feed(tap_update(uid, uid, panel, encode(tap)), measure)
+                self.taps += 1
+            await self.settle(gid)
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+async def run_bot(url: str, games: int, seats: int) -> dict:
+    install_counters()
+    api = FakeBotAPI()
+    settings = Settings(BOT_TOKEN="1:B", REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9)
+    app = build_application(settings, request=api)
+    await app.initialize()
+    await app.post_init(app)
+    peek = Redis.from_url(url, decode_responses=True)
+    drv = Driver(app, peek)
+    out: dict = {}
+    try:
+        # serial game: CPU per tap, calls per tap for the skeleton
+        TRIPS.clear()
+        api.calls.clear()
+        api.log = []
+        tap_calls: list[list] = []
+        orig_feed = drv.feed
+
+        per_op: dict[str, list[int]] = {}
+
+        async def feed_logged(raw, measure=False):
+            if measure:
+                api.log = []
+            await orig_feed(raw, measure)
+            if measure:
+                tap_calls.append(list(api.log))
+                # messages sent or edited because of this tap (its sync included), callback
+                # answers and deletions aside, by the tap's op (``k`` card picking, ``p`` play,
+                # ``c`` challenge, ``b`` believe)
+                op = raw["callback_query"]["data"].split(":")[0]
+                per_op.setdefault(op, []).append(sum(m in ("sendMessage", "editMessageText") for m, _ in api.log))
+
+        drv.feed = feed_logged  # type: ignore[method-assign]
+        await drv.game(-1, seats, random.Random(1), measure=True)
+        drv.feed = orig_feed  # type: ignore[method-assign]
+        api.log = None
+        out["cpu_serial"] = drv.cpu
+        out["tap_calls"] = tap_calls
+        out["per_op"] = per_op
+
+        # N concurrent games
+        TRIPS.clear()
+        api.calls.clear()
+        drv.taps = drv.plays = 0
+        mem_sampled: list[int] = []
+
+        async def sample_memory():
+            await asyncio.sleep(0.5)
+            gids = await peek.smembers("cheat:live")
+            for gid in list(gids)[:20]:
+                total = 0
+                for k in await peek.keys(f"cheat:{{g{gid}}}:*"):
+                    total += await peek.memory_usage(k) or 0
+                mem_sampled.append(total)
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        sampler = asyncio.create_task(sample_memory())
+        await asyncio.gather(*(drv.game(-(1000 + i), seats, random.Random(i)) for i in range(games)))
+        await sampler
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        out.update(taps=drv.taps, plays=drv.plays, wall=wall, cpu=cpu, trips=dict(TRIPS), calls=dict(api.calls), mem=mem_sampled)
+        out["state_bytes"] = len((await store_mod.Store(peek).load(await peek.get("cheat:chat:-1:0") or (await peek.keys("cheat:{g*}:game"))[0].split("{g")[1].split("}")[0])).to_json())
+    finally:
+        await app.post_shutdown(app)
+        await app.shutdown()
+        await peek.aclose()
+    return out
+
+
+async def run_skeleton(url: str, tap_calls: list[list]) -> list[float]:
+    """A handler with no game logic: one Redis GET and one SET, then the same Bot API calls the
+    bot made for that tap (answer included). Returns CPU seconds per tap."""
+    api = FakeBotAPI()
+    app = Application.builder().token("1:B").request(api).get_updates_request(api).build()
+    redis = Redis.from_url(url, decode_responses=True)
+    cpu: list[float] = []
+
+    async def handler(update: Update, context) -> None:
+        q = update.callback_query
+        await redis.get("skel:x")
+        await redis.set("skel:x", q.data)
+        for method, chat_id in next(it):
+            if method == "answerCallbackQuery":
+                await q.answer("ok")
+            elif method == "sendMessage":
+                await context.bot.send_message(chat_id, "x")
+            elif method == "editMessageText":
+                await context.bot.edit_message_text("x", chat_id=chat_id, message_id=1)
+            elif method == "deleteMessage":
+                await context.bot.delete_message(chat_id, 1)
+
+    app.add_handler(TypeHandler(Update, handler))
+    await app.initialize()
+    it = iter(tap_calls)
+    for _ in tap_calls:
+        t0 = time.process_time()
+        await app.process_update(Update.de_json(tap_update(5, 5, 1, "k:x:0:A"), app.bot))
+        cpu.append(time.process_time() - t0)
+    await app.shutdown()
+    await redis.aclose()
+    return cpu
+
+
+_OP_NAMES = {"k": "card pick", "p": "play", "c": "challenge", "b": "believe"}
+
+
+def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
+    taps, plays = bot["taps"], bot["plays"]
+    cpu = bot["cpu_serial"]
+    lines = [
+        f"games: {games} concurrent, {seats} seats; taps {taps}, plays {plays}, actions (engine) ≈ {plays} plays + checks",
+        f"taps per second: {taps / bot['wall']:.0f}  (wall {bot['wall']:.1f} s, CPU {bot['cpu']:.1f} s, mean CPU/tap {bot['cpu'] / taps * 1e6:.0f} µs)",
+        f"CPU µs per tap (serial, tap + its sync): p50 {pct(cpu, .5) * 1e6:.0f}, p99 {pct(cpu, .99) * 1e6:.0f}",
+        f"skeleton CPU µs per tap: p50 {pct(skel, .5) * 1e6:.0f}, p99 {pct(skel, .99) * 1e6:.0f};"
+        f" ratio bot/skeleton (p50) {pct(cpu, .5) / pct(skel, .5):.2f}, (mean) {statistics.mean(cpu) / statistics.mean(skel):.2f}",
+        "Redis round trips per tap: " + ", ".join(f"{k} {v / taps:.2f}" for k, v in sorted(bot["trips"].items()) if k[0] != "#")
+        + f"; total {sum(v for k, v in bot['trips'].items() if k[0] != '#') / taps:.2f}",
+        f"Redis round trips per transaction (the game's own: read + compare-and-set + index writes): "
+        f"{bot['trips'].get('transaction', 0) / max(1, bot['trips'].get('#transactions', 0)):.2f}"
+        f" over {bot['trips'].get('#transactions', 0)} transactions",
+        "Bot API calls per play: " + ", ".join(f"{m}[{k}] {n / plays:.2f}" for (m, k), n in sorted(bot["calls"].items(), key=lambda x: -x[1])),
+        "messages sent or edited per tap (serial game; answers and deletions aside): "
+        + ", ".join(f"{_OP_NAMES.get(op, op)} mean {statistics.mean(v):.2f} max {max(v)}" for op, v in sorted(bot["per_op"].items())),
+        f"Redis bytes per live game (MEMORY USAGE over its keys, {len(bot['mem'])} sampled): "
+        f"mean {statistics.mean(bot['mem']) if bot['mem'] else 0:.0f}, max {max(bot['mem'], default=0)}",
+        f"table JSON (state) bytes at the end of a game: {bot['state_bytes']}",
+        f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB",
+    ]
+    return "\n".join(lines)
+
+
+async def main_async(games: int, seats: int) -> str:
+    server = RedisServer()
+    try:
+        bot = await run_bot(server.url, games, seats)
+        skel = await run_skeleton(server.url, bot["tap_calls"])
+    finally:
+        server.stop()
+    return report(bot, skel, seats, games)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line entry: ``--games`` (default 100), ``--seats`` (default 4)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=100)
+    ap.add_argument("--seats", type=int, default=4)
+    args = ap.parse_args(argv)
+    print(asyncio.run(main_async(args.games, args.seats)))
+
+
+if __name__ == "__main__":
+    main()

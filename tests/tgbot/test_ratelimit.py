@@ -1,0 +1,102 @@
+"""The Redis rate limiter: group and overall windows shared across limiter instances (processes),
+uncounted calls never wait, a 429 blocks only its chat, deferring callers get Throttled."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.asyncio import Redis
+from telegram.error import RetryAfter
+
+from tgbot.ratelimit import RedisRateLimiter, Throttled, counted
+
+DB = 9
+
+
+@pytest.fixture
+async def rredis(redis_server):
+    client = Redis.from_url(redis_server.url.replace("/0", f"/{DB}"), decode_responses=True)
+    await client.flushdb()
+    yield client
+    await client.flushdb()
+    await client.aclose()
+
+
+def _limiter(redis, **kw) -> RedisRateLimiter:
+    lim = RedisRateLimiter(**{"group_max": 3, "group_period": 30.0, "overall_max": 100, "overall_period": 1.0, **kw})
+    lim.attach(redis)
+    return lim
+
+
+def test_counted_methods():
+    assert counted("sendMessage") and counted("editMessageText") and counted("copyMessage")
+    assert not counted("answerCallbackQuery") and not counted("getUpdates") and not counted("sendChatAction")
+    assert not counted("deleteMessage")
+
+
+async def test_group_window_is_shared_between_processes(rredis):
+    a, b = _limiter(rredis), _limiter(rredis)  # two processes on one Redis
+    assert (await a.admit(-1))[1] == 0
+    assert (await b.admit(-1))[1] == 0
+    assert (await a.admit(-1))[1] == 0
+    wait, reason = await b.admit(-1)
+    assert reason == 2 and 29 < wait <= 30 * 1.05 + 0.3
+    # another group and a private chat are not held up
+    assert (await b.admit(-2))[1] == 0
+    assert (await a.admit(42))[1] == 0
+    assert a.calls + b.calls == 6
+
+
+async def test_overall_window(rredis):
+    lim = _limiter(rredis, overall_max=2)
+    assert [(await lim.admit(c))[1] for c in (1, 2, 3)] == [0, 0, 1]
+
+
+async def test_uncounted_never_touch_redis_and_deferred_calls_raise(rredis):
+    lim = _limiter(rredis, group_max=1)
+    made = []
+
+    async def call(*args, **kw):
+        made.append(args)
+        return True
+
+    for _ in range(5):
+        await lim.process_request(call, ("ans",), {}, "answerCallbackQuery", {"callback_query_id": "1"}, None)
+    assert lim.calls == 0 and len(made) == 5
+    await lim.process_request(call, ("m1",), {}, "sendMessage", {"chat_id": -5}, {"defer": True})
+    with pytest.raises(Throttled) as e:
+        await lim.process_request(call, ("m2",), {}, "editMessageText", {"chat_id": -5}, {"defer": True})
+    assert e.value.seconds > 25 and ("m2",) not in made
+
+
+async def test_429_blocks_that_chat_only(rredis):
+    lim = _limiter(rredis, group_max=100)
+    other = _limiter(rredis, group_max=100)
+
+    async def too_many(*args, **kw):
+        raise RetryAfter(2)
+
+    async def ok(*args, **kw):
+        return True
+
+    with pytest.raises(RetryAfter):
+        await lim.process_request(too_many, (), {}, "sendMessage", {"chat_id": -7}, {"defer": True})
+    # every process sees the block for that chat; another chat goes at once
+    wait, reason = await other.admit(-7)
+    assert reason == 3 and 1 < wait <= 2
+    assert await asyncio.wait_for(other.process_request(ok, (), {}, "sendMessage", {"chat_id": -8}, None), 1)
+    with pytest.raises(Throttled):
+        await other.process_request(ok, (), {}, "sendMessage", {"chat_id": -7}, {"defer": True})
+
+
+async def test_only_one_of_several_starting_processes_sets_the_webhook(rredis):
+    workers = [_limiter(rredis) for _ in range(3)]
+    made = []
+
+    async def set_webhook(*args, **kw):
+        made.append(1)
+        return True
+
+    results = await asyncio.gather(*(w.process_request(set_webhook, (), {}, "setWebhook", {"url": "https://x/h"}, None) for w in workers))
+    assert results == [True, True, True] and len(made) == 1
