@@ -25,7 +25,7 @@ from core.cards import Hand, Rank
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .codec import BadCallback, Tap, decode
-from .i18n import DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
+from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
 from .settings import Settings
 from .store import Store, new_game_id
@@ -98,6 +98,18 @@ async def _private_lang(s: Services, update: Update, group_id: int | None = None
 async def _group_lang(s: Services, chat_id: int) -> str:
     """The group's language (its setting, Russian by default)."""
     return pick_language((await s.store.chat_settings(chat_id)).lang)
+
+
+async def _chat_table(s: Services, update: Update) -> tuple[Table | None, Translator]:
+    """The live table of the update's chat (topic) and the translator to answer in; when
+    there is none, the group is told how to open one and the table is ``None``."""
+    chat = update.effective_chat
+    assert chat is not None
+    table = await s.store.chat_game(*place(update))
+    tr = translator(table.lang if table else await _group_lang(s, chat.id))
+    if table is None:
+        await _reply(update, tr.t("There is no game here. /start_game opens one."))
+    return table, tr
 
 
 async def _tap_lang(s: Services, update: Update, table: Table | None) -> str:
@@ -202,10 +214,8 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    table = await s.store.chat_game(*place(update))
-    tr = translator(table.lang if table else await _group_lang(s, chat.id))
+    table, tr = await _chat_table(s, update)
     if table is None:
-        await _reply(update, tr.t("There is no game here. /start_game opens one."))
         return
     user_id, admin = await may_manage(context, table, update)
     if table.status is Status.PLAYING:
@@ -229,9 +239,8 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    table = await s.store.chat_game(*place(update))
+    table, _ = await _chat_table(s, update)
     if table is None:
-        await _reply(update, translator(await _group_lang(s, chat.id)).t("There is no game here. /start_game opens one."))
         return
     await s.syncer.post_board(table)
 
@@ -241,9 +250,8 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
-    table = await s.store.chat_game(chat.id, place(update)[1])
+    table, _ = await _chat_table(s, update)
     if table is None:
-        await _reply(update, translator(await _group_lang(s, chat.id)).t("There is no game here. /start_game opens one."))
         return
     names, now = render.BOT_NAMES, time.time()
     try:
@@ -551,10 +559,8 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     s = svc(context)
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
-    table = await s.store.chat_game(*place(update))
-    tr = translator(table.lang if table else await _group_lang(s, chat.id))
+    table, tr = await _chat_table(s, update)
     if table is None:
-        await _reply(update, tr.t("There is no game here. /start_game opens one."))
         return
     target = msg.reply_to_message.from_user if msg.reply_to_message is not None else None
     if target is None:
