@@ -1394,8 +1394,8 @@ async def _serve(args: argparse.Namespace) -> None:
     if args.demo:
         users = [emu.add_user(1001, "Алиса", "alice"), emu.add_user(1002, "Борис", "boris"),
                  emu.add_user(1003, "Вера", "vera", "en")]
-        for u in users:
-            u.started = True
+        for u in users:  # each presses Start, so the bot learns it may write to them
+            await u.start_bot()
         emu.add_group(-100, "Demo group", members=users, admins=users[:1])
     print(emu.base_url, flush=True)
     try:
