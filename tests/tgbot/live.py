@@ -7,6 +7,10 @@ down) and drives simulated players through their private panels.
 
 from __future__ import annotations
 
+import contextlib
+
+from redis.asyncio import Redis
+
 from telegram import Update
 
 from tgbot.app import build_application
@@ -110,3 +114,23 @@ class Live:
         await (await user.tap(p, cb(p, "p:")[0])).answer(15)
         await self.settle()
         return user
+
+
+@contextlib.asynccontextmanager
+async def running(redis_url: str, group_window: float = 2.0):
+    """A :class:`Live` bot on ``redis_url`` (emptied before and after) against a fresh emulator
+    whose group window is ``group_window`` seconds; yields the bot (``bot.url`` = the Redis URL)."""
+    redis = Redis.from_url(redis_url, decode_responses=True)
+    await redis.flushdb()
+    emu = BotAPIEmulator(group_window=group_window)
+    await emu.start()
+    bot = Live(emu, redis_url)
+    await bot.start()
+    bot.url = redis_url
+    try:
+        yield bot
+    finally:
+        await bot.stop()
+        await emu.stop()
+        await redis.flushdb()
+        await redis.aclose()

@@ -6,15 +6,12 @@ bot's real Application (in-process, :mod:`tests.tgbot.live`) and a private redis
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
-from redis.asyncio import Redis
 
 from tgbot import render
 from tgbot.model import Status
-from tests.fakes.botapi import BotAPIEmulator
-from tests.tgbot.live import Live, cb
+from tests.tgbot.live import cb, running
 
 pytestmark = pytest.mark.e2e
 
@@ -23,20 +20,8 @@ DB = 9
 
 @pytest.fixture
 async def live(redis_server):
-    url = redis_server.url.replace("/0", f"/{DB}")
-    redis = Redis.from_url(url, decode_responses=True)
-    await redis.flushdb()
-    emu = BotAPIEmulator(group_window=2.0)
-    await emu.start()
-    bot = Live(emu, url)
-    await bot.start()
-    try:
+    async with running(redis_server.url.replace("/0", f"/{DB}")) as bot:
         yield bot
-    finally:
-        await bot.stop()
-        await emu.stop()
-        await redis.flushdb()
-        await redis.aclose()
 
 
 def _people(emu, base=700, names=("Аня", "Борис", "Вера", "Глеб")):

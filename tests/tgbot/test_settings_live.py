@@ -6,7 +6,6 @@ confirmation, /notify_me, /stats, /top, /forget_me."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from redis.asyncio import Redis
@@ -16,9 +15,8 @@ from core.record import Record, replay
 from tgbot import model, render, stats
 from tgbot.model import Status
 from tgbot.store import Store
-from tests.fakes.botapi import BotAPIEmulator
 from tests.tgbot.helpers import ai_players
-from tests.tgbot.live import Live, cb
+from tests.tgbot.live import cb, running
 
 pytestmark = pytest.mark.e2e
 
@@ -27,21 +25,8 @@ DB = 14
 
 @pytest.fixture
 async def live(redis_server):
-    url = redis_server.url.replace("/0", f"/{DB}")
-    redis = Redis.from_url(url, decode_responses=True)
-    await redis.flushdb()
-    emu = BotAPIEmulator(group_window=2.0)
-    await emu.start()
-    bot = Live(emu, url)
-    await bot.start()
-    bot.url = url
-    try:
+    async with running(redis_server.url.replace("/0", f"/{DB}")) as bot:
         yield bot
-    finally:
-        await bot.stop()
-        await emu.stop()
-        await redis.flushdb()
-        await redis.aclose()
 
 
 def _people(emu, base, n=3):
