@@ -19,7 +19,7 @@ never count.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields as dataclass_fields
 
 
 from core.cards import Hand
@@ -32,7 +32,6 @@ from .store import Store
 __all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify", "MIN_TOP_GAMES", "RECORD_FILE"]
 
 #: The per-user counters (hash fields of ``cheat:stats:<user>``).
-FIELDS = ("games", "wins", "draws", "place_sum", "plays", "bluffs", "bluffs_caught", "bluffs_through", "challenges", "challenges_right", "piles_taken")
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
 #: The record file's name sent to a player (``cheat-record/1`` JSON).
@@ -86,6 +85,10 @@ class Totals:
     def mean_place(self) -> float:
         """The mean place (0 when no game was counted)."""
         return self.place_sum / self.games if self.games else 0.0
+
+
+#: The counters kept per user (and summed by the counting script): the fields of :class:`Totals`.
+FIELDS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(Totals))
 
 
 def record_of_game(table: Table, deal: list[str] | None, log: list[dict], names: list[str] | None = None) -> Record | None:
