@@ -50,7 +50,9 @@ async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> in
         await store.reschedule(table)
         if done.change.reply != "stale":
             fired += 1
-            log.info("deadline of %s fired: %s", gid, done.change.reply)
+            before = done.before
+            assert before is not None
+            log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", gid, done.change.reply, before.deadline_kind, before.deadline or 0.0, before.turn)
             syncer.request(gid)
     return fired
 
