@@ -2,12 +2,18 @@
 
 Telegram's Bot FAQ: about 30 messages a second overall and about 20 messages a minute in one
 group (edits count; TELEGRAM.md). :class:`RedisRateLimiter` is PTB's
-:class:`~telegram.ext.BaseRateLimiter`; before a counted call (``send*``, ``edit*``, copies,
-forwards, ``stopPoll``) it runs ONE Lua script (one Redis round trip) that keeps a sliding-window
-log per group and one overall (sorted sets of admission times, on Redis' own clock, so processes
-on several hosts agree) and either admits the call or says how long to wait. Calls that are not
-counted — ``answerCallbackQuery``, ``getUpdates``, ``deleteMessage``, ``setMyCommands`` … —
-never touch Redis and never wait.
+:class:`~telegram.ext.BaseRateLimiter`. Both limits are sliding-window logs in Redis (sorted sets
+of admission times, on Redis' own clock, so processes on several hosts agree):
+
+- the overall window: a process leases up to :data:`LEASE_BATCH` slots in one Lua script and
+  spends them within :data:`LEASE_TTL` seconds (a lease not spent by then is dropped, never
+  used late: the slots count from the lease, and the windows' :data:`LATENCY` margin covers
+  the delay). A busy process thus asks Redis once per few messages, not once per message;
+- a group's window: one Lua script per message to a group (``<prefix>:rl:{c<chat>}``), which
+  also checks that group's 429 block.
+
+Calls that are not counted — ``answerCallbackQuery``, ``getUpdates``, ``deleteMessage``,
+``setMyCommands`` … — never touch Redis and never wait.
 
 A wait for a GROUP slot is not slept through with stale content when the caller can re-render:
 calls made with ``rate_limit_args={"defer": True}`` (the sync path) raise :class:`Throttled` (a
@@ -15,13 +21,20 @@ calls made with ``rate_limit_args={"defer": True}`` (the sync path) raise :class
 newest state. Other calls (command replies) wait.
 
 When Telegram still answers 429 with ``retry_after``, that chat alone is blocked — in Redis,
-for every process — until it runs out; other chats go on. The same script checks the block.
+for every process — until it runs out; other chats go on. A group's block is checked by its
+window script; private chats' blocks come back with every lease (so another process learns of
+one within :data:`LEASE_TTL` of its next message).
+
+Every script touches the keys of one Redis Cluster slot: the overall log and the private blocks
+share the hash tag ``{rl}``, and a group's log and block share ``{c<chat>}``.
 
 ``setWebhook`` is made by one process only when several start together (a Redis ``SET NX``
 lock, :data:`WEBHOOK_LOCK` seconds): Telegram limits that method too.
 
-Keys: ``<prefix>:rl:webhook`` (that lock), ``<prefix>:rl:g`` (overall log), ``<prefix>:rl:c:<chat>`` (group log),
-``<prefix>:rl:b:<chat>`` (429 block, PX = retry_after).
+Keys: ``<prefix>:rl:webhook`` (that lock), ``<prefix>:{rl}:g`` (overall log),
+``<prefix>:{rl}:blocks`` (hash: private chat → blocked until, ms on Redis' clock),
+``<prefix>:rl:{c<chat>}`` (a group's log) and ``<prefix>:rl:{c<chat>}:b`` (its 429 block, PX =
+retry_after).
 """
 
 from __future__ import annotations
@@ -30,12 +43,13 @@ import asyncio
 import itertools
 import logging
 import os
+import time
 from typing import Any, Callable, Coroutine
 
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
-__all__ = ["RedisRateLimiter", "Throttled", "counted", "SAFETY", "LATENCY"]
+__all__ = ["RedisRateLimiter", "Throttled", "counted", "SAFETY", "LATENCY", "LEASE_BATCH", "LEASE_TTL"]
 
 log = logging.getLogger(__name__)
 
@@ -43,42 +57,64 @@ log = logging.getLogger(__name__)
 #: latency between admission and arrival cannot squeeze one call too many into Telegram's.
 SAFETY = 1.05
 #: Seconds added to each window for the time between admission (Redis' clock) and the call's
-#: arrival at Telegram (a busy event loop, the network): without it a call admitted early and
-#: delayed can land in the same Telegram window as one admitted a full window later.
+#: arrival at Telegram (a busy event loop, the network, a leased slot spent a little later):
+#: without it a call admitted early and delayed can land in the same Telegram window as one
+#: admitted a full window later.
 LATENCY = 0.25
+#: Overall slots a process leases in one round trip.
+LEASE_BATCH = 4
+#: Seconds a leased overall slot may be spent after the lease (well inside :data:`LATENCY`).
+LEASE_TTL = 0.1
 #: Seconds during which one process's setWebhook stands for every process starting with it.
 WEBHOOK_LOCK = 30
 
-# KEYS: 1 overall log, 2 group log ('' none), 3 block key
-# ARGV: 1 overall max, 2 overall period ms, 3 group max, 4 group period ms, 5 unique member
-# Returns {wait_ms, reason}: reason 0 admitted, 1 overall, 2 group, 3 blocked after a 429.
-_ADMIT = """
+# Shared by both scripts: ``now`` in ms on Redis' clock, and the wait before a window of
+# ``max`` per ``period`` ms has room (0: room now).
+_WINDOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local blocked = redis.call('PTTL', KEYS[3])
-if blocked > 0 then return {blocked, 3} end
-local function need(key, max, period)
+local function wait(key, max, period)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - period)
   local n = redis.call('ZCARD', key)
-  if n < max then return 0 end
+  if n < max then return 0, max - n end
   local first = redis.call('ZRANGE', key, n - max, n - max, 'WITHSCORES')
-  return tonumber(first[2]) + period - now + 1
+  return tonumber(first[2]) + period - now + 1, 0
 end
-local gmax, gper = tonumber(ARGV[3]), tonumber(ARGV[4])
-if KEYS[2] ~= '' then
-  local w = need(KEYS[2], gmax, gper)
-  if w > 0 then return {w, 2} end
+"""
+
+# KEYS: 1 overall log, 2 private blocks hash ({rl} slot). ARGV: 1 max, 2 period ms, 3 slots
+# wanted, 4 unique member prefix. Returns {granted, wait_ms, {chat, ms_left, ...}}.
+_LEASE = _WINDOW + """
+local w, free = wait(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+local got = math.min(free, tonumber(ARGV[3]))
+for i = 1, got do redis.call('ZADD', KEYS[1], now, ARGV[4] .. ':' .. i) end
+if got > 0 then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2])) end
+local blocks, out = redis.call('HGETALL', KEYS[2]), {}
+for i = 1, #blocks, 2 do
+  local left = tonumber(blocks[i + 1]) - now
+  if left > 0 then out[#out + 1] = blocks[i]; out[#out + 1] = left else redis.call('HDEL', KEYS[2], blocks[i]) end
 end
-local w = need(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
-if w > 0 then return {w, 1} end
-local member = now .. ':' .. ARGV[5]
-redis.call('ZADD', KEYS[1], now, member)
+return {got, w, out}
+"""
+
+# KEYS: 1 a group's log, 2 its block ({c<chat>} slot). ARGV: 1 max, 2 period ms, 3 member.
+# Returns {wait_ms, reason}: reason 0 admitted, 2 group full, 3 blocked after a 429.
+_GROUP = _WINDOW + """
+local blocked = redis.call('PTTL', KEYS[2])
+if blocked > 0 then return {blocked, 3} end
+local w = wait(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+if w > 0 then return {w, 2} end
+redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[3])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-if KEYS[2] ~= '' then
-  redis.call('ZADD', KEYS[2], now, member)
-  redis.call('PEXPIRE', KEYS[2], gper)
-end
 return {0, 0}
+"""
+
+# KEYS: 1 the private blocks hash. ARGV: 1 chat, 2 ms. Blocked until now + ms (Redis' clock).
+_BLOCK_PRIVATE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], ARGV[1], now + tonumber(ARGV[2]))
+return 1
 """
 
 _COUNTED_EXTRA = {"copyMessage", "copyMessages", "forwardMessage", "forwardMessages", "stopPoll"}
@@ -122,18 +158,35 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
         self.prefix = prefix
         self.max_retries = max_retries
         self.calls = 0
-        self._script: Any = None
+        self._lease_script: Any = None
+        self._group_script: Any = None
+        self._block_script: Any = None
         self._redis: Any = None
         self._ids = itertools.count()
         self._tag = os.urandom(4).hex()
+        # leased overall slots: how many are left, and until when (time.monotonic()) they may be spent
+        self._slots = 0
+        self._slots_until = 0.0
+        self._leasing = asyncio.Lock()
+        # private chats blocked after a 429, as of the last lease: chat id (str) -> monotonic end
+        self._private_blocks: dict[str, float] = {}
 
     def attach(self, redis: Any) -> None:
         """Use ``redis`` (a redis-py asyncio client) for the shared state from now on."""
         self._redis = redis
-        self._script = redis.register_script(_ADMIT)
+        self._lease_script = redis.register_script(_LEASE)
+        self._group_script = redis.register_script(_GROUP)
+        self._block_script = redis.register_script(_BLOCK_PRIVATE)
 
-    def block_key(self, chat_id: Any) -> str:
-        return f"{self.prefix}:rl:b:{chat_id if chat_id is not None else '*'}"
+    def group_keys(self, chat_id: Any) -> list[str]:
+        """A group's window log and its 429 block (one Cluster slot)."""
+        base = f"{self.prefix}:rl:{{c{chat_id}}}"
+        return [base, base + ":b"]
+
+    @property
+    def overall_keys(self) -> list[str]:
+        """The overall window log and the private chats' blocks (one Cluster slot)."""
+        return [f"{self.prefix}:{{rl}}:g", f"{self.prefix}:{{rl}}:blocks"]
 
     async def initialize(self) -> None:
         """Nothing to set up (the Redis client comes with :meth:`attach`)."""
@@ -142,14 +195,51 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
         """Nothing to release (the store owns the Redis client)."""
 
     async def admit(self, chat_id: Any) -> tuple[float, int]:
-        """One round trip: (0, 0) when a counted message to ``chat_id`` may go now, else
-        (seconds to wait, reason: 1 overall, 2 group, 3 blocked by a 429)."""
+        """(0, 0) when a counted message to ``chat_id`` may go now, else (seconds to wait,
+        reason: 1 overall, 2 group, 3 blocked by a 429). A group costs one round trip; the
+        overall slot one per :data:`LEASE_BATCH` messages at most."""
+        wait = await self._take_slot()  # (a lease brings the private blocks up to date)
+        if wait:
+            return wait, 1
+        if not _is_group(chat_id):
+            left = self._private_blocks.get(str(chat_id), 0.0) - time.monotonic()
+            if left > 0:
+                self._slots += 1  # not spent
+                return left, 3
+            return 0.0, 0
         self.calls += 1
-        group = f"{self.prefix}:rl:c:{chat_id}" if _is_group(chat_id) else ""
-        keys = [f"{self.prefix}:rl:g", group, self.block_key(chat_id)]
-        args = [self.overall_max, self.overall_period_ms, self.group_max, self.group_period_ms, f"{self._tag}{next(self._ids)}"]
-        wait_ms, reason = await self._script(keys=keys, args=args)
-        return int(wait_ms) / 1000, int(reason)
+        wait_ms, reason = await self._group_script(keys=self.group_keys(chat_id), args=[self.group_max, self.group_period_ms, f"{self._tag}{next(self._ids)}"])
+        if int(reason):
+            self._slots += 1  # not spent: the next message takes it (while the lease holds)
+            return int(wait_ms) / 1000, int(reason)
+        return 0.0, 0
+
+    async def _take_slot(self) -> float:
+        """Take one leased overall slot, leasing more when none is left; 0, or the seconds to
+        wait when the overall window is full."""
+        async with self._leasing:  # one lease in flight; the others wait for its slots
+            if self._slots <= 0 or time.monotonic() >= self._slots_until:
+                self.calls += 1
+                started = time.monotonic()
+                got, wait_ms, blocks = await self._lease_script(
+                    keys=self.overall_keys, args=[self.overall_max, self.overall_period_ms, LEASE_BATCH, f"{self._tag}{next(self._ids)}"])
+                self._slots, self._slots_until = int(got), started + LEASE_TTL
+                now = time.monotonic()
+                shared = {str(c): started + int(ms) / 1000 for c, ms in zip(blocks[::2], blocks[1::2])}
+                self._private_blocks = {c: end for c, end in self._private_blocks.items() if end > now} | shared
+                if not self._slots:
+                    return max(0.001, int(wait_ms) / 1000)
+            self._slots -= 1
+            return 0.0
+
+    async def _block(self, chat_id: Any, seconds: float) -> None:
+        """Block ``chat_id`` for every process for ``seconds`` (Telegram's retry_after)."""
+        ms = int(seconds * 1000)
+        if _is_group(chat_id):
+            await self._redis.set(self.group_keys(chat_id)[1], 1, px=ms)
+        else:
+            self._private_blocks[str(chat_id)] = time.monotonic() + seconds
+            await self._block_script(keys=self.overall_keys[1:], args=[str(chat_id), ms])
 
     async def process_request(
         self,
@@ -170,7 +260,7 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
                 log.info("setWebhook: another process sets it")
                 return True
             return await callback(*args, **kwargs)
-        if not counted(endpoint) or self._script is None:
+        if not counted(endpoint) or self._redis is None:
             return await callback(*args, **kwargs)
         defer = bool(rate_limit_args and rate_limit_args.get("defer"))
         chat_id = data.get("chat_id")
@@ -187,6 +277,6 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
             except RetryAfter as e:
                 seconds = e.retry_after if isinstance(e.retry_after, (int, float)) else e.retry_after.total_seconds()
                 log.warning("429 from Telegram for chat %s: blocked for %s s", chat_id, seconds)
-                await self._redis.set(self.block_key(chat_id), 1, px=int(seconds * 1000))
+                await self._block(chat_id, seconds)
                 if defer or attempt >= self.max_retries:
                     raise

@@ -113,6 +113,20 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 return 1
 """
 
+# KEYS: a game's tg hash; ARGV: 1 panel id field, 2 the tapped message id, 3 digest field,
+# 4 new digest, 5 key field ('' none), 6 key. See Store.claim_panel.
+_CLAIM_PANEL = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {0} end
+local old, oldkey = redis.call('HGET', KEYS[1], ARGV[3]), ''
+if ARGV[5] ~= '' then
+  oldkey = redis.call('HGET', KEYS[1], ARGV[5]) or ''
+  redis.call('HSET', KEYS[1], ARGV[5], ARGV[6])
+end
+if old == ARGV[4] then return {1} end
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+return {2, old or '', oldkey}
+"""
+
 _CLAIM_DEADLINE = """
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) <= tonumber(ARGV[2]) then
@@ -193,6 +207,7 @@ class Store:
         self._set_if = redis.register_script(_SET_IF)
         self._tg_set_if = redis.register_script(_TG_SET_IF)
         self._claim = redis.register_script(_CLAIM_DEADLINE)
+        self._claim_panel = redis.register_script(_CLAIM_PANEL)
 
     # -- key names -------------------------------------------------------------------------
 
@@ -513,6 +528,18 @@ class Store:
         for k, v in fields.items():
             args += [k, v]
         return bool(await self._tg_set_if(keys=[self.k_tg(gid)], args=args))
+
+    async def claim_panel(self, gid: str, seat: int, message_id: int, digest: str, key: str | None) -> tuple[str, str] | bool:
+        """Before a tap redraws its panel (message ``message_id`` of ``seat``), in one round trip:
+        if that message is still the seat's current panel (``p<seat>``), record that it shows
+        ``digest`` (``pd<seat>``) and, unless ``key`` is ``None``, the player's situation ``key``
+        (``pk<seat>``). Returns False when it is not the current panel (do not draw), True when
+        it already shows ``digest`` (nothing to draw), else the previous ``(digest, key)`` to
+        put back with :meth:`tg_set_if` if the edit fails."""
+        got = await self._claim_panel(keys=[self.k_tg(gid)], args=[f"p{seat}", message_id, f"pd{seat}", digest, f"pk{seat}" if key is not None else "", key or ""])
+        if int(got[0]) < 2:
+            return bool(int(got[0]))
+        return got[1], got[2]
 
     async def tg_fields(self, gid: str, *fields: str) -> dict[str, str]:
         """Some fields of the game's tg hash (absent ones left out), in one round trip."""

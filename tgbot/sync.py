@@ -412,23 +412,22 @@ class Syncer:
                 pass  # that chat is blocked for now; the next tap or sync draws it
 
     async def _redraw(self, table: Table, seat: int, message: Message, picks: str) -> None:
-        # Another process's lane may replace this panel between this read and the write: what
-        # the redraw records is written only while that panel is still the current one
-        # (atomically), so it never overwrites the new panel's bookkeeping.
-        tg = await self.store.tg_get(table.id)
-        current = str(message.message_id)
-        if tg.get(f"p{seat}") != current:
-            return
+        # What the redraw will show is recorded first, atomically and only while the tapped
+        # message is still the seat's current panel (another process's lane may replace it at
+        # any time): one round trip, and it never overwrites a newer panel's bookkeeping. A
+        # failed edit puts the previous record back.
         rendered = render.panel(table, seat, picks)
-        fields: dict[str, object] = {}
-        if not picks:
-            fields[f"pk{seat}"] = panel_key(table, seat)
-        if tg.get(f"pd{seat}") != rendered.digest:
-            if await self._show(message.chat_id, None, message.message_id, rendered, resend=False) != message.message_id:
-                return
-            fields[f"pd{seat}"] = rendered.digest
-        if fields:
-            await self.store.tg_set_if(table.id, f"p{seat}", current, **fields)
+        claimed = await self.store.claim_panel(table.id, seat, message.message_id, rendered.digest, None if picks else panel_key(table, seat))
+        if isinstance(claimed, bool):
+            return  # not the current panel, or it shows this already
+        shown = False
+        try:
+            shown = await self._show(message.chat_id, None, message.message_id, rendered, resend=False) == message.message_id
+        finally:
+            if not shown:
+                old_digest, old_key = claimed
+                back = {f"pd{seat}": old_digest} | ({f"pk{seat}": old_key} if not picks else {})
+                await self.store.tg_set_if(table.id, f"pd{seat}", rendered.digest, **back)
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""

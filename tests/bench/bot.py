@@ -33,7 +33,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
-from telegram import Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, TypeHandler
 from telegram.request import BaseRequest, RequestData
 
@@ -117,7 +117,7 @@ class FakeBotAPI(BaseRequest):
         kind = "-" if chat_id is None else ("group" if int(chat_id) < 0 else "private")
         self.calls[(name, kind)] += 1
         if self.log is not None:
-            self.log.append((name, chat_id))
+            self.log.append((name, dict(p)))
         result: Any = True
         if name == "getMe":
             result = BOT
@@ -314,11 +314,22 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
     return out
 
 
+def _markup(raw: Any) -> InlineKeyboardMarkup | None:
+    """The keyboard a call carried, built the way a handler builds one (PTB's classes)."""
+    if not raw:
+        return None
+    rows = json.loads(raw) if isinstance(raw, str) else raw
+    return InlineKeyboardMarkup([[InlineKeyboardButton(b["text"], callback_data=b.get("callback_data"), url=b.get("url"))
+                                  for b in row] for row in rows["inline_keyboard"]])
+
+
 async def run_skeleton(url: str, tap_calls: list[list]) -> list[float]:
-    """A handler with no game logic: one Redis GET and one SET, then the same Bot API calls the
-    bot made for that tap (answer included). Returns CPU seconds per tap."""
+    """A handler with no game logic: one Redis GET and one SET (a read and a compare-and-set's
+    write), then the same Bot API calls the bot made for that tap, with the same parameters
+    (text, parse mode, keyboard; the answer included). Returns CPU seconds per tap."""
     api = FakeBotAPI()
-    app = Application.builder().token("1:B").request(api).get_updates_request(api).build()
+    # the bot's own defaults (HTML parse mode, no link previews), so the calls carry the same parameters
+    app = Application.builder().token("1:B").request(api).get_updates_request(api).defaults(build_application(Settings(BOT_TOKEN="1:B")).bot.defaults).build()
     redis = Redis.from_url(url, decode_responses=True)
     cpu: list[float] = []
 
@@ -326,15 +337,17 @@ async def run_skeleton(url: str, tap_calls: list[list]) -> list[float]:
         q = update.callback_query
         await redis.get("skel:x")
         await redis.set("skel:x", q.data)
-        for method, chat_id in next(it):
+        for method, p in next(it):
             if method == "answerCallbackQuery":
-                await q.answer("ok")
+                await q.answer(p.get("text"), url=p.get("url"))
             elif method == "sendMessage":
-                await context.bot.send_message(chat_id, "x")
+                await context.bot.send_message(p["chat_id"], p["text"], reply_markup=_markup(p.get("reply_markup")),
+                                               message_thread_id=p.get("message_thread_id"))
             elif method == "editMessageText":
-                await context.bot.edit_message_text("x", chat_id=chat_id, message_id=1)
+                await context.bot.edit_message_text(p["text"], chat_id=p["chat_id"], message_id=p["message_id"], parse_mode=p.get("parse_mode"),
+                                                    reply_markup=_markup(p.get("reply_markup")))
             elif method == "deleteMessage":
-                await context.bot.delete_message(chat_id, 1)
+                await context.bot.delete_message(p["chat_id"], p["message_id"])
 
     app.add_handler(TypeHandler(Update, handler))
     await app.initialize()

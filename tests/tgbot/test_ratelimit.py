@@ -9,7 +9,8 @@ import pytest
 from redis.asyncio import Redis
 from telegram.error import RetryAfter
 
-from tgbot.ratelimit import RedisRateLimiter, Throttled, counted
+from tgbot import ratelimit
+from tgbot.ratelimit import LEASE_BATCH, RedisRateLimiter, Throttled, counted
 
 DB = 9
 
@@ -45,7 +46,28 @@ async def test_group_window_is_shared_between_processes(rredis):
     # another group and a private chat are not held up
     assert (await b.admit(-2))[1] == 0
     assert (await a.admit(42))[1] == 0
-    assert a.calls + b.calls == 6
+
+
+async def test_overall_slots_are_leased_in_batches_from_the_shared_window(rredis, monkeypatch):
+    monkeypatch.setattr(ratelimit, "LEASE_TTL", 60.0)  # no lease runs out during the test
+    a, b = _limiter(rredis, overall_max=6), _limiter(rredis, overall_max=6)
+    assert [(await a.admit(40 + i))[1] for i in range(LEASE_BATCH)] == [0] * LEASE_BATCH
+    assert a.calls == 1  # one round trip for the batch
+    # the other process gets what is left of the window, then waits
+    assert [(await b.admit(50 + i))[1] for i in range(3)] == [0, 0, 1]
+    # a group's message takes a leased slot and one round trip for its own window
+    a2 = _limiter(rredis, overall_max=100)
+    assert (await a2.admit(-1))[1] == 0 and a2.calls == 2
+    assert (await a2.admit(-1))[1] == 0 and a2.calls == 3
+
+
+async def test_leased_slots_run_out(rredis, monkeypatch):
+    monkeypatch.setattr(ratelimit, "LEASE_TTL", 0.05)
+    lim = _limiter(rredis)
+    await lim.admit(42)
+    await asyncio.sleep(0.1)
+    await lim.admit(42)
+    assert lim.calls == 2  # the first lease's three other slots were not spent late
 
 
 async def test_overall_window(rredis):
@@ -88,6 +110,21 @@ async def test_429_blocks_that_chat_only(rredis):
     assert await asyncio.wait_for(other.process_request(ok, (), {}, "sendMessage", {"chat_id": -8}, None), 1)
     with pytest.raises(Throttled):
         await other.process_request(ok, (), {}, "sendMessage", {"chat_id": -7}, {"defer": True})
+
+
+async def test_429_in_a_private_chat_blocks_it_for_every_process(rredis):
+    lim, other = _limiter(rredis), _limiter(rredis)
+
+    async def too_many(*args, **kw):
+        raise RetryAfter(2)
+
+    with pytest.raises(RetryAfter):
+        await lim.process_request(too_many, (), {}, "editMessageText", {"chat_id": 42}, {"defer": True})
+    assert (await lim.admit(42))[1] == 3
+    # another process learns of it with its next lease; other private chats go on
+    wait, reason = await other.admit(42)
+    assert reason == 3 and 1 < wait <= 2
+    assert (await other.admit(43))[1] == 0
 
 
 async def test_only_one_of_several_starting_processes_sets_the_webhook(rredis):
