@@ -16,7 +16,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import CallbackQueryLimit, MessageLimit
@@ -83,6 +83,7 @@ _INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 _BLANKS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u17b4", "\u17b5", "\u180e"}
 
 
+@lru_cache(maxsize=4096)  # a pure function of two short strings, called for every name shown
 def clean_name(raw: str | None, fallback: str) -> str:
     """A display name made safe: control, format and bidi characters removed, stacked
     combining marks thinned, white space folded, at most :data:`MAX_NAME` characters; the

@@ -7,6 +7,7 @@ Redis Cluster slot and one Lua script can change them atomically:
 - ``cheat:{g<id>}:log``    list: the record's actions, one JSON object each (append-only)
 - ``cheat:{g<id>}:outbox`` list: announcements still to post (JSON, with ``seq``)
 - ``cheat:{g<id>}:tg``     hash: Telegram bookkeeping (message ids and what they show)
+- ``cheat:{g<id>}:upd``    sorted set: the ids of the game's latest taps (de-duplication)
 
 Indexes live in other slots and are single-key entries, checked against the game when read:
 ``cheat:chat:<chat>:<thread>`` (live game of a chat or topic), ``cheat:live`` (set of live game
@@ -14,7 +15,7 @@ ids), ``cheat:deadlines`` (sorted set: game id → epoch seconds), ``cheat:user:
 ``dm`` = the bot can write to them, ``lang`` = their own language for private messages),
 ``cheat:user:<id>:games`` (set: the live games they are seated at), ``cheat:chatcfg:<chat>``
 (hash: the chat's settings, see :class:`ChatSettings`), ``cheat:upd:<update_id>`` (processed
-updates, 24 h TTL).
+updates other than taps, 24 h TTL).
 
 Every change to a game goes through :meth:`Store.transact`: read (one round trip), apply a pure
 transition, then one Lua compare-and-set on the version that also appends to the log and the
@@ -34,7 +35,7 @@ from redis.asyncio import BlockingConnectionPool, Redis
 
 from .model import Change, Refused, Table, move_chat
 
-__all__ = ["Store", "Snapshot", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "FINISHED_TTL"]
+__all__ = ["Store", "Snapshot", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "RECENT_TAPS", "FINISHED_TTL"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,9 @@ class Snapshot(NamedTuple):
 MAX_CONNECTIONS = 64
 #: Processed update ids are remembered for a day (issue: re-delivered updates apply once).
 UPDATE_TTL = 24 * 3600
+#: A game remembers the ids of this many of its latest taps (a re-delivery comes within a few
+#: seconds, while a game sees a few taps a second at most; an older id counts as seen).
+RECENT_TAPS = 32
 #: A finished game's keys are kept this long (seconds) for its record and late taps.
 FINISHED_TTL = 7 * 24 * 3600
 
@@ -88,6 +92,25 @@ if ttl > 0 then
   for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 return 1
+"""
+
+# A tap's de-duplication and its game's table read, in one round trip on the game's slot. KEYS:
+# 1 the game's recent update ids (sorted set, score = id), 2 the game hash. ARGV: 1 update id,
+# 2 how many ids to keep, 3 their ttl (s). An id below every kept one counts as seen.
+_FIRST_TAP = """
+local first = 0
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  local keep, n = tonumber(ARGV[2]), redis.call('ZCARD', KEYS[1])
+  local lowest = nil
+  if n >= keep then lowest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) end
+  if lowest == nil or tonumber(ARGV[1]) > lowest then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[1])
+    if n >= keep then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - keep) end
+    redis.call('EXPIRE', KEYS[1], ARGV[3])
+    first = 1
+  end
+end
+return {first, redis.call('HGET', KEYS[2], 't')}
 """
 
 _POP_IF_HEAD = """
@@ -207,6 +230,7 @@ class Store:
         self._set_if = redis.register_script(_SET_IF)
         self._tg_set_if = redis.register_script(_TG_SET_IF)
         self._claim = redis.register_script(_CLAIM_DEADLINE)
+        self._first_tap = redis.register_script(_FIRST_TAP)
         self._claim_panel = redis.register_script(_CLAIM_PANEL)
 
     # -- key names -------------------------------------------------------------------------
@@ -222,6 +246,9 @@ class Store:
 
     def k_tg(self, gid: str) -> str:
         return f"{self.p}:{{g{gid}}}:tg"
+
+    def k_upd(self, gid: str) -> str:
+        return f"{self.p}:{{g{gid}}}:upd"
 
     def k_chat(self, chat_id: int, thread_id: int | None) -> str:
         return f"{self.p}:chat:{chat_id}:{thread_id or 0}"
@@ -440,17 +467,14 @@ class Store:
             await self.redis.zrem(self.k_deadlines, table.id)
 
     async def first_delivery(self, update_id: int, gid: str | None = None) -> bool:
-        """Remember ``update_id``; False if it was seen in the last 24 hours. With ``gid`` (a
-        tap's game) the game's table is read in the same round trip for the update's first
-        :meth:`load` (the transaction's read, or a card pick's)."""
-        key = f"{self.p}:upd:{update_id}"
+        """Remember ``update_id``; False if it was seen in the last 24 hours, in one round trip.
+        With ``gid`` (a tap's game) the id is kept with the game (``cheat:{g<id>}:upd``, its
+        :data:`RECENT_TAPS` latest, on the game's slot) and the game's table is read in the same
+        script for the update's first :meth:`load` (the transaction's read, or a card pick's)."""
         _PREFETCH.set(None)  # nothing of an earlier update processed in this context is reused
         if gid is None:
-            return bool(await self.redis.set(key, 1, nx=True, ex=UPDATE_TTL))
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.set(key, 1, nx=True, ex=UPDATE_TTL)
-        pipe.hget(self.k_game(gid), "t")
-        first, raw = await pipe.execute()
+            return bool(await self.redis.set(f"{self.p}:upd:{update_id}", 1, nx=True, ex=UPDATE_TTL))
+        first, raw = await self._first_tap(keys=[self.k_upd(gid), self.k_game(gid)], args=[update_id, RECENT_TAPS, UPDATE_TTL])
         _PREFETCH.set({"gid": gid, "t": raw})
         return bool(first)
 

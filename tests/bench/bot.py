@@ -264,6 +264,7 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
         orig_feed = drv.feed
 
         per_op: dict[str, list[int]] = {}
+        tap_ops: list[str] = []
 
         async def feed_logged(raw, measure=False):
             if measure:
@@ -276,6 +277,7 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
                 # ``c`` challenge, ``b`` believe)
                 op = raw["callback_query"]["data"].split(":")[0]
                 per_op.setdefault(op, []).append(sum(m in ("sendMessage", "editMessageText") for m, _ in api.log))
+                tap_ops.append(op)
 
         drv.feed = feed_logged  # type: ignore[method-assign]
         await drv.game(-1, seats, random.Random(1), measure=True)
@@ -284,6 +286,7 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
         out["cpu_serial"] = drv.cpu
         out["tap_calls"] = tap_calls
         out["per_op"] = per_op
+        out["tap_ops"] = tap_ops
 
         # N concurrent games
         TRIPS.clear()
@@ -373,6 +376,10 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
         f"CPU µs per tap (serial, tap + its sync): p50 {pct(cpu, .5) * 1e6:.0f}, p99 {pct(cpu, .99) * 1e6:.0f}",
         f"skeleton CPU µs per tap: p50 {pct(skel, .5) * 1e6:.0f}, p99 {pct(skel, .99) * 1e6:.0f};"
         f" ratio bot/skeleton (p50) {pct(cpu, .5) / pct(skel, .5):.2f}, (mean) {statistics.mean(cpu) / statistics.mean(skel):.2f}",
+        "CPU µs per tap by kind, p50 bot / skeleton: " + ", ".join(
+            f"{_OP_NAMES.get(op, op)} {pct(b, .5) * 1e6:.0f} / {pct(k, .5) * 1e6:.0f} ({len(b)} taps)"
+            for op in sorted(set(bot["tap_ops"]))
+            for b, k in [([c for c, o in zip(cpu, bot["tap_ops"]) if o == op], [c for c, o in zip(skel, bot["tap_ops"]) if o == op])]),
         "Redis round trips per tap: " + ", ".join(f"{k} {v / taps:.2f}" for k, v in sorted(bot["trips"].items()) if k[0] != "#")
         + f"; total {sum(v for k, v in bot['trips'].items() if k[0] != '#') / taps:.2f}",
         f"Redis round trips per transaction (the game's own: read + compare-and-set + index writes): "

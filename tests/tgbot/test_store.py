@@ -10,7 +10,7 @@ import pytest
 import core
 from tgbot import model
 from tgbot.model import Refused, Seat, Status
-from tgbot.store import FINISHED_TTL, Store
+from tgbot.store import FINISHED_TTL, RECENT_TAPS, Store
 from tests.tgbot.helpers import lobby, started
 
 
@@ -165,6 +165,24 @@ async def test_first_delivery(store):
     assert await store.first_delivery(42) is False
     assert await store.first_delivery(43) is True
     assert 0 < await store.redis.ttl(f"{store.p}:upd:42") <= 24 * 3600
+
+
+async def test_a_tap_is_remembered_with_its_game_and_reads_the_table(store):
+    assert await store.create(lobby(2, gid="g1"))
+    assert await store.first_delivery(100, "g1") is True
+    calls = []
+    store.redis.hget = lambda *a: calls.append(a)  # the next load must not ask Redis
+    assert (await store.load("g1")).id == "g1" and calls == []  # read in the same round trip
+    del store.redis.hget
+    assert await store.first_delivery(100, "g1") is False
+    assert await store.first_delivery(99, "g1") is True  # out of order, not seen yet
+    # the game keeps its latest RECENT_TAPS ids; an id older than all of them counts as seen
+    for i in range(101, 101 + RECENT_TAPS):
+        assert await store.first_delivery(i, "g1") is True
+    assert await store.redis.zcard(store.k_upd("g1")) == RECENT_TAPS
+    assert await store.first_delivery(100, "g1") is False and await store.first_delivery(50, "g1") is False
+    assert await store.first_delivery(101 + RECENT_TAPS, "g1") is True
+    assert 0 < await store.redis.ttl(store.k_upd("g1")) <= 24 * 3600
 
 
 async def test_dm_flag(store):
