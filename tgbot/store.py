@@ -296,15 +296,6 @@ class Store:
         raw, tg, out = await pipe.execute()
         return Snapshot((Table.from_json(raw) if raw else None), tg, [(o, json.loads(o)) for o in out])
 
-    async def dm_flags(self, user_ids: list[int]) -> list[bool]:
-        """:meth:`can_dm` of several users in one round trip."""
-        if not user_ids:
-            return []
-        pipe = self.redis.pipeline(transaction=False)
-        for uid in user_ids:
-            pipe.hget(self.k_user(uid), "dm")
-        return [v == "1" for v in await pipe.execute()]
-
     async def create(self, table: Table) -> bool:
         """Store a new table (version 1). False if the id is taken."""
         return await self._commit(None, Change(table))
@@ -565,15 +556,27 @@ class Store:
             return bool(int(got[0]))
         return got[1], got[2]
 
-    async def tg_fields(self, gid: str, *fields: str) -> dict[str, str]:
-        """Some fields of the game's tg hash (absent ones left out), in one round trip."""
-        values = await self.redis.hmget(self.k_tg(gid), list(fields))
-        return {f: v for f, v in zip(fields, values) if v is not None}
+    async def tg_fields_and_dm(self, gid: str, fields: list[str], user_ids: list[int]) -> tuple[dict[str, str], list[bool]]:
+        """Some fields of the game's tg hash (absent ones left out) and :meth:`can_dm` of some
+        users, in one pipelined round trip (the view sync's look before it draws panels)."""
+        if not fields and not user_ids:
+            return {}, []
+        pipe = self.redis.pipeline(transaction=False)
+        for uid in user_ids:
+            pipe.hget(self.k_user(uid), "dm")
+        if fields:
+            pipe.hmget(self.k_tg(gid), fields)
+        got = await pipe.execute()
+        values = got[len(user_ids)] if fields else []
+        return {f: v for f, v in zip(fields, values) if v is not None}, [v == "1" for v in got[: len(user_ids)]]
 
     async def tg_set(self, gid: str, **fields: Any) -> None:
         """Record Telegram bookkeeping fields (``None`` deletes a field)."""
         keep = {k: v for k, v in fields.items() if v is not None}
         drop = [k for k, v in fields.items() if v is None]
+        if not drop:
+            await self.redis.hset(self.k_tg(gid), mapping=keep)  # the usual case: one command
+            return
         pipe = self.redis.pipeline(transaction=False)
         if keep:
             pipe.hset(self.k_tg(gid), mapping=keep)

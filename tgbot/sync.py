@@ -28,6 +28,7 @@ group alone and runs again with the newest state.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import secrets
@@ -66,14 +67,18 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 return {1, redis.call('HGET', KEYS[3], 't'), redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[5], 0, -1)}
 """
-# Release after a run: if someone marked the lane meanwhile, keep the lock and return 2 (run
-# again); else drop the lock if it is still ours (1), or 0 (it ran out and was taken).
+# Release after a run (KEYS: lock, dirty marker, the game's tg hash; ARGV: token, ttl ms, then
+# tg field/value pairs the run records last — the board's — written only if the lock is still
+# ours): if someone marked the lane meanwhile, keep the lock and return 2 (run again); else drop
+# the lock if it is still ours (1), or 0 (it ran out and was taken).
 _RELEASE = """
+local mine = redis.call('GET', KEYS[1]) == ARGV[1]
+if mine and #ARGV > 2 then redis.call('HSET', KEYS[3], unpack(ARGV, 3)) end
 if redis.call('DEL', KEYS[2]) == 1 then
-  if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 2 end
+  if mine then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 2 end
   return 0
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+if mine then redis.call('DEL', KEYS[1]) return 1 end
 return 0
 """
 
@@ -180,13 +185,14 @@ class Syncer:
                         continue
                     snap = Snapshot.decode(got[1], got[2], got[3])
                 wait = 0.0
+                record: dict[str, object] = {}  # tg fields written with the release
                 try:
                     if snap is None:
                         snap = await self.store.snapshot(gid)
                     if lane == "dm":
                         await self._sync_panels(gid, snap)
                     else:
-                        await self._sync_group(gid, snap)
+                        await self._sync_group(gid, snap, record)
                     delay = 1.0
                 except RetryAfter as e:
                     # Throttled by our limiter or a 429 from Telegram: this lane of this game
@@ -205,14 +211,15 @@ class Syncer:
                 except Exception:
                     log.exception("sync %s/%s failed", gid, lane)
                 finally:
-                    if await self._release(keys=self._lock_keys(gid, lane), args=[token, LOCK_MS]) == 2:
+                    fields = [x for kv in record.items() for x in kv]
+                    if await self._release(keys=self._lock_keys(gid, lane) + [self.store.k_tg(gid)], args=[token, LOCK_MS, *fields]) == 2:
                         # another process asked meanwhile: run again, still holding the lock
                         self._dirty.add(key)
                         held = token
                 if wait:
                     if held is not None:
                         # never sleep holding the lock (it would run out): drop it, take it again
-                        await self._release(keys=self._lock_keys(gid, lane), args=[held, LOCK_MS])
+                        await self._release(keys=self._lock_keys(gid, lane) + [self.store.k_tg(gid)], args=[held, LOCK_MS])
                         held = None
                     await asyncio.sleep(wait)
         finally:
@@ -226,10 +233,10 @@ class Syncer:
     # -- private lane ----------------------------------------------------------------------
 
     async def _sync_panels(self, gid: str, snap: Snapshot) -> None:
-        # The table and tg hash were read with the lane's lock, and one more read gets the
-        # players' dm flags. Only this lane writes the panel ids ``p``/``pt``; tap redraws
-        # write ``pk``/``pd``, so a panel that needs work has its fields read again under its
-        # panel lock.
+        # The table and tg hash were read with the lane's lock. Only this lane writes the panel
+        # ids ``p``/``pt``; tap redraws write ``pk``/``pd``, so the panels that need work have
+        # their fields read again under their panel locks, with every player's dm flag, in one
+        # more round trip.
         table, tg, _ = snap
         if table is None:
             return
@@ -238,25 +245,30 @@ class Syncer:
         if table.state is None:
             return
         humans = [(seat, p) for seat, p in enumerate(table.seats) if p.human]  # bots have no panel
-        flags = await self.store.dm_flags([p.user_id for _, p in humans])
-        for (seat, player), can in zip(humans, flags):
-            if not can:
-                # Never started the bot, or blocked it: per recipient, never fatal. The
-                # group is told once; /start (or unblocking) brings the panel back.
-                await self._unreachable(table, seat, tg)
-                continue
-            if tg.get(f"pk{seat}") == panel_key(table, seat) and not (_turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.turn)):
-                continue  # shows this already (as recorded with the lane's lock): no round trip
-            async with self._panel_lock(gid, seat):
-                # This process's tap redraws record this panel under the same lock: decide on
-                # its fields as they are now, not as read with the lane's lock.
-                names = [f"{f}{seat}" for f in ("p", "pk", "pt", "pd")]
-                fresh = await self.store.tg_fields(gid, *names)
-                for name in names:
-                    tg.pop(name, None)
-                tg.update(fresh)
-                if not await self._sync_panel(table, seat, player.user_id, tg):
+        todo = [seat for seat, _ in humans if self._needs_work(table, seat, tg)]
+        async with contextlib.AsyncExitStack() as locks:
+            # This process's tap redraws record a panel under the same lock: decide on its
+            # fields as they are now, not as read with the lane's lock.
+            for seat in todo:
+                await locks.enter_async_context(self._panel_lock(gid, seat))
+            names = [f"{f}{seat}" for seat in todo for f in ("p", "pk", "pt", "pd")]
+            fresh, flags = await self.store.tg_fields_and_dm(gid, names, [p.user_id for _, p in humans])
+            for name in names:
+                tg.pop(name, None)
+            tg.update(fresh)
+            for (seat, player), can in zip(humans, flags):
+                if not can:
+                    # Never started the bot, or blocked it: per recipient, never fatal. The
+                    # group is told once; /start (or unblocking) brings the panel back.
                     await self._unreachable(table, seat, tg)
+                elif seat in todo and not await self._sync_panel(table, seat, player.user_id, tg):
+                    await self._unreachable(table, seat, tg)
+
+    @staticmethod
+    def _needs_work(table: Table, seat: int, tg: dict[str, str]) -> bool:
+        """Whether seat ``seat``'s panel, as recorded in ``tg``, does not show their situation
+        (or it is their turn and the turn's panel was not sent yet)."""
+        return tg.get(f"pk{seat}") != panel_key(table, seat) or (_turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.turn))
 
     async def _unreachable(self, table: Table, seat: int, tg: dict[str, str]) -> None:
         """Seat ``seat``'s private chat answered 403: mark it (``nr<seat>`` = 1) for the
@@ -336,12 +348,12 @@ class Syncer:
 
     # -- group lane ------------------------------------------------------------------------
 
-    async def _sync_group(self, gid: str, snap: Snapshot) -> None:
+    async def _sync_group(self, gid: str, snap: Snapshot, record: dict[str, object]) -> None:
         table, tg, outbox = snap
         if table is None:
             return
         try:
-            await self._post_group(table, tg, outbox)
+            await self._post_group(table, tg, outbox, record)
         except ChatMigrated as e:
             # The group became a supergroup (400 with parameters.migrate_to_chat_id): move
             # the game, then run again under the new id.
@@ -357,9 +369,11 @@ class Syncer:
                 await stats.count_game(self.store, table)
                 await self.store.forget_live(gid)
 
-    async def _post_group(self, table: Table, tg: dict[str, str], outbox: list[tuple[str, dict]]) -> None:
+    async def _post_group(self, table: Table, tg: dict[str, str], outbox: list[tuple[str, dict]], record: dict[str, object]) -> None:
         """Post the outbox in order, the unreachable notes, then edit the board; ``tg`` and
-        ``outbox`` were read with ``table`` (:meth:`Store.snapshot`) under the lane's lock."""
+        ``outbox`` were read with ``table`` (:meth:`Store.snapshot`) under the lane's lock. The
+        board's bookkeeping goes into ``record``, written when the lane's lock is released (the
+        same round trip)."""
         gid = table.id
         for raw, note in outbox:
             figures = await stats.game_figures(self.store, table) if note.get("kind") == "GameEnded" else None
@@ -392,7 +406,7 @@ class Syncer:
             msg_id = int(tg["b"]) if tg.get("b") else None
             new_id = await self._show(table.chat_id, table.thread_id, msg_id, rendered)
             if new_id is not None:
-                await self._tg_set(gid, tg, b=new_id, bh=rendered.digest)
+                record.update(b=new_id, bh=rendered.digest)
         if not table.live:
             # Everything of an ended game has been shown: its statistics are counted (once,
             # whoever gets here first: see tgbot.stats), then it leaves the start-up sync set.
