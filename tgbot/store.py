@@ -345,11 +345,18 @@ class Store:
     async def _after_commit(self, before: Table | None, after: Table) -> None:
         """Bring the indexes in line with a committed table (one pipelined round trip). Each
         index is checked against the game when read, so a crash between the commit and this
-        leaves nothing wrong. A change that moves no index (same liveness, deadline and human
-        players: a play of a running game without a turn timer) costs no round trip at all."""
+        leaves nothing wrong.
+
+        The deadlines index is never later than a table's own deadline, but may be earlier: a
+        deadline that moves later (the next turn's timer, the usual case of a play) is not
+        written, and the earlier entry fires as ``stale`` and is moved then
+        (:func:`tgbot.timers.fire_due`): one write per turn-timer period instead of one per
+        play. A change that moves no index this way (same liveness and human players: a play)
+        costs no round trip at all."""
         now_in = {x.user_id for x in after.seats if x.human} if after.live else set()
         was_in = {x.user_id for x in before.seats if x.human} if before is not None else None
-        if before is not None and before.live == after.live and before.deadline == after.deadline and now_in == was_in:
+        later = after.deadline is None or (before is not None and before.deadline is not None and after.deadline >= before.deadline)
+        if before is not None and before.live == after.live and later and now_in == was_in:
             return
         was_in = was_in or set()
         pipe = self.redis.pipeline(transaction=False)

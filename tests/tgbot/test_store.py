@@ -203,3 +203,19 @@ async def test_claim_deadline_only_one_of_two_stores(store):
     assert not await other.claim_deadline("d", 1020, 30)  # leased
     assert await other.claim_deadline("d", 1041, 30)  # the lease ran out
     assert not await store.claim_deadline("missing", 2000, 30)
+
+
+async def test_deadlines_index_is_never_later_than_the_table(store):
+    assert await store.create(replace(lobby(3, gid="D"), deadline=500.0))
+    assert await store.redis.zscore(store.k_deadlines, "D") == 500
+    # later: not written (the earlier entry fires as stale and is moved then)
+    await store.transact("D", lambda t: model.Change(replace(t, deadline=800.0)))
+    assert await store.redis.zscore(store.k_deadlines, "D") == 500
+    # earlier: written with the change
+    await store.transact("D", lambda t: model.Change(replace(t, deadline=300.0)))
+    assert await store.redis.zscore(store.k_deadlines, "D") == 300
+    # no deadline any more: the entry stays until it fires (stale) and is dropped
+    await store.transact("D", lambda t: model.Change(replace(t, deadline=None)))
+    assert await store.redis.zscore(store.k_deadlines, "D") == 300
+    await store.reschedule(await store.load("D"))
+    assert await store.redis.zscore(store.k_deadlines, "D") is None
