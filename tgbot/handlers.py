@@ -146,15 +146,18 @@ async def _reply(update: Update, text: str) -> None:
 async def dedup(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Group -1: a re-delivered update (same update_id within 24 h) is not applied twice; a
     re-delivered tap is still answered. A tap's game table is read in the same round trip (the
-    transaction's read)."""
-    gid = None
-    if update.callback_query is not None:
+    transaction's read), and a card pick claims its panel there too."""
+    gid, pick = None, None
+    query = update.callback_query
+    if query is not None:
         try:
-            tap = decode(update.callback_query.data)
-            gid = tap.gid if tap.op not in ("lang", "timer") else None
+            tap = decode(query.data)
+            gid = tap.gid if tap.op not in ("lang", "timer", "settings") else None
+            if tap.op == "pick" and tap.cards and query.message is not None:
+                pick = (query.message.message_id, tap.cards, query.from_user.id)
         except BadCallback:
             pass
-    if await svc(context).store.first_delivery(update.update_id, gid):
+    if await svc(context).store.first_delivery(update.update_id, gid, pick):
         return
     if update.callback_query is not None:
         await answer(update.callback_query)

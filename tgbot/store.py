@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 #: A game's stored table read in the same round trip as the update's de-duplication (see
 #: :meth:`Store.first_delivery`): ``{"gid", "t": raw JSON or None}``, used once, by the next
 #: :meth:`Store.load` of that game in the same update (context-local, so per update; the view
-#: sync runs in its own context). The tg hash is not prefetched: a panel redraw must see what
-#: the previous tap's redraw recorded, which may land after this update's de-duplication.
+#: sync runs in its own context); for a card pick also ``"pick"``, its panel claimed in the
+#: same script (:meth:`Store.take_pick_claim`).
 _PREFETCH: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cheat_prefetch", default=None)
 
 
@@ -95,8 +95,13 @@ return 1
 """
 
 # A tap's de-duplication and its game's table read, in one round trip on the game's slot. KEYS:
-# 1 the game's recent update ids (sorted set, score = id), 2 the game hash. ARGV: 1 update id,
-# 2 how many ids to keep, 3 their ttl (s). An id below every kept one counts as seen.
+# 1 the game's recent update ids (sorted set, score = id), 2 the game hash, 3 its tg hash. ARGV:
+# 1 update id, 2 how many ids to keep, 3 their ttl (s), and for a card pick 4 the tapped message
+# id, 5 the picks, 6 the user id. An id below every kept one counts as seen. A card pick also
+# claims its panel as Store.claim_panel does, by the identity 'k<version>:<picks>' (the panel is a
+# pure function of the table version, the seat and the picks), finding the seat by the user
+# (tg field 's<user id>', written with each new panel): {first, t, code, seat, old, identity};
+# code 0 (and nothing more) when that is not known to be the user's current panel.
 _FIRST_TAP = """
 local first = 0
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
@@ -110,7 +115,15 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
     first = 1
   end
 end
-return {first, redis.call('HGET', KEYS[2], 't')}
+local t = redis.call('HGET', KEYS[2], 't')
+if first == 0 or not ARGV[5] then return {first, t} end
+local seat = redis.call('HGET', KEYS[3], 's' .. ARGV[6])
+if not seat or redis.call('HGET', KEYS[3], 'p' .. seat) ~= ARGV[4] then return {first, t, 0} end
+local id = 'k' .. (redis.call('HGET', KEYS[2], 'v') or '') .. ':' .. ARGV[5]
+local old = redis.call('HGET', KEYS[3], 'pd' .. seat)
+if old == id then return {first, t, 1, seat, '', id} end
+redis.call('HSET', KEYS[3], 'pd' .. seat, id)
+return {first, t, 2, seat, old or '', id}
 """
 
 _POP_IF_HEAD = """
@@ -464,17 +477,49 @@ class Store:
         else:
             await self.redis.zrem(self.k_deadlines, table.id)
 
-    async def first_delivery(self, update_id: int, gid: str | None = None) -> bool:
+    async def first_delivery(self, update_id: int, gid: str | None = None, pick: tuple[int, str, int] | None = None) -> bool:
         """Remember ``update_id``; False if it was seen in the last 24 hours, in one round trip.
         With ``gid`` (a tap's game) the id is kept with the game (``cheat:{g<id>}:upd``, its
         :data:`RECENT_TAPS` latest, on the game's slot) and the game's table is read in the same
-        script for the update's first :meth:`load` (the transaction's read, or a card pick's)."""
+        script for the update's first :meth:`load` (the transaction's read, or a card pick's).
+        ``pick`` (a card pick: the tapped message id, the picks and the user id) also claims
+        that panel in the same script (see :meth:`take_pick_claim`)."""
         _PREFETCH.set(None)  # nothing of an earlier update processed in this context is reused
         if gid is None:
             return bool(await self.redis.set(f"{self.p}:upd:{update_id}", 1, nx=True, ex=UPDATE_TTL))
-        first, raw = await self._first_tap(keys=[self.k_upd(gid), self.k_game(gid)], args=[update_id, RECENT_TAPS, UPDATE_TTL])
-        _PREFETCH.set({"gid": gid, "t": raw})
-        return bool(first)
+        args: list[Any] = [update_id, RECENT_TAPS, UPDATE_TTL, *(pick or ())]
+        got = await self._first_tap(keys=[self.k_upd(gid), self.k_game(gid), self.k_tg(gid)], args=args)
+        pre: dict[str, Any] = {"gid": gid, "t": got[1]}
+        if len(got) > 2:
+            code = int(got[2])
+            pre["pick"] = (pick[:2], code, int(got[3]), got[4], got[5]) if code else (pick[:2], 0, None, None, None)  # type: ignore[index]
+        _PREFETCH.set(pre)
+        return bool(got[0])
+
+    @staticmethod
+    def pick_identity(table: Table, picks: str) -> str:
+        """What a card-picking panel shows, as recorded in ``pd<seat>`` instead of a digest:
+        the panel is a pure function of the table version, the seat and the picks."""
+        return f"k{table.version}:{picks}"
+
+    async def take_pick_claim(self, table: Table, seat: int, message_id: int, picks: str) -> tuple[str, str | None] | bool | None:
+        """The claim :meth:`first_delivery` made for this card pick, in
+        :meth:`claim_panel`'s terms (True: it shows this already; else the previous
+        ``(identity, None)`` to put back if the edit fails), or ``None`` when none was made for
+        exactly this seat, message, picks and table version (then :meth:`claim_panel` decides).
+        A claim the tap turned out not to stand for (a stale pick: ``picks`` is then empty) is
+        put back first, so the redraw compares with what the panel really shows."""
+        hit, got = _prefetched(table.id, "pick")
+        if not hit:
+            return None
+        asked, code, claimed_seat, old, identity = got
+        if not code or asked != (message_id, picks) or claimed_seat != seat or identity != self.pick_identity(table, picks):
+            if code == 2:
+                await self.tg_set_if(table.id, f"pd{claimed_seat}", identity, **{f"pd{claimed_seat}": old})
+            return None
+        if code == 2:
+            return (old, None)
+        return bool(code)
 
     async def set_dm(self, user_id: int, reachable: bool) -> None:
         """Record whether the bot can write to the user privately."""

@@ -330,7 +330,7 @@ class Syncer:
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
                 return False
-            await self._tg_set(table.id, tg, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
+            await self._tg_set(table.id, tg, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest, f"s{chat_id}": seat})
             if msg_id is not None:
                 await self._delete(chat_id, msg_id)
             return True
@@ -343,7 +343,7 @@ class Syncer:
         new_id = await self._show(chat_id, None, msg_id, rendered)
         if new_id is None:
             return False
-        await self._tg_set(table.id, tg, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest})
+        await self._tg_set(table.id, tg, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest, f"s{chat_id}": seat})
         return True
 
     # -- group lane ------------------------------------------------------------------------
@@ -429,9 +429,13 @@ class Syncer:
         # What the redraw will show is recorded first, atomically and only while the tapped
         # message is still the seat's current panel (another process's lane may replace it at
         # any time): one round trip, and it never overwrites a newer panel's bookkeeping. A
-        # failed edit puts the previous record back.
+        # card pick was claimed with the tap's de-duplication (no round trip here), by its
+        # identity rather than a digest. A failed edit puts the previous record back.
         rendered = render.panel(table, seat, picks)
-        claimed = await self.store.claim_panel(table.id, seat, message.message_id, rendered.digest, None if picks else panel_key(table, seat))
+        shows = self.store.pick_identity(table, picks) if picks else rendered.digest
+        claimed = await self.store.take_pick_claim(table, seat, message.message_id, picks)
+        if claimed is None:
+            claimed = await self.store.claim_panel(table.id, seat, message.message_id, shows, None if picks else panel_key(table, seat))
         if isinstance(claimed, bool):
             return  # not the current panel, or it shows this already
         shown = False
@@ -441,7 +445,7 @@ class Syncer:
             if not shown:
                 old_digest, old_key = claimed
                 back = {f"pd{seat}": old_digest} | ({f"pk{seat}": old_key} if not picks else {})
-                await self.store.tg_set_if(table.id, f"pd{seat}", rendered.digest, **back)
+                await self.store.tg_set_if(table.id, f"pd{seat}", shows, **back)
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""

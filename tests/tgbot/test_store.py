@@ -219,3 +219,26 @@ async def test_deadlines_index_is_never_later_than_the_table(store):
     assert await store.redis.zscore(store.k_deadlines, "D") == 300
     await store.reschedule(await store.load("D"))
     assert await store.redis.zscore(store.k_deadlines, "D") is None
+
+
+async def test_a_card_pick_claims_its_panel_with_the_de_duplication(store):
+    t, _ = started(3, gid="K")
+    assert await store.create(t)
+    t = await store.load("K")
+    uid = t.seats[0].user_id
+    await store.tg_set("K", p0=7, pd0="digest", **{f"s{uid}": 0})
+    # the first pick of "A" at this version: claimed in the de-duplication's round trip
+    assert await store.first_delivery(1, "K", (7, "A", uid))
+    table = await store.load("K")
+    assert await store.take_pick_claim(table, 0, 7, "A") == ("digest", None)
+    assert (await store.tg_get("K"))["pd0"] == store.pick_identity(table, "A")
+    # the same pick again (a double tap): the panel shows it already
+    assert await store.first_delivery(2, "K", (7, "A", uid))
+    assert await store.take_pick_claim(await store.load("K"), 0, 7, "A") is True
+    # a pick the tap turned out not to stand for (stale: redrawn without picks) is put back
+    assert await store.first_delivery(3, "K", (7, "AA", uid))
+    assert await store.take_pick_claim(await store.load("K"), 0, 7, "") is None
+    assert (await store.tg_get("K"))["pd0"] == store.pick_identity(table, "A")
+    # not that user's current panel: no claim, the redraw's own claim decides
+    assert await store.first_delivery(4, "K", (8, "A", uid))
+    assert await store.take_pick_claim(await store.load("K"), 0, 8, "A") is None
