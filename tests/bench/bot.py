@@ -280,7 +280,8 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
                 tap_ops.append(op)
 
         drv.feed = feed_logged  # type: ignore[method-assign]
-        await drv.game(-1, seats, random.Random(1), measure=True)
+        for i in range(SERIAL_GAMES):
+            await drv.game(-1 - i, seats, random.Random(1 + i), measure=True)
         drv.feed = orig_feed  # type: ignore[method-assign]
         api.log = None
         out["cpu_serial"] = drv.cpu
@@ -293,22 +294,30 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
         api.calls.clear()
         drv.taps = drv.plays = 0
         mem_sampled: list[int] = []
+        running = True
+
+        async def game_bytes(gid: str) -> int:
+            return sum([await peek.memory_usage(k) or 0 for k in await peek.keys(f"cheat:{{g{gid}}}:*")])
 
         async def sample_memory():
-            await asyncio.sleep(0.5)
-            gids = await peek.smembers("cheat:live")
-            for gid in list(gids)[:20]:
-                total = 0
-                for k in await peek.keys(f"cheat:{{g{gid}}}:*"):
-                    total += await peek.memory_usage(k) or 0
-                mem_sampled.append(total)
+            # every second while the games run: the whole footprint of up to 20 live games
+            while running:
+                await asyncio.sleep(1.0)
+                for gid in list(await peek.smembers("cheat:live"))[:20]:
+                    mem_sampled.append(await game_bytes(gid))
 
         t0, c0 = time.perf_counter(), time.process_time()
         sampler = asyncio.create_task(sample_memory())
-        await asyncio.gather(*(drv.game(-(1000 + i), seats, random.Random(i)) for i in range(games)))
+        played = await asyncio.gather(*(drv.game(-(1000 + i), seats, random.Random(i)) for i in range(games)))
+        running = False
         await sampler
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        out.update(taps=drv.taps, plays=drv.plays, wall=wall, cpu=cpu, trips=dict(TRIPS), calls=dict(api.calls), mem=mem_sampled)
+        # finished games: their whole footprint (table, deal, action log, tg, outbox, tap ids)
+        ended = [(await game_bytes(gid), await peek.llen(f"cheat:{{g{gid}}}:log")) for gid in played[:20]]
+        upd = [k async for k in peek.scan_iter("cheat:upd:*")]
+        upd_bytes = sum([await peek.memory_usage(k) or 0 for k in upd[:200]]) / max(1, min(200, len(upd))) * len(upd)
+        out.update(taps=drv.taps, plays=drv.plays, wall=wall, cpu=cpu, trips=dict(TRIPS), calls=dict(api.calls), mem=mem_sampled,
+                   ended=ended, upd_per_game=upd_bytes / (games + SERIAL_GAMES))
         out["state_bytes"] = len((await store_mod.Store(peek).load(await peek.get("cheat:chat:-1:0") or (await peek.keys("cheat:{g*}:game"))[0].split("{g")[1].split("}")[0])).to_json())
     finally:
         await app.post_shutdown(app)
@@ -364,6 +373,9 @@ async def run_skeleton(url: str, tap_calls: list[list]) -> list[float]:
     return cpu
 
 
+#: Serial games measured for CPU per tap (and replayed by the skeleton).
+SERIAL_GAMES = 3
+
 _OP_NAMES = {"k": "card pick", "p": "play", "c": "challenge", "b": "believe"}
 
 
@@ -388,8 +400,12 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
         "Bot API calls per play: " + ", ".join(f"{m}[{k}] {n / plays:.2f}" for (m, k), n in sorted(bot["calls"].items(), key=lambda x: -x[1])),
         "messages sent or edited per tap (serial game; answers and deletions aside): "
         + ", ".join(f"{_OP_NAMES.get(op, op)} mean {statistics.mean(v):.2f} max {max(v)}" for op, v in sorted(bot["per_op"].items())),
-        f"Redis bytes per live game (MEMORY USAGE over its keys, {len(bot['mem'])} sampled): "
+        f"Redis bytes per live game (MEMORY USAGE over its keys, {len(bot['mem'])} samples): "
         f"mean {statistics.mean(bot['mem']) if bot['mem'] else 0:.0f}, max {max(bot['mem'], default=0)}",
+        f"Redis bytes per finished game (all its keys, action log included; {len(bot['ended'])} games): "
+        f"mean {statistics.mean(b for b, _ in bot['ended']):.0f}, max {max(b for b, _ in bot['ended'])};"
+        f" per action {sum(b for b, _ in bot['ended']) / max(1, sum(n for _, n in bot['ended'])):.0f}"
+        f"; processed non-tap update ids (24 h): {bot['upd_per_game']:.0f} per game",
         f"table JSON (state) bytes at the end of a game: {bot['state_bytes']}",
         f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB",
     ]
