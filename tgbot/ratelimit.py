@@ -5,10 +5,12 @@ group (edits count; TELEGRAM.md). :class:`RedisRateLimiter` is PTB's
 :class:`~telegram.ext.BaseRateLimiter`. Both limits are sliding-window logs in Redis (sorted sets
 of admission times, on Redis' own clock, so processes on several hosts agree):
 
-- the overall window: a process leases up to :data:`LEASE_BATCH` slots in one Lua script and
-  spends them within :data:`LEASE_TTL` seconds (a lease not spent by then is dropped, never
-  used late: the slots count from the lease, and the windows' :data:`LATENCY` margin covers
-  the delay). A busy process thus asks Redis once per few messages, not once per message;
+- the overall window: a process leases slots in one Lua script and spends them within
+  :data:`LEASE_TTL` seconds (never later: the slots count from the lease, and the windows'
+  :data:`LATENCY` margin covers the delay). The lease grows (doubling, up to
+  :data:`LEASE_BATCH`) while each one is spent in time and shrinks back to one slot when it is
+  not, and the slots a lease left unspent are given back with the next lease, so a busy
+  process asks Redis once per few messages and a quiet one holds no slot it does not use;
 - a group's window: one Lua script per message to a group (``<prefix>:rl:{c<chat>}``), which
   also checks that group's 429 block.
 
@@ -83,8 +85,10 @@ end
 """
 
 # KEYS: 1 overall log, 2 private blocks hash ({rl} slot). ARGV: 1 max, 2 period ms, 3 slots
-# wanted, 4 unique member prefix. Returns {granted, wait_ms, {chat, ms_left, ...}}.
+# wanted, 4 unique member prefix, then the members of the previous lease left unspent (given
+# back first). Returns {granted, wait_ms, {chat, ms_left, ...}}.
 _LEASE = _WINDOW + """
+if #ARGV > 4 then redis.call('ZREM', KEYS[1], unpack(ARGV, 5)) end
 local w, free = wait(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 local got = math.min(free, tonumber(ARGV[3]))
 for i = 1, got do redis.call('ZADD', KEYS[1], now, ARGV[4] .. ':' .. i) end
@@ -164,9 +168,12 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
         self._redis: Any = None
         self._ids = itertools.count()
         self._tag = os.urandom(4).hex()
-        # leased overall slots: how many are left, and until when (time.monotonic()) they may be spent
+        # leased overall slots: how many are left, until when (time.monotonic()) they may be
+        # spent, the lease's member prefix and size, and the size of the next lease
         self._slots = 0
         self._slots_until = 0.0
+        self._lease: tuple[str, int] | None = None
+        self._lease_size = 1
         self._leasing = asyncio.Lock()
         # private chats blocked after a 429, as of the last lease: chat id (str) -> monotonic end
         self._private_blocks: dict[str, float] = {}
@@ -220,9 +227,17 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
         async with self._leasing:  # one lease in flight; the others wait for its slots
             if self._slots <= 0 or time.monotonic() >= self._slots_until:
                 self.calls += 1
+                unspent: list[str] = []
+                if self._lease is not None:
+                    prefix, got = self._lease
+                    unspent = [f"{prefix}:{i}" for i in range(got - self._slots + 1, got + 1)] if self._slots > 0 else []
+                    # spent in time: lease more next; left unspent: one at a time again
+                    self._lease_size = min(LEASE_BATCH, self._lease_size * 2) if not unspent else 1
+                prefix = f"{self._tag}{next(self._ids)}"
                 started = time.monotonic()
                 got, wait_ms, blocks = await self._lease_script(
-                    keys=self.overall_keys, args=[self.overall_max, self.overall_period_ms, LEASE_BATCH, f"{self._tag}{next(self._ids)}"])
+                    keys=self.overall_keys, args=[self.overall_max, self.overall_period_ms, self._lease_size, prefix, *unspent])
+                self._lease = (prefix, int(got))
                 self._slots, self._slots_until = int(got), started + LEASE_TTL
                 now = time.monotonic()
                 shared = {str(c): started + int(ms) / 1000 for c, ms in zip(blocks[::2], blocks[1::2])}

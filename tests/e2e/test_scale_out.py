@@ -62,7 +62,13 @@ class DozyTable(Table):
     async def step(self, timeout: float = 20.0) -> bool:
         if self.rng.random() < self.doze:
             await asyncio.sleep(TURN * 1.2)
-        return await super().step(timeout)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        try:
+            return await super().step(timeout)
+        finally:
+            # the longest wait for a button to tap (the bot's answer and sync, no dozing)
+            self.longest = max(getattr(self, "longest", 0.0), loop.time() - start)
 
 
 async def test_three_webhook_processes_share_games(redis_server, tmp_path):
@@ -91,6 +97,7 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
         stalled = [g.id for (g, _), t in zip(opened, tables) if not t.finished()]
         assert stalled == [], (stalled, outcomes, "\n".join(x[-2000:] for x in logs))
         assert all(t.unanswered == [] for t in tables)
+        print("longest wait for a button per game (s):", sorted(round(getattr(t, "longest", 0.0), 1) for t in tables))
 
         # every process served updates, each with the secret header (PTB rejects others with 403)
         served = {target for target, _, status in emu.deliveries if status == 200}

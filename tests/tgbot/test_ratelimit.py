@@ -10,7 +10,7 @@ from redis.asyncio import Redis
 from telegram.error import RetryAfter
 
 from tgbot import ratelimit
-from tgbot.ratelimit import LEASE_BATCH, RedisRateLimiter, Throttled, counted
+from tgbot.ratelimit import RedisRateLimiter, Throttled, counted
 
 DB = 9
 
@@ -48,31 +48,29 @@ async def test_group_window_is_shared_between_processes(rredis):
     assert (await a.admit(42))[1] == 0
 
 
-async def test_overall_slots_are_leased_in_batches_from_the_shared_window(rredis, monkeypatch):
+async def test_overall_slots_are_leased_in_growing_batches_from_the_shared_window(rredis, monkeypatch):
     monkeypatch.setattr(ratelimit, "LEASE_TTL", 60.0)  # no lease runs out during the test
-    a, b = _limiter(rredis, overall_max=6), _limiter(rredis, overall_max=6)
-    assert [(await a.admit(40 + i))[1] for i in range(LEASE_BATCH)] == [0] * LEASE_BATCH
-    assert a.calls == 1  # one round trip for the batch
-    # the other process gets what is left of the window, then waits
+    a = _limiter(rredis, overall_max=100)
+    assert [(await a.admit(40 + i))[1] for i in range(7)] == [0] * 7
+    assert a.calls == 3  # leases of 1, 2 and 4 slots, each spent in time
+    # another process gets what is left of the shared window, then waits
+    b = _limiter(rredis, overall_max=9)
     assert [(await b.admit(50 + i))[1] for i in range(3)] == [0, 0, 1]
     # a group's message takes a leased slot and one round trip for its own window
-    a2 = _limiter(rredis, overall_max=100)
-    assert (await a2.admit(-1))[1] == 0 and a2.calls == 2
-    assert (await a2.admit(-1))[1] == 0 and a2.calls == 3
+    c = _limiter(rredis, overall_max=100)
+    assert (await c.admit(-1))[1] == 0 and c.calls == 2
 
 
-async def test_leased_slots_run_out(rredis, monkeypatch):
-    monkeypatch.setattr(ratelimit, "LEASE_TTL", 0.05)
+async def test_a_lease_left_unspent_is_given_back_and_shrinks(rredis, monkeypatch):
+    monkeypatch.setattr(ratelimit, "LEASE_TTL", 60.0)
     lim = _limiter(rredis)
+    for i in range(4):
+        await lim.admit(42)  # leases of 1, 2, then 4 (one of them spent)
+    assert await rredis.zcard(lim.overall_keys[0]) == 7
+    lim._slots_until = 0.0  # the 4-slot lease runs out
     await lim.admit(42)
-    await asyncio.sleep(0.1)
-    await lim.admit(42)
-    assert lim.calls == 2  # the first lease's three other slots were not spent late
-
-
-async def test_overall_window(rredis):
-    lim = _limiter(rredis, overall_max=2)
-    assert [(await lim.admit(c))[1] for c in (1, 2, 3)] == [0, 0, 1]
+    # its 3 unspent slots were given back; the new lease is one slot again
+    assert await rredis.zcard(lim.overall_keys[0]) == 5 and lim._lease_size == 1
 
 
 async def test_uncounted_never_touch_redis_and_deferred_calls_raise(rredis):
