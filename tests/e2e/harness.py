@@ -109,7 +109,8 @@ class Table:
             p = self.panel(u)
             if p is None:
                 continue
-            buttons = [b for b in p.flat_buttons if "callback_data" in b and b["callback_data"][0] in "kpcb"]
+            # the game's moves, and "take my seat back" when the turn timer gave the seat to the AI
+            buttons = [b for b in p.flat_buttons if "callback_data" in b and b["callback_data"][0] in "kpcbt"]
             if buttons:
                 out.append((u, p, buttons))
         return out
@@ -118,7 +119,7 @@ class Table:
         weights = []
         for b in buttons:
             code = b["callback_data"][0]
-            weights.append({"p": 6.0, "k": 2.0, "c": 0.6, "b": 1.0}[code])
+            weights.append({"p": 6.0, "k": 2.0, "c": 0.6, "b": 1.0, "t": 1.0}[code])
         return self.rng.choices(buttons, weights)[0]
 
     async def tap(self, user: SimUser, message: MessageRecord, button: dict, timeout: float = 15.0) -> dict | None:
