@@ -29,6 +29,7 @@ import json
 import logging
 import secrets
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Awaitable, Callable, NamedTuple
 
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -54,6 +55,14 @@ def _prefetched(gid: str, part: str) -> tuple[bool, Any]:
     return True, pre.pop(part)
 
 
+@lru_cache(maxsize=1024)
+def _table(raw: str | None) -> Table | None:
+    """The table stored as ``raw`` (``None``: no game). Tables are immutable and one stored
+    version is read several times (each card pick of a turn, both sync lanes after a change),
+    so the decoded table is kept per raw JSON."""
+    return Table.from_json(raw) if raw else None
+
+
 class Snapshot(NamedTuple):
     """What a view sync decides on: the table (``None``: no such game), the game's tg hash and
     its outbox as ``(raw, decoded)`` pairs, oldest first."""
@@ -66,7 +75,7 @@ class Snapshot(NamedTuple):
     def decode(cls, raw: str | None, tg_flat: list[str], outbox: list[str]) -> "Snapshot":
         """From a script's reply: HGET, HGETALL (flat field/value list), LRANGE."""
         tg = dict(zip(tg_flat[::2], tg_flat[1::2]))
-        return cls(Table.from_json(raw) if raw else None, tg, [(o, json.loads(o)) for o in outbox])
+        return cls(_table(raw), tg, [(o, json.loads(o)) for o in outbox])
 
 
 #: Connections per process to Redis (a blocking pool: callers wait for a free one).
@@ -292,7 +301,7 @@ class Store:
         hit, raw = _prefetched(gid, "t")
         if not hit:
             raw = await self.redis.hget(self.k_game(gid), "t")
-        return Table.from_json(raw) if raw else None
+        return _table(raw)
 
     def snapshot_keys(self, gid: str) -> list[str]:
         """The keys :meth:`snapshot` reads (the table hash, the tg hash, the outbox), for a
@@ -307,7 +316,7 @@ class Store:
         pipe.hgetall(self.k_tg(gid))
         pipe.lrange(self.k_outbox(gid), 0, -1)
         raw, tg, out = await pipe.execute()
-        return Snapshot((Table.from_json(raw) if raw else None), tg, [(o, json.loads(o)) for o in out])
+        return Snapshot((_table(raw)), tg, [(o, json.loads(o)) for o in out])
 
     async def create(self, table: Table) -> bool:
         """Store a new table (version 1). False if the id is taken."""
