@@ -10,7 +10,7 @@ imagined load balancer), 20 concurrent games played to the end (issue 8):
 - one process sets the webhook, the others find it set.
 
 The overall limit is scaled up and the group window scaled down (20 per 6 s) so the run takes
-about a minute. Other seeds: ``SCALE_SEED=7 python -m pytest -n 0 tests/e2e/test_scale_out.py``
+about 1.5 to 2.5 minutes on 2 cores. Other seeds: ``SCALE_SEED=7 python -m pytest -n 0 tests/e2e/test_scale_out.py``
 (``SCALE_GAMES`` changes the number of games).
 """
 
