@@ -337,12 +337,29 @@ class Syncer:
         if tg.get(f"pk{seat}") == key:
             return True
         rendered = render.panel(table, seat)
-        if msg_id is not None and tg.get(f"pd{seat}") == rendered.digest:
-            await self._tg_set(table.id, tg, **{f"pk{seat}": key})
-            return True
-        new_id = await self._show(chat_id, None, msg_id, rendered)
+        if msg_id is not None:
+            # Claimed before the edit, as a tap's redraw does, so that the lane and a redraw in
+            # another process never both make the same edit; a failed edit puts it back.
+            claimed = await self.store.claim_panel(table.id, seat, msg_id, rendered.digest, key)
+            if isinstance(claimed, bool):
+                if claimed:
+                    tg.update({f"pk{seat}": key, f"pd{seat}": rendered.digest})
+                return True  # it shows this already (or is no longer the current panel)
+            new_id = None
+            try:
+                new_id = await self._show(chat_id, None, msg_id, rendered)
+            finally:
+                if new_id is None:
+                    old_digest, old_key = claimed
+                    await self.store.tg_set_if(table.id, f"pd{seat}", rendered.digest, **{f"pd{seat}": old_digest, f"pk{seat}": old_key})
+            if new_id == msg_id:
+                tg.update({f"pk{seat}": key, f"pd{seat}": rendered.digest})
+                return True
+        else:
+            new_id = await self._show(chat_id, None, None, rendered)
         if new_id is None:
             return False
+        # a new message (there was none, or the old one is gone)
         await self._tg_set(table.id, tg, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest, f"s{chat_id}": seat})
         return True
 
