@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from telegram.constants import InlineKeyboardButtonLimit
 
-__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES"]
+__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES", "NOT_A_GAME"]
 
 #: Telegram's limit on callback_data, in bytes.
 MAX_BYTES = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA
@@ -87,6 +87,10 @@ class Tap:
     cards: str = ""
     claim: str = ""
     arg: str = ""
+
+
+#: Ops whose ``gid`` field is not a game id (a /language choice; a chat id for these two).
+NOT_A_GAME = frozenset({"lang", "timer", "settings"})
 
 
 def encode(tap: Tap) -> str:

@@ -24,7 +24,7 @@ from core.cards import Hand, Rank
 
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
-from .codec import BadCallback, Tap, decode
+from .codec import NOT_A_GAME, BadCallback, Tap, decode
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
 from .settings import Settings
@@ -152,7 +152,7 @@ async def dedup(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if query is not None:
         try:
             tap = decode(query.data)
-            gid = tap.gid if tap.op not in ("lang", "timer", "settings") else None
+            gid = tap.gid if tap.op not in NOT_A_GAME else None
             if tap.op == "pick" and tap.cards and query.message is not None:
                 pick = (query.message.message_id, tap.cards, query.from_user.id)
         except BadCallback:
@@ -215,8 +215,8 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/stop_game``: end the chat's lobby at once, or its running game after a confirming
     button, without result (creator or chat admin)."""
     s = svc(context)
-    chat, msg = update.effective_chat, update.effective_message
-    assert chat is not None and msg is not None
+    msg = update.effective_message
+    assert msg is not None
     table, tr = await _chat_table(s, update)
     if table is None:
         return
@@ -698,7 +698,7 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer(query, url=url)
     else:
         await answer(query, render.answer(reply, await _tap_lang(s, update, table)))
-    if tap.op not in ("timer", "settings"):  # these carry a chat id, not a game id
+    if tap.op not in NOT_A_GAME:
         s.syncer.request(tap.gid)
 
 

@@ -208,18 +208,25 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
         wait = await self._take_slot()  # (a lease brings the private blocks up to date)
         if wait:
             return wait, 1
+        lease = self._lease
         if not _is_group(chat_id):
             left = self._private_blocks.get(str(chat_id), 0.0) - time.monotonic()
             if left > 0:
-                self._slots += 1  # not spent
+                self._give_back(lease)
                 return left, 3
             return 0.0, 0
         self.calls += 1
         wait_ms, reason = await self._group_script(keys=self.group_keys(chat_id), args=[self.group_max, self.group_period_ms, f"{self._tag}{next(self._ids)}"])
         if int(reason):
-            self._slots += 1  # not spent: the next message takes it (while the lease holds)
+            self._give_back(lease)
             return int(wait_ms) / 1000, int(reason)
         return 0.0, 0
+
+    def _give_back(self, lease: tuple[str, int] | None) -> None:
+        """A slot taken from ``lease`` was not spent: the next message takes it, if that lease
+        is still the current one (a newer lease's slots are counted by their own names)."""
+        if lease is not None and lease is self._lease:
+            self._slots += 1
 
     async def _take_slot(self) -> float:
         """Take one leased overall slot, leasing more when none is left; 0, or the seconds to

@@ -501,7 +501,9 @@ class Store:
         pre: dict[str, Any] = {"gid": gid, "t": got[1]}
         if len(got) > 2:
             code = int(got[2])
-            pre["pick"] = (pick[:2], code, int(got[3]), got[4], got[5]) if code else (pick[:2], 0, None, None, None)  # type: ignore[index]
+            assert pick is not None  # only a card pick's script returns its claim
+            asked = (pick[0], pick[1])
+            pre["pick"] = (asked, code, int(got[3]), got[4], got[5]) if code else (asked, 0, None, None, None)
         _PREFETCH.set(pre)
         return bool(got[0])
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
+
 from redis.asyncio import Redis
 
 from telegram import Update
@@ -134,3 +136,15 @@ async def running(redis_url: str, group_window: float = 2.0):
         await emu.stop()
         await redis.flushdb()
         await redis.aclose()
+
+
+def live_fixture(db: int):
+    """A pytest fixture ``live``: a :func:`running` bot on database ``db`` of the test's own
+    redis-server (``live = live_fixture(DB)`` in a test module)."""
+
+    @pytest.fixture
+    async def live(redis_server):
+        async with running(redis_server.url.replace("/0", f"/{db}")) as bot:
+            yield bot
+
+    return live

@@ -11,17 +11,14 @@ import pytest
 
 from tgbot import render
 from tgbot.model import Status
-from tests.tgbot.live import cb, running
+from tests.tgbot.live import cb, live_fixture
 
 pytestmark = pytest.mark.e2e
 
 DB = 9
 
 
-@pytest.fixture
-async def live(redis_server):
-    async with running(redis_server.url.replace("/0", f"/{DB}")) as bot:
-        yield bot
+live = live_fixture(DB)
 
 
 def _people(emu, base=700, names=("Аня", "Борис", "Вера", "Глеб")):

@@ -16,17 +16,14 @@ from tgbot import model, render, stats
 from tgbot.model import Status
 from tgbot.store import Store
 from tests.tgbot.helpers import ai_players
-from tests.tgbot.live import cb, running
+from tests.tgbot.live import cb, live_fixture
 
 pytestmark = pytest.mark.e2e
 
 DB = 14
 
 
-@pytest.fixture
-async def live(redis_server):
-    async with running(redis_server.url.replace("/0", f"/{DB}")) as bot:
-        yield bot
+live = live_fixture(DB)
 
 
 def _people(emu, base, n=3):
