@@ -28,7 +28,7 @@ from .codec import NOT_A_GAME, BadCallback, Tap, decode
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
 from .settings import Settings
-from .store import Store, new_game_id
+from .store import Store, SyncGrant, new_game_id
 from .sync import Syncer, answer
 
 __all__ = [
@@ -687,30 +687,34 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if tap.op in ("pick", "refresh"):
             await _show_panel(s, query, tap, user.id, update)
             return
-        reply, url, table = await _apply_tap(s, context, update, tap, user.id)
+        reply, url, table, grant = await _apply_tap(s, context, update, tap, user.id)
     except Refused as e:
         lang = await _tap_lang(s, update, None if tap.op == "lang" else await s.store.load(tap.gid))
         await answer(query, render.answer(e.code, lang))
         if e.code == "stale":
             await _show_panel(s, query, Tap("refresh", tap.gid), user.id, update, answered=True)
         return
-    if url:
-        await answer(query, url=url)
-    else:
-        await answer(query, render.answer(reply, await _tap_lang(s, update, table)))
-    if tap.op not in NOT_A_GAME:
-        s.syncer.request(tap.gid)
+    try:
+        if url:
+            await answer(query, url=url)
+        else:
+            await answer(query, render.answer(reply, await _tap_lang(s, update, table)))
+    finally:
+        # whatever happens to the answer: the commit's grant holds the lanes' locks
+        if tap.op not in NOT_A_GAME:
+            s.syncer.request(tap.gid, grant)
 
 
-async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, Table | None]:
+async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, Table | None, SyncGrant | None]:
     """Run the tap's transaction; returns (answer code, deep-link url or None, the table after
-    it, if known)."""
+    it, if known, and the view sync's lanes as its commit took them, for
+    :meth:`Syncer.request`)."""
     now, timeout = time.time(), s.settings.lobby_timeout
     gid = tap.gid
     fn: Callable[[Table], Change]
     if tap.op == "join":
         if not await s.store.can_dm(user_id):
-            return "open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", None
+            return "open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", None, None
         lobby = await s.store.load(gid)
         if lobby is None:
             raise Refused("no_game")
@@ -739,13 +743,13 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     elif tap.op == "quit":
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op == "timer":
-        return await _set_timer(s, context, update, tap), None, None
+        return await _set_timer(s, context, update, tap), None, None, None
     elif tap.op == "settings":
-        return await _apply_setting(s, context, update, tap), None, None
+        return await _apply_setting(s, context, update, tap), None, None, None
     elif tap.op == "again":
-        return await _play_again(s, context, update, tap), None, None
+        return await _play_again(s, context, update, tap), None, None, None
     elif tap.op == "rec":
-        return await _send_record(s, context, update, tap), None, None
+        return await _send_record(s, context, update, tap), None, None, None
     elif tap.op == "stopok":
         table = await s.store.load(gid)
         if table is None:
@@ -755,10 +759,14 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     else:
         action = _action_of(tap)
         fn = lambda t: model.act(t, user_id, tap.turn, action, now)  # noqa: E731
-    done = await s.store.transact(gid, fn)
     if tap.op in ("join", "addbot"):
+        # another transaction may follow (the sixth player starts the game): the sync takes
+        # its lanes' locks itself
+        done = await s.store.transact(gid, fn)
         await _maybe_autostart(s, done.change.table)
-    return done.change.reply, None, done.change.table
+        return done.change.reply, None, done.change.table, None
+    done = await s.store.transact(gid, fn, sync=True)
+    return done.change.reply, None, done.change.table, done.grant
 
 
 def _action_of(tap: Tap) -> core.Action:

@@ -28,15 +28,18 @@ import contextvars
 import json
 import logging
 import secrets
+import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Awaitable, Callable, NamedTuple
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
 
 from .model import Change, Refused, Table, move_chat
 
-__all__ = ["Store", "Snapshot", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "RECENT_TAPS", "FINISHED_TTL"]
+__all__ = ["Store", "Snapshot", "SyncGrant", "SYNC_LANES", "LOCK_MS", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "RECENT_TAPS", "FINISHED_TTL"]
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +81,29 @@ class Snapshot(NamedTuple):
         return cls(_table(raw), tg, [(o, json.loads(o)) for o in outbox])
 
 
+class SyncGrant(NamedTuple):
+    """The view sync's lanes as a commit left them (:meth:`Store.transact` with ``sync=True``),
+    so the sync that follows needs no round trip of its own to start.
+
+    ``token``: what the lanes' locks were taken with; ``busy``: per lane (:data:`SYNC_LANES`),
+    ``None`` when this commit took its lock, else the milliseconds left on another holder's
+    lock (the lane was marked dirty for that holder in the same step); ``snapshot``: the table
+    as committed, with the tg hash and outbox read in the same step; ``at``:
+    ``time.monotonic()`` when the commit returned (the locks last :data:`LOCK_MS` from then)."""
+
+    token: str
+    busy: dict[str, int | None]
+    snapshot: Snapshot
+    at: float
+
+
 #: Connections per process to Redis (a blocking pool: callers wait for a free one).
 MAX_CONNECTIONS = 64
+#: A command that meets a broken connection is sent again on a new one, up to 3 times, after
+#: 50 ms to 1 s (redis-py's Retry: ConnectionError and TimeoutError). Resending is safe here:
+#: a compare-and-set that did apply answers a conflict, and the retried transaction finds its
+#: own change (a tap's turn is then stale, a deadline no longer due).
+RETRY = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
 #: Processed update ids are remembered for a day (issue: re-delivered updates apply once).
 UPDATE_TTL = 24 * 3600
 #: A game remembers the ids of this many of its latest taps (a re-delivery comes within a few
@@ -87,20 +111,48 @@ UPDATE_TTL = 24 * 3600
 RECENT_TAPS = 32
 #: A finished game's keys are kept this long (seconds) for its record and late taps.
 FINISHED_TTL = 7 * 24 * 3600
+#: The view sync's lanes (:mod:`tgbot.sync`): players' panels, then the group's messages. Each
+#: has a lock and a dirty marker in the game's slot (:meth:`Store.k_sync`).
+SYNC_LANES = ("dm", "group")
+#: Milliseconds a process holds a game lane's lock (a crashed holder's lock runs out after this).
+LOCK_MS = 10_000
 
+# KEYS: 1 the game hash, 2 its log, 3 its outbox, 4 its tg hash, 5-8 the view sync's lanes
+# (lock, dirty marker) × (dm, group). ARGV: 1 expected version ('' for a creation), 2 new
+# version, 3 table JSON, 4 deal JSON ('' none), 5 ttl s (0 none), 6 sync token ('' none), 7 lock
+# ms, 8 number of log entries, then the log entries, then the outbox notes. Returns 0 on a
+# version conflict; 1 when committed without a token; with a token also takes each lane's lock
+# as tgbot.sync's _ACQUIRE does (or marks the lane dirty for its holder) and reads what the sync
+# decides on: {1, dm taken (1/0), dm holder's ms left, group taken, group ms left, tg (flat),
+# outbox}.
 _CAS = """
 local cur = redis.call('HGET', KEYS[1], 'v')
 if (cur or '') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 't', ARGV[3])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'deal', ARGV[4]) end
-local nlog = tonumber(ARGV[6])
-for i = 1, nlog do redis.call('RPUSH', KEYS[2], ARGV[6 + i]) end
-for i = 7 + nlog, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
+local nlog = tonumber(ARGV[8])
+for i = 1, nlog do redis.call('RPUSH', KEYS[2], ARGV[8 + i]) end
+for i = 9 + nlog, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then
   for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
-return 1
+if ARGV[6] == '' then return 1 end
+local out = {1}
+for lane = 0, 1 do
+  local lock, dirty = KEYS[5 + 2 * lane], KEYS[6 + 2 * lane]
+  if redis.call('SET', lock, ARGV[6], 'NX', 'PX', ARGV[7]) then
+    out[#out + 1] = 1
+    out[#out + 1] = 0
+  else
+    redis.call('SET', dirty, 1, 'PX', ARGV[7])
+    out[#out + 1] = 0
+    out[#out + 1] = redis.call('PTTL', lock)
+  end
+end
+out[#out + 1] = redis.call('HGETALL', KEYS[4])
+out[#out + 1] = redis.call('LRANGE', KEYS[3], 0, -1)
+return out
 """
 
 # A tap's de-duplication and its game's table read, in one round trip on the game's slot. KEYS:
@@ -225,7 +277,10 @@ async def connect(url: str) -> Redis:
     else:
         # A blocking pool: under a burst (hundreds of games syncing at once) a call waits for a
         # free connection instead of failing with "Too many connections" (seen in the benchmark).
-        pool = BlockingConnectionPool.from_url(url, decode_responses=True, health_check_interval=30, max_connections=MAX_CONNECTIONS, timeout=20)
+        # A connection that died while idle (Redis restarted, or closed it) fails its next
+        # command, which reconnects and is sent again (RETRY); that replaces a health check
+        # before each command (about 25 µs of CPU per round trip, measured).
+        pool = BlockingConnectionPool.from_url(url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20)
         client = Redis(connection_pool=pool)
     await client.ping()
     return client
@@ -238,6 +293,7 @@ class Committed:
 
     change: Change
     before: Table | None
+    grant: SyncGrant | None = None
 
 
 class Store:
@@ -271,6 +327,11 @@ class Store:
 
     def k_upd(self, gid: str) -> str:
         return f"{self.p}:{{g{gid}}}:upd"
+
+    def k_sync(self, gid: str, lane: str) -> list[str]:
+        """A view sync lane's cross-process lock and its dirty marker (in the game's slot)."""
+        base = f"{self.p}:{{g{gid}}}:sync:{lane}"
+        return [base, base + ":dirty"]
 
     def k_chat(self, chat_id: int, thread_id: int | None) -> str:
         return f"{self.p}:chat:{chat_id}:{thread_id or 0}"
@@ -322,13 +383,18 @@ class Store:
         """Store a new table (version 1). False if the id is taken."""
         return await self._commit(None, Change(table))
 
-    async def transact(self, gid: str, fn: Callable[[Table], Change], attempts: int = 32) -> Committed:
+    async def transact(self, gid: str, fn: Callable[[Table], Change], attempts: int = 32, sync: bool = False) -> Committed:
         """Load game ``gid``, compute ``fn(table)``, commit it as one compare-and-set; on a
         conflict, load again and retry (at most ``attempts`` times).
 
         ``fn`` must be pure; it may raise :class:`~tgbot.model.Refused`, which propagates (as
         does ``Refused("no_game")`` when there is no such game). A change whose table is the
         loaded one is not written. Raises :class:`Conflict` when every attempt lost the race.
+
+        With ``sync=True`` the compare-and-set also takes the view sync's lane locks and reads
+        what the sync decides on, in the same round trip: the result's ``grant``, which the
+        caller must hand to :meth:`tgbot.sync.Syncer.request` at once (``None`` when nothing
+        was written).
         """
         for _ in range(attempts):
             table = await self.load(gid)
@@ -337,12 +403,13 @@ class Store:
             change = fn(table)
             if change.table is table and not change.log and not change.outbox:
                 return Committed(change, table)
-            if await self._commit(table, change):
+            got = await self._commit(table, change, secrets.token_hex(8) if sync else None)
+            if got:
                 await self._after_commit(table, change.table)
-                return Committed(change, table)
+                return Committed(change, table, got if isinstance(got, SyncGrant) else None)
         raise Conflict(f"game {gid}: {attempts} conflicting attempts")
 
-    async def _commit(self, before: Table | None, change: Change) -> bool:
+    async def _commit(self, before: Table | None, change: Change, token: str | None = None) -> bool | SyncGrant:
         new = change.table
         version = (before.version if before else 0) + 1
         new = replace(new, version=version)
@@ -354,15 +421,23 @@ class Store:
             new.to_json(),
             json.dumps(change.deal) if change.deal is not None else "",
             str(ttl),
+            token or "",
+            LOCK_MS,
             str(len(change.log)),
             *[json.dumps(a, separators=(",", ":")) for a in change.log],
             *[json.dumps(o, ensure_ascii=False, separators=(",", ":")) for o in change.outbox],
         ]
         keys = [self.k_game(new.id), self.k_log(new.id), self.k_outbox(new.id), self.k_tg(new.id)]
-        ok = await self._cas(keys=keys, args=args)
-        if ok and before is None:
+        keys += [k for lane in SYNC_LANES for k in self.k_sync(new.id, lane)]
+        got = await self._cas(keys=keys, args=args)
+        if got and before is None:
             await self._after_commit(None, new)
-        return bool(ok)
+        if not isinstance(got, list):
+            return bool(got)
+        assert token is not None
+        busy = {lane: None if int(got[1 + 2 * i]) else int(got[2 + 2 * i]) for i, lane in enumerate(SYNC_LANES)}
+        tg = dict(zip(got[5][::2], got[5][1::2]))
+        return SyncGrant(token, busy, Snapshot(new, tg, [(o, json.loads(o)) for o in got[6]]), time.monotonic())
 
     async def _after_commit(self, before: Table | None, after: Table) -> None:
         """Bring the indexes in line with a committed table (one pipelined round trip). Each

@@ -32,6 +32,7 @@ import contextlib
 import contextvars
 import logging
 import secrets
+import time
 from typing import Awaitable, Callable
 
 from telegram import Bot, Message
@@ -39,7 +40,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from . import render, stats
 from .model import Status, Table
-from .store import Snapshot, Store
+from .store import LOCK_MS, SYNC_LANES, Snapshot, Store, SyncGrant
 
 __all__ = ["Syncer", "panel_key", "answer", "DEFER"]
 
@@ -48,10 +49,11 @@ log = logging.getLogger(__name__)
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise Throttled.
 DEFER = {"defer": True}
 
-#: Milliseconds a process holds a game lane's lock (a crashed holder's lock runs out after this;
-#: a process that found it held looks again then, see ``_ACQUIRE``). A run makes no waiting
-#: Telegram call (DEFER), and a lane never sleeps holding it.
-LOCK_MS = 10_000
+#: Seconds a lock taken by a commit (:class:`~tgbot.store.SyncGrant`) may wait for its lane's
+#: task and still be used as it is (with the snapshot read in the commit); an older one (the
+#: lane was sleeping out a rate limit) is used with a fresh snapshot, and one older than half
+#: of LOCK_MS is given back and the lane's lock taken anew.
+GRANT_FRESH = 1.0
 
 # Cross-process single flight of a lane (KEYS: lock, dirty marker, then the game's table hash,
 # tg hash and outbox — one hash-tag slot; ARGV: token, ttl ms). Take the lock, or mark the lane
@@ -120,6 +122,13 @@ def panel_key(table: Table, seat: int) -> str:
     return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if _turn_now(table, seat) else '-'}|{int(me.ai)}{int(me.left)}"
 
 
+def _record(tg: dict[str, str], record: dict[str, object], **fields: object) -> None:
+    """Put tg bookkeeping ``fields`` (none ``None``) in a lane's ``record``, written when its
+    lock is released, and in the lane's copy ``tg``."""
+    record.update(fields)
+    tg.update((k, str(v)) for k, v in fields.items())
+
+
 def _turn_now(table: Table, seat: int) -> bool:
     """Whether it is ``seat``'s turn to act with their own hands (not the AI's)."""
     assert table.state is not None
@@ -138,14 +147,21 @@ class Syncer:
         # lanes waiting out another process's lock; a request wakes them for a plain acquire
         self._looking: dict[tuple[str, str], asyncio.Event] = {}
         self._locks: dict[tuple[str, int], asyncio.Lock] = {}
+        # lanes' locks a commit took (or found held) for the lane's task to start from
+        self._granted: dict[tuple[str, str], SyncGrant] = {}
         self._acquire = store.redis.register_script(_ACQUIRE)
         self._release = store.redis.register_script(_RELEASE)
 
-    def request(self, gid: str) -> None:
-        """Bring game ``gid``'s views up to date soon (non-blocking, coalesced)."""
-        for lane in ("dm", "group"):
+    def request(self, gid: str, grant: SyncGrant | None = None) -> None:
+        """Bring game ``gid``'s views up to date soon (non-blocking, coalesced). ``grant``: the
+        lanes as the commit that asks left them (:meth:`Store.transact` with ``sync=True``)."""
+        for lane in SYNC_LANES:
             key = (gid, lane)
             self._dirty.add(key)
+            if grant is not None and (grant.busy[lane] is None or key not in self._running):
+                # a lock it took, for whichever task runs the lane; or the holder's time left,
+                # for a new task to wait out (a running one is, or waits for, the holder)
+                self._granted[key] = grant
             wake = self._looking.pop(key, None)
             if wake is not None:
                 wake.set()
@@ -168,29 +184,28 @@ class Syncer:
                 token, holding, held = held or secrets.token_hex(8), held is not None, None
                 snap: Snapshot | None = None
                 if not holding:
-                    look_again = self._looking.pop(key, None) is not None
-                    got = await self._acquire(keys=self._lock_keys(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS, int(look_again)])
-                    if int(got[0]) == 2:
+                    got = await self._start(key, token)
+                    if got[0] == 2:
                         continue  # the holder ran again for our marker
-                    if int(got[0]) == 0:
+                    if got[0] == 0:
                         # Another process runs this lane; it was marked dirty and re-runs. If
                         # that holder dies first (kill -9, crash), nobody would: look again when
                         # its lock runs out (a request meanwhile makes it a plain acquire).
                         self._dirty.add(key)
                         wake = self._looking[key] = asyncio.Event()
                         try:
-                            await asyncio.wait_for(wake.wait(), int(got[1]) / 1000 + 0.05)
+                            await asyncio.wait_for(wake.wait(), got[1] / 1000 + 0.05)
                         except asyncio.TimeoutError:
                             pass
                         continue
-                    snap = Snapshot.decode(got[1], got[2], got[3])
+                    token, snap = got[1], got[2]
                 wait = 0.0
                 record: dict[str, object] = {}  # tg fields written with the release
                 try:
                     if snap is None:
                         snap = await self.store.snapshot(gid)
                     if lane == "dm":
-                        await self._sync_panels(gid, snap)
+                        await self._sync_panels(gid, snap, record)
                     else:
                         await self._sync_group(gid, snap, record)
                     delay = 1.0
@@ -225,18 +240,45 @@ class Syncer:
         finally:
             self._running.pop(key, None)
 
+    async def _start(self, key: tuple[str, str], token: str) -> tuple:
+        """Take the lane's lock: ``(1, token, snapshot or None)`` taken (the snapshot read with
+        it, if any); ``(0, ms)`` another process holds it for ``ms`` more (marked dirty for it);
+        ``(2,)`` looking again, the holder served our marker. A lock a commit took for the lane
+        (:class:`~tgbot.store.SyncGrant`) costs no round trip."""
+        gid, lane = key
+        grant = self._granted.pop(key, None)
+        if grant is not None:
+            age = time.monotonic() - grant.at
+            busy = grant.busy[lane]
+            if busy is None and age <= GRANT_FRESH:
+                self._looking.pop(key, None)
+                return 1, grant.token, grant.snapshot
+            if busy is None and age < LOCK_MS / 2000:
+                self._looking.pop(key, None)
+                return 1, grant.token, None  # still ours; read the game as it is now
+            if busy is None:
+                # kept waiting (a rate-limit sleep) until it may run out: give it back
+                await self._release(keys=self._lock_keys(gid, lane) + [self.store.k_tg(gid)], args=[grant.token, LOCK_MS])
+            elif age <= GRANT_FRESH:
+                return 0, max(0, busy - int(age * 1000))
+        look_again = self._looking.pop(key, None) is not None
+        got = await self._acquire(keys=self._lock_keys(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS, int(look_again)])
+        if int(got[0]) == 1:
+            return 1, token, Snapshot.decode(got[1], got[2], got[3])
+        return (0, int(got[1])) if int(got[0]) == 0 else (2,)
+
     def _lock_keys(self, gid: str, lane: str) -> list[str]:
         """The lane's cross-process lock and dirty marker (in the game's hash-tag slot)."""
-        base = f"{self.store.p}:{{g{gid}}}:sync:{lane}"
-        return [base, base + ":dirty"]
+        return self.store.k_sync(gid, lane)
 
     # -- private lane ----------------------------------------------------------------------
 
-    async def _sync_panels(self, gid: str, snap: Snapshot) -> None:
+    async def _sync_panels(self, gid: str, snap: Snapshot, record: dict[str, object]) -> None:
         # The table and tg hash were read with the lane's lock. Only this lane writes the panel
         # ids ``p``/``pt``; tap redraws write ``pk``/``pd``, so the panels that need work have
         # their fields read again under their panel locks, with every player's dm flag, in one
-        # more round trip.
+        # more round trip. A new panel's bookkeeping goes into ``record``, written when the
+        # lane's lock is released (the same round trip).
         table, tg, _ = snap
         if table is None:
             return
@@ -261,7 +303,7 @@ class Syncer:
                     # Never started the bot, or blocked it: per recipient, never fatal. The
                     # group is told once; /start (or unblocking) brings the panel back.
                     await self._unreachable(table, seat, tg)
-                elif seat in todo and not await self._sync_panel(table, seat, player.user_id, tg):
+                elif seat in todo and not await self._sync_panel(table, seat, player.user_id, tg, record):
                     await self._unreachable(table, seat, tg)
 
     @staticmethod
@@ -318,8 +360,9 @@ class Syncer:
         the panel shows now, not on what it showed before the other drew it."""
         return self._locks.setdefault((gid, seat), asyncio.Lock())
 
-    async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str]) -> bool:
-        """Bring one panel up to date; False when the player's private chat is unreachable."""
+    async def _sync_panel(self, table: Table, seat: int, chat_id: int, tg: dict[str, str], record: dict[str, object]) -> bool:
+        """Bring one panel up to date; False when the player's private chat is unreachable. A
+        new panel's bookkeeping is put in ``tg`` and ``record`` (written with the lane's release)."""
         turn_now = _turn_now(table, seat)
         key = panel_key(table, seat)
         msg_id = int(tg[f"p{seat}"]) if tg.get(f"p{seat}") else None
@@ -330,7 +373,7 @@ class Syncer:
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
                 return False
-            await self._tg_set(table.id, tg, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest, f"s{chat_id}": seat})
+            _record(tg, record, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest, f"s{chat_id}": seat})
             if msg_id is not None:
                 await self._delete(chat_id, msg_id)
             return True
@@ -360,7 +403,7 @@ class Syncer:
         if new_id is None:
             return False
         # a new message (there was none, or the old one is gone)
-        await self._tg_set(table.id, tg, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest, f"s{chat_id}": seat})
+        _record(tg, record, **{f"p{seat}": new_id, f"pk{seat}": key, f"pd{seat}": rendered.digest, f"s{chat_id}": seat})
         return True
 
     # -- group lane ------------------------------------------------------------------------
@@ -423,7 +466,7 @@ class Syncer:
             msg_id = int(tg["b"]) if tg.get("b") else None
             new_id = await self._show(table.chat_id, table.thread_id, msg_id, rendered)
             if new_id is not None:
-                record.update(b=new_id, bh=rendered.digest)
+                _record(tg, record, b=new_id, bh=rendered.digest)
         if not table.live:
             # Everything of an ended game has been shown: its statistics are counted (once,
             # whoever gets here first: see tgbot.stats), then it leaves the start-up sync set.

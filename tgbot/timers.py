@@ -42,18 +42,18 @@ async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> in
         if not await store.claim_deadline(gid, now, LEASE):
             continue  # another process has it
         try:
-            done = await store.transact(gid, lambda t: model.on_deadline(t, now))
+            done = await store.transact(gid, lambda t: model.on_deadline(t, now), sync=True)
         except model.Refused:
             await store.redis.zrem(store.k_deadlines, gid)  # the game is gone
             continue
-        table = done.change.table
-        await store.reschedule(table)
+        if done.grant is not None:
+            syncer.request(gid, done.grant)  # at once: the commit took the lanes' locks
+        await store.reschedule(done.change.table)
         if done.change.reply != "stale":
             fired += 1
             before = done.before
             assert before is not None
             log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", gid, done.change.reply, before.deadline_kind, before.deadline or 0.0, before.turn)
-            syncer.request(gid)
     return fired
 
 

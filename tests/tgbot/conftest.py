@@ -33,7 +33,7 @@ class FakeSyncer:
     def __init__(self) -> None:
         self.requests: list[str] = []
 
-    def request(self, gid: str) -> None:
+    def request(self, gid: str, grant=None) -> None:
         self.requests.append(gid)
 
 

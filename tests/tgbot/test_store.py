@@ -13,6 +13,8 @@ from tgbot.model import Refused, Seat, Status
 from tgbot.store import FINISHED_TTL, RECENT_TAPS, Store
 from tests.tgbot.helpers import lobby, started
 
+REAL_DB_FOR_RETRY = 8  # conftest.REAL_DB is 7; the e2e tests use 1 and 2
+
 
 async def test_create_load_round_trip(store):
     t = lobby(2, gid="abc")
@@ -242,3 +244,25 @@ async def test_a_card_pick_claims_its_panel_with_the_de_duplication(store):
     # not that user's current panel: no claim, the redraw's own claim decides
     assert await store.first_delivery(4, "K", (8, "A", uid))
     assert await store.take_pick_claim(await store.load("K"), 0, 8, "A") is None
+
+
+async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_server):
+    """Redis closed every client connection (a restart, a timeout): the bot's next command
+    reconnects and succeeds instead of failing one update per pooled connection."""
+    from redis.asyncio import Redis
+
+    from tgbot.store import connect
+
+    url = redis_server.url.replace("/0", f"/{REAL_DB_FOR_RETRY}")
+    client = await connect(url)
+    admin = Redis.from_url(url, decode_responses=True)
+    try:
+        await client.set("retry:x", "1")
+        me = await client.client_id()
+        assert await admin.client_kill_filter(_id=me) == 1
+        assert await client.get("retry:x") == "1"
+    finally:
+        await client.delete("retry:x")
+        await client.aclose()
+        await admin.aclose()
+
