@@ -1,24 +1,34 @@
 """Players' statistics, chat leaderboards, lobby notifications and forgetting a user (Redis).
 
 Figures come from :func:`core.stats.game_stats` on the game's record (deal + log, see
-:meth:`tgbot.store.Store.record`), never re-derived here. Keys (outside the games' slots):
+:meth:`tgbot.store.Store.record`), never re-derived here. Keys (outside the games' slots; a
+user's keys share the hash tag ``{u<user>}``, a chat's ``{c<chat>}``, so each group of them
+lives in one Redis Cluster slot; the rate limiter's group window shares the chat's):
 
-- ``cheat:stats:counted``        set: ids of the games already counted (exactly once)
-- ``cheat:stats:<user>``         hash: the user's totals (:data:`FIELDS`, ``place<n>`` counts)
-- ``cheat:stats:<user>:chats``   set: chats whose leaderboard lists the user (for /forget_me)
-- ``cheat:top:<chat>``           hash: ``<user>:g`` games, ``<user>:w`` wins, ``<user>:n`` name
-- ``cheat:notify:<chat>``        set: users to tell privately when the chat's next lobby opens
+- ``cheat:stats:{u<user>}``          hash: the user's totals (:data:`FIELDS`, ``place<n>`` counts)
+- ``cheat:stats:{u<user>}:chats``    set: chats whose leaderboard lists the user (for /forget_me)
+- ``cheat:stats:{u<user>}:counted``  sorted set: game id → ms (epoch) it was added to the totals
+- ``cheat:top:{c<chat>}``            hash: ``<user>:g`` games, ``<user>:w`` wins, ``<user>:n`` name
+- ``cheat:top:{c<chat>}:counted``    sorted set: game id → ms (epoch) it was added to the board
+- ``cheat:notify:<chat>``            set: users to tell privately when the chat's next lobby opens
+- the game's own hash ``cheat:{g<id>}:game``, field ``counted``: the whole game was counted.
 
 When: a finished game is counted by the group lane of :mod:`tgbot.sync` once its end has been
 shown (the live set keeps an ended game until then, so a restart or a second process picks it
-up again); one Lua script adds the game id to the counted set and, only if it was new, adds
-every figure, so a game is counted once even when two processes or a restart sync it twice.
-People only (bots have negative ids); games without result (stopped, abandoned, bot removed)
-never count.
+up again, and counts it again if the first one died midway). Exactly once, with every step on
+one slot: one Lua script per person adds the game to their totals only if its id is not yet in
+their ``counted`` set (and puts it there in the same step), one script does the same for the
+chat's leaderboard, and only once every one of them has answered is the game marked counted.
+A retry after a crash midway redoes only the steps that had not run; two processes counting at
+once add each figure once. A game id stays in the ``counted`` sets for :data:`COUNTED_KEEP`
+seconds, far longer than a retry can come (the game's own keys, without which nothing is
+counted, go after :data:`tgbot.store.FINISHED_TTL`). People only (bots have negative ids);
+games without result (stopped, abandoned, bot removed) never count.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, fields as dataclass_fields
 
 
@@ -29,40 +39,73 @@ from core.stats import SeatStats, game_stats
 from .model import Status, Table
 from .store import Store
 
-__all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify", "MIN_TOP_GAMES", "RECORD_FILE"]
+__all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify",
+           "user_keys", "chat_keys", "MIN_TOP_GAMES", "RECORD_FILE", "COUNTED_KEEP"]
 
-#: The per-user counters (hash fields of ``cheat:stats:<user>``).
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
 #: The record file's name sent to a player (``cheat-record/1`` JSON).
 RECORD_FILE = "cheat-{gid}.json"
 #: Entries shown by /top.
 TOP_SIZE = 10
+#: Seconds a counted game's id is remembered by each player's and the chat's ``counted`` set
+#: (30 days; a retry comes within the game's :data:`tgbot.store.FINISHED_TTL`).
+COUNTED_KEEP = 30 * 24 * 3600
 
-# KEYS[1]: the counted set. ARGV: gid, chat, key prefix, F (number of fields), the F field
-# names, then per person: user id, name, place, the F values (FIELDS order; "wins" is one of them).
-_COUNT = """
-if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
-local chat, prefix, f = ARGV[2], ARGV[3], tonumber(ARGV[4])
-local top = prefix .. ':top:' .. chat
-local i = 5 + f
-while i <= #ARGV do
-  local uid = ARGV[i]
-  local user = prefix .. ':stats:' .. uid
-  redis.call('HINCRBY', user, 'place' .. ARGV[i + 2], 1)
-  for j = 1, f do
-    local name = ARGV[4 + j]
-    local value = tonumber(ARGV[i + 2 + j])
-    if value ~= 0 then redis.call('HINCRBY', user, name, value) end
-    if name == 'wins' then redis.call('HINCRBY', top, uid .. ':w', value) end
-  end
-  redis.call('SADD', user .. ':chats', chat)
-  redis.call('HINCRBY', top, uid .. ':g', 1)
-  redis.call('HSET', top, uid .. ':n', ARGV[i + 1])
-  i = i + 3 + f
+# The guard shared by both counting scripts: once(key) is true the first time the game ARGV[1]
+# comes to the sorted set ``key`` (and records it, at ARGV[2] ms; ids older than ARGV[3] ms are
+# dropped first, and the set expires after that long without a new game).
+_ONCE = """
+local function once(key)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', tonumber(ARGV[2]) - tonumber(ARGV[3]))
+  if redis.call('ZSCORE', key, ARGV[1]) then return false end
+  redis.call('ZADD', key, ARGV[2], ARGV[1])
+  redis.call('PEXPIRE', key, ARGV[3])
+  return true
+end
+"""
+
+# One person's totals ({u<user>} slot). KEYS: 1 totals hash, 2 their chats set, 3 their counted
+# set. ARGV: 1 game id, 2 now (ms), 3 keep (ms), 4 chat, 5 place, 6 F (number of fields), then
+# the F field names, then the F values (FIELDS order). 1 added, 0 already counted.
+_COUNT_PLAYER = _ONCE + """
+if not once(KEYS[3]) then return 0 end
+redis.call('HINCRBY', KEYS[1], 'place' .. ARGV[5], 1)
+local f = tonumber(ARGV[6])
+for j = 1, f do
+  local value = tonumber(ARGV[6 + f + j])
+  if value ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[6 + j], value) end
+end
+redis.call('SADD', KEYS[2], ARGV[4])
+return 1
+"""
+
+# The chat's leaderboard ({c<chat>} slot). KEYS: 1 the board hash, 2 its counted set. ARGV: 1
+# game id, 2 now (ms), 3 keep (ms), then per person: user id, name, wins (0/1). 1 added, 0
+# already counted.
+_COUNT_CHAT = _ONCE + """
+if not once(KEYS[2]) then return 0 end
+for i = 4, #ARGV, 3 do
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':g', 1)
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':w', ARGV[i + 2])
+  redis.call('HSET', KEYS[1], ARGV[i] .. ':n', ARGV[i + 1])
 end
 return 1
 """
+
+
+def user_keys(store: Store, user_id: int) -> tuple[str, str, str]:
+    """A user's statistics keys (one Cluster slot, ``{u<user>}``): their totals hash, the set of
+    chats whose leaderboard lists them, and their counted games."""
+    base = f"{store.p}:stats:{{u{user_id}}}"
+    return base, base + ":chats", base + ":counted"
+
+
+def chat_keys(store: Store, chat_id: int | str) -> tuple[str, str]:
+    """A chat's leaderboard keys (one Cluster slot, ``{c<chat>}``, the slot of its rate
+    window): the board hash and its counted games."""
+    base = f"{store.p}:top:{{c{chat_id}}}"
+    return base, base + ":counted"
 
 
 @dataclass(frozen=True)
@@ -108,26 +151,41 @@ async def game_figures(store: Store, table: Table) -> list[SeatStats] | None:
 
 
 async def count_game(store: Store, table: Table) -> bool:
-    """Add a finished game's figures to its people's totals and the chat's leaderboard, once
-    (see the module docstring). False when it does not count or was already counted."""
+    """Add a finished game's figures to its people's totals and the chat's leaderboard, exactly
+    once (see the module docstring for the steps and keys). True when this call marked the
+    game counted; False when it does not count (not finished, no deal) or was counted already.
+    Reads the game's record (:meth:`Store.record`). Raises what redis-py raises (a connection
+    lost midway, …): the game is then not marked, and the next call finishes the count."""
     if table.status is not Status.OVER or table.ended != "finished":
+        return False
+    if await store.redis.hget(store.k_game(table.id), "counted"):
         return False
     figures = await game_figures(store, table)
     if figures is None:
         return False
-    args: list[str] = [table.id, str(table.chat_id), store.p, str(len(FIELDS)), *FIELDS]
+    head = [table.id, str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
+    board: list[str] = []
+    pipe = store.redis.pipeline(transaction=False)  # one script per slot, in any order
     for i, seat in enumerate(table.seats):
         if not seat.human or seat.user_id <= 0:
             continue
         f = figures[i]
         values = {**{k: getattr(f, k) for k in FIELDS if hasattr(f, k)}, "games": 1, "wins": int(f.won), "draws": int(f.draw), "place_sum": f.place}
-        args += [str(seat.user_id), seat.name, str(f.place)] + [str(int(values[k])) for k in FIELDS]
-    return bool(await store.redis.eval(_COUNT, 1, f"{store.p}:stats:counted", *args))
+        keys = user_keys(store, seat.user_id)
+        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(table.chat_id), str(f.place), str(len(FIELDS)), *FIELDS, *(str(int(values[k])) for k in FIELDS))
+        board += [str(seat.user_id), seat.name, str(int(f.won))]
+    if board:
+        keys = chat_keys(store, table.chat_id)
+        pipe.eval(_COUNT_CHAT, len(keys), *keys, *head, *board)
+    await pipe.execute()
+    # only now, every step having answered: a crash before this line leaves the game to count
+    return bool(await store.redis.hsetnx(store.k_game(table.id), "counted", 1))
 
 
 async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
-    """The user's totals and their count of each place (place → games)."""
-    raw = await store.redis.hgetall(f"{store.p}:stats:{user_id}")
+    """The user's totals and their count of each place (place → games), from the hash
+    ``cheat:stats:{u<user>}`` (zeros when absent)."""
+    raw = await store.redis.hgetall(user_keys(store, user_id)[0])
     values = {k: int(raw.get(k, 0)) for k in FIELDS}
     places = {int(k[5:]): int(v) for k, v in raw.items() if k.startswith("place") and k[5:].isdigit()}
     return Totals(**values), places
@@ -135,8 +193,10 @@ async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
 
 async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[int, str, int, int]]:
     """The chat's leaderboard: (user id, name, wins, games) of the players with at least
-    :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id)."""
-    raw = await store.redis.hgetall(f"{store.p}:top:{chat_id}")
+    :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), at most
+    ``limit`` rows; from the hash ``cheat:top:{c<chat>}`` (fields not of the ``<user>:<x>``
+    shape are skipped)."""
+    raw = await store.redis.hgetall(chat_keys(store, chat_id)[0])
     rows: dict[int, dict[str, str]] = {}
     for key, value in raw.items():
         uid, _, field = key.rpartition(":")
@@ -151,13 +211,16 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
 
 
 async def forget_user(store: Store, user_id: int) -> None:
-    """Delete everything stored about ``user_id`` outside running games: totals, leaderboard
-    entries, the user hash (reachability, language), the games index and lobby notifications."""
-    chats = await store.redis.smembers(f"{store.p}:stats:{user_id}:chats")
+    """Delete everything stored about ``user_id`` outside running games: totals, counted
+    games, leaderboard entries, the user hash (reachability, language), the games index and
+    lobby notifications (found with SCAN over every node of a cluster)."""
+    totals_key, chats_key, counted_key = user_keys(store, user_id)
+    chats = await store.redis.smembers(chats_key)
     pipe = store.redis.pipeline(transaction=False)
     for chat in chats:
-        pipe.hdel(f"{store.p}:top:{chat}", *(f"{user_id}:{f}" for f in ("g", "w", "n")))
-    pipe.delete(f"{store.p}:stats:{user_id}", f"{store.p}:stats:{user_id}:chats", store.k_user(user_id), store.k_user_games(user_id))
+        pipe.hdel(chat_keys(store, chat)[0], *(f"{user_id}:{f}" for f in ("g", "w", "n")))
+    for key in (totals_key, chats_key, counted_key, store.k_user(user_id), store.k_user_games(user_id)):
+        pipe.delete(key)  # one key a command: they live in several slots
     await pipe.execute()
     async for key in store.redis.scan_iter(match=f"{store.p}:notify:*", count=200):
         await store.redis.srem(key, user_id)

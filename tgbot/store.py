@@ -17,6 +17,10 @@ ids), ``cheat:deadlines`` (sorted set: game id → epoch seconds), ``cheat:user:
 (hash: the chat's settings, see :class:`ChatSettings`), ``cheat:upd:<update_id>`` (processed
 updates other than taps, 24 h TTL).
 
+:func:`connect` gives the client: one Redis, or, when ``REDIS_URL`` names a node of a Redis
+Cluster, a :class:`GatedCluster` (redis-py's cluster client); every script names all its keys in
+KEYS and they share one slot, and the pipelines here are non-transactional (docs/scaling.md).
+
 Every change to a game goes through :meth:`Store.transact`: read (one round trip), apply a pure
 transition, then one Lua compare-and-set on the version that also appends to the log and the
 outbox (one round trip); on a conflict it reads again and retries.
@@ -24,6 +28,7 @@ outbox (one round trip); on a conflict it reads again and retries.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -34,12 +39,14 @@ from functools import lru_cache
 from typing import Any, Awaitable, Callable, NamedTuple
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import ResponseError
 
 from .model import Change, Refused, Table, move_chat
 
-__all__ = ["Store", "Snapshot", "SyncGrant", "SYNC_LANES", "LOCK_MS", "ChatSettings", "Conflict", "new_game_id", "connect", "UPDATE_TTL", "RECENT_TAPS", "FINISHED_TTL"]
+__all__ = ["Store", "Snapshot", "SyncGrant", "SYNC_LANES", "LOCK_MS", "ChatSettings", "Conflict", "new_game_id", "connect", "RedisClient", "GatedCluster", "UPDATE_TTL", "RECENT_TAPS", "FINISHED_TTL"]
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +104,9 @@ class SyncGrant(NamedTuple):
     at: float
 
 
-#: Connections per process to Redis (a blocking pool: callers wait for a free one).
+#: Connections per process to Redis (a blocking pool: callers wait for a free one); on a Redis
+#: Cluster, the commands and pipelines in flight per process (:class:`GatedCluster`: callers
+#: wait too) and so the connections to each node.
 MAX_CONNECTIONS = 64
 #: A command that meets a broken connection is sent again on a new one, up to 3 times, after
 #: 50 ms to 1 s (redis-py's Retry: ConnectionError and TimeoutError). Resending is safe here:
@@ -138,21 +147,14 @@ if ttl > 0 then
   for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 if ARGV[6] == '' then return 1 end
-local out = {1}
-for lane = 0, 1 do
-  local lock, dirty = KEYS[5 + 2 * lane], KEYS[6 + 2 * lane]
-  if redis.call('SET', lock, ARGV[6], 'NX', 'PX', ARGV[7]) then
-    out[#out + 1] = 1
-    out[#out + 1] = 0
-  else
-    redis.call('SET', dirty, 1, 'PX', ARGV[7])
-    out[#out + 1] = 0
-    out[#out + 1] = redis.call('PTTL', lock)
-  end
+local function take(lock, dirty)
+  if redis.call('SET', lock, ARGV[6], 'NX', 'PX', ARGV[7]) then return 1, 0 end
+  redis.call('SET', dirty, 1, 'PX', ARGV[7])
+  return 0, redis.call('PTTL', lock)
 end
-out[#out + 1] = redis.call('HGETALL', KEYS[4])
-out[#out + 1] = redis.call('LRANGE', KEYS[3], 0, -1)
-return out
+local dm, dm_left = take(KEYS[5], KEYS[6])
+local group, group_left = take(KEYS[7], KEYS[8])
+return {1, dm, dm_left, group, group_left, redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[3], 0, -1)}
 """
 
 # A tap's de-duplication and its game's table read, in one round trip on the game's slot. KEYS:
@@ -266,24 +268,105 @@ def new_game_id() -> str:
     return secrets.token_urlsafe(6)
 
 
-async def connect(url: str) -> Redis:
-    """A redis-py asyncio client for ``url``; ``memory://`` gives an embedded in-process store
-    (fakeredis with Lua). Raises ``redis.exceptions.ConnectionError`` when Redis is
-    unreachable (checked with PING)."""
+#: The clients a :class:`Store` works over: one Redis (or fakeredis), or a Redis Cluster.
+RedisClient = Redis | RedisCluster
+
+#: Set while a task holds one of a :class:`GatedCluster`'s slots (a pipeline's redirected
+#: commands then run under the pipeline's slot instead of waiting for a second one).
+_GATE_HELD: contextvars.ContextVar[bool] = contextvars.ContextVar("cheat_cluster_gate", default=False)
+
+
+class GatedCluster(RedisCluster):
+    """redis-py's asyncio :class:`~redis.asyncio.cluster.RedisCluster` with at most
+    ``max_connections`` commands and pipelines in flight per process, the others waiting
+    for a free slot, as the plain path's blocking pool makes them wait. (redis-py's cluster
+    pool does not wait: past ``max_connections`` connections to one node it raises
+    ``MaxConnectionsError``, which a burst, such as every live game's sync at start-up, would
+    hit.) A pipeline or an all-primaries command holds one slot and at most one connection
+    per node, so no node ever needs more than ``max_connections``."""
+
+    __slots__ = ("_gate",)
+
+    def __init__(self, *args: Any, max_connections: int = 100, **kwargs: Any) -> None:
+        super().__init__(*args, max_connections=max_connections, **kwargs)
+        self._gate = asyncio.Semaphore(max_connections)
+
+    async def gated(self, run: Callable[[], Awaitable[Any]]) -> Any:
+        """``await run()`` holding one slot (at once when this task holds one already)."""
+        if _GATE_HELD.get():
+            return await run()
+        async with self._gate:
+            token = _GATE_HELD.set(True)
+            try:
+                return await run()
+            finally:
+                _GATE_HELD.reset(token)
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`RedisCluster.execute_command`, holding a slot."""
+        return await self.gated(lambda: super(GatedCluster, self).execute_command(*args, **kwargs))
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> ClusterPipeline:
+        """A :class:`~redis.asyncio.cluster.ClusterPipeline` whose ``execute`` holds a slot."""
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # (raises, as redis-py does)
+        return _GatedPipeline(self, transaction)
+
+
+class _GatedPipeline(ClusterPipeline):
+    """A cluster pipeline that runs holding one of its client's slots."""
+
+    __slots__ = ()
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        client = self.cluster_client
+        assert isinstance(client, GatedCluster)
+        return await client.gated(lambda: super(_GatedPipeline, self).execute(raise_on_error, allow_redirections))
+
+
+async def connect(url: str) -> RedisClient:
+    """A redis-py asyncio client (``decode_responses=True``) for ``url``, checked to answer.
+
+    - ``memory://`` (or ``""``): an embedded in-process store (fakeredis with Lua);
+    - a node of a Redis Cluster (any node, primary or replica; found by ``INFO cluster``
+      answering ``cluster_enabled:1``): a :class:`GatedCluster` from the same URL, which learns
+      the other nodes from that one; the URL's database must be 0 (or absent);
+    - else one Redis (or a proxy in front of it): a client over a blocking pool of
+      :data:`MAX_CONNECTIONS` connections.
+
+    Raises ``redis.exceptions.ConnectionError`` when Redis is unreachable,
+    ``redis.exceptions.ResponseError`` ("SELECT is not allowed in cluster mode") for a cluster
+    node's URL naming another database than 0, and
+    ``redis.exceptions.RedisClusterException`` when the cluster's nodes cannot be learnt."""
     if url in ("", "memory://") or url.startswith("memory:"):
         import fakeredis
 
-        client: Redis = fakeredis.FakeAsyncRedis(decode_responses=True)
-    else:
-        # A blocking pool: under a burst (hundreds of games syncing at once) a call waits for a
-        # free connection instead of failing with "Too many connections" (seen in the benchmark).
-        # A connection that died while idle (Redis restarted, or closed it) fails its next
-        # command, which reconnects and is sent again (RETRY); that replaces a health check
-        # before each command (about 25 µs of CPU per round trip, measured).
-        pool = BlockingConnectionPool.from_url(url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20)
-        client = Redis(connection_pool=pool)
-    await client.ping()
-    return client
+        fake: Redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+        await fake.ping()
+        return fake
+    # A blocking pool: under a burst (hundreds of games syncing at once) a call waits for a
+    # free connection instead of failing with "Too many connections" (seen in the benchmark).
+    # A connection that died while idle (Redis restarted, or closed it) fails its next command,
+    # which reconnects and is sent again (RETRY); that replaces a health check before each
+    # command (about 25 µs of CPU per round trip, measured).
+    pool = BlockingConnectionPool.from_url(url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20)
+    client = Redis(connection_pool=pool)
+    try:
+        cluster = bool((await client.info("cluster")).get("cluster_enabled"))
+    except ResponseError:
+        cluster = False  # INFO refused (a restricted proxy): one Redis, as far as we can tell
+    if not cluster:
+        await client.ping()
+        return client
+    await client.aclose()
+    await pool.disconnect()
+    node = GatedCluster.from_url(url, decode_responses=True, max_connections=MAX_CONNECTIONS)
+    try:
+        await node.ping()
+    except BaseException:
+        await node.aclose()
+        raise
+    return node
 
 
 @dataclass
@@ -297,9 +380,11 @@ class Committed:
 
 
 class Store:
-    """The game store over one redis-py asyncio client (``decode_responses=True``)."""
+    """The game store over one redis-py asyncio client (``decode_responses=True``): one Redis
+    (or fakeredis), or a Redis Cluster (every script's keys share one slot; see the module
+    docstring)."""
 
-    def __init__(self, redis: Redis, prefix: str = "cheat") -> None:
+    def __init__(self, redis: RedisClient, prefix: str = "cheat") -> None:
         self.redis = redis
         self.p = prefix
         self._cas = redis.register_script(_CAS)

@@ -13,8 +13,8 @@ from tgbot.model import Seat, Table
 NAMES = ["Аня", "Борис", "Вера", "Глеб", "Даша", "Егор"]
 
 
-def lobby(n: int = 0, gid: str = "G1", creator: int = 1, now: float = 1000.0, timeout: float = 900.0) -> Table:
-    t = model.open_lobby(gid, -100, None, creator, "Клуб", now, timeout)
+def lobby(n: int = 0, gid: str = "G1", creator: int = 1, now: float = 1000.0, timeout: float = 900.0, thread: int | None = None) -> Table:
+    t = model.open_lobby(gid, -100, thread, creator, "Клуб", now, timeout)
     for i in range(n):
         t = model.join(t, Seat(creator + i, NAMES[i % 6]), now, timeout).table
     return t
@@ -63,3 +63,17 @@ def at_cap(table: Table) -> Table:
     d = table.state.to_dict()
     d["plays"] = core.PLAY_CAP - 1
     return replace(table, state=core.GameState.from_dict(d))
+
+
+async def play_on(store, gid: str, steps: int | None = None) -> None:
+    """Play game ``gid`` on through ``store`` (AI choices for every seat, the transaction path
+    a second bot process would take), ``steps`` actions or to the end."""
+    t = await store.load(gid)
+    players = ai_players(len(t.seats), 7)
+    done = 0
+    while t.status is model.Status.PLAYING and (steps is None or done < steps):
+        seat = t.state.current
+        action = players[seat].act(core.view(t.state, seat))
+        await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.turn, action))
+        t = await store.load(gid)
+        done += 1

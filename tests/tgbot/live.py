@@ -11,13 +11,11 @@ import contextlib
 
 import pytest
 
-from redis.asyncio import Redis
-
 from telegram import Update
 
 from tgbot.app import build_application
 from tgbot.settings import Settings
-from tgbot.store import Store
+from tgbot.store import Store, connect
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
 
 
@@ -120,9 +118,10 @@ class Live:
 
 @contextlib.asynccontextmanager
 async def running(redis_url: str, group_window: float = 2.0):
-    """A :class:`Live` bot on ``redis_url`` (emptied before and after) against a fresh emulator
-    whose group window is ``group_window`` seconds; yields the bot (``bot.url`` = the Redis URL)."""
-    redis = Redis.from_url(redis_url, decode_responses=True)
+    """A :class:`Live` bot on ``redis_url`` (emptied before and after; one Redis's database, or
+    every primary of a Redis Cluster) against a fresh emulator whose group window is
+    ``group_window`` seconds; yields the bot (``bot.url`` = the Redis URL)."""
+    redis = await connect(redis_url)
     await redis.flushdb()
     emu = BotAPIEmulator(group_window=group_window)
     await emu.start()

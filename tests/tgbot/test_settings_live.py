@@ -12,10 +12,10 @@ from redis.asyncio import Redis
 
 import core
 from core.record import Record, replay
-from tgbot import model, render, stats
+from tgbot import render, stats
 from tgbot.model import Status
 from tgbot.store import Store
-from tests.tgbot.helpers import ai_players
+from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 
 pytestmark = pytest.mark.e2e
@@ -30,19 +30,6 @@ def _people(emu, base, n=3):
     return [emu.add_user(base + i, name) for i, name in enumerate(("Аня", "Борис", "Вера", "Глеб")[:n])]
 
 
-async def _finish(store: Store, gid: str, steps: int | None = None) -> None:
-    """Play on (AI choices for every seat) through the store, ``steps`` actions or to the end."""
-    t = await store.load(gid)
-    players = ai_players(len(t.seats), 7)
-    done = 0
-    while t.status is Status.PLAYING and (steps is None or done < steps):
-        seat = t.state.current
-        action = players[seat].act(core.view(t.state, seat))
-        await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.turn, action))
-        t = await store.load(gid)
-        done += 1
-
-
 def _last_user_message(emu, chat_id, user):
     return [m for m in emu.chat_messages(chat_id, from_bot=False) if m.sender is user][-1]
 
@@ -52,13 +39,13 @@ async def test_game_end_stats_once_play_again_and_record(live):
     a, b, c = _people(emu, 900)
     group = emu.add_group(-1009001, "Клуб", members=[a, b, c], admins=[a])
     gid = await live.open_game(group, [a, b, c])
-    await _finish(live.store, gid)
+    await play_on(live.store, gid)
     live.app.bot_data["svc"].syncer.request(gid)
     await live.settle()
     t = await live.store.load(gid)
     assert t.status is Status.OVER
     # counted once; a second sync (another process, a restart) adds nothing
-    assert await live.store.redis.sismember("cheat:stats:counted", gid)
+    assert await live.store.redis.hget(live.store.k_game(gid), "counted")
     before = [await stats.totals(live.store, u.id) for u in (a, b, c)]
     assert all(tot.games == 1 for tot, _ in before)
     await stats.count_game(live.store, t)
@@ -98,12 +85,12 @@ async def test_restart_mid_game_counts_the_game_once(live, redis_server):
     a, b, c = _people(emu, 920)
     group = emu.add_group(-1009002, "Клуб", members=[a, b, c], admins=[a])
     gid = await live.open_game(group, [a, b, c])
-    await _finish(live.store, gid, steps=5)
+    await play_on(live.store, gid, steps=5)
     await live.stop()
     # the game ends while the bot is down (another process played it)
     redis = Redis.from_url(live.url, decode_responses=True)
     store = Store(redis)
-    await _finish(store, gid)
+    await play_on(store, gid)
     assert (await store.load(gid)).status is Status.OVER and gid in await store.live_games()
     await live.start()
     await live.settle()
@@ -180,7 +167,7 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     await (await a.tap(confirm, cb(confirm, "y:")[0])).answer(15)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.CANCELLED
-    assert not await live.store.redis.sismember("cheat:stats:counted", gid)
+    assert not await live.store.redis.hget(live.store.k_game(gid), "counted")
     # /forget_me in private
     await stats.want_notify(live.store, group.id, b.id)
     await b.send(b, "/forget_me")

@@ -3,9 +3,11 @@ the model's kick, rematch and shuffled seating."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 import core
 from core.stats import game_stats
@@ -53,16 +55,65 @@ async def test_a_finished_game_counts_once_from_its_record(store):
     assert sum(wins) == (0 if t.state.result.draw else 1)
 
 
+@pytest.mark.parametrize("steps", [0, 1, 3, 4])
+async def test_a_count_cut_short_by_a_crash_adds_each_figure_once_when_retried(store, monkeypatch, steps):
+    # The process dies after ``steps`` of the four per-slot scripts (three players, then the
+    # chat's board) were applied; 4: all of them, but not the mark. The game stays in the live
+    # set, so a restart counts it again: every figure must end up added exactly once.
+    t = await _finished(store, gid=f"X{steps}")
+    deal, log = await store.record(t.id)
+    want = game_stats(stats.record_of_game(t, deal, log))
+    real = store.redis.pipeline
+
+    def dying_pipeline(*args, **kwargs):
+        pipe = real(*args, **kwargs)
+        run = pipe.execute
+
+        async def execute(*a, **kw):
+            if pipe.command_stack[0][0][0] != "EVAL":
+                return await run(*a, **kw)  # the record's read
+            assert len(pipe.command_stack) == 4
+            del pipe.command_stack[steps:]
+            await run(*a, **kw)
+            raise RedisConnectionError("the process died here")
+
+        pipe.execute = execute
+        return pipe
+
+    monkeypatch.setattr(store.redis, "pipeline", dying_pipeline)
+    with pytest.raises(RedisConnectionError):
+        await stats.count_game(store, t)
+    monkeypatch.undo()
+    assert not await store.redis.hget(store.k_game(t.id), "counted")
+    assert await stats.count_game(store, t) is True  # the retry finishes it
+    assert await stats.count_game(store, t) is False
+    board = await store.redis.hgetall(stats.chat_keys(store, t.chat_id)[0])
+    for i, seat in enumerate(t.seats):
+        tot, places = await stats.totals(store, seat.user_id)
+        assert (tot.games, tot.wins, tot.place_sum, tot.bluffs) == (1, int(want[i].won), want[i].place, want[i].bluffs)
+        assert places == {want[i].place: 1}
+        assert (board[f"{seat.user_id}:g"], board[f"{seat.user_id}:w"]) == ("1", str(int(want[i].won)))
+
+
+async def test_two_processes_counting_at_once_add_each_figure_once(store):
+    t = await _finished(store, gid="P2")
+    done = await asyncio.gather(*(stats.count_game(store, t) for _ in range(3)))
+    assert sorted(done) == [False, False, True]
+    assert [(await stats.totals(store, s.user_id))[0].games for s in t.seats] == [1, 1, 1]
+    board = await store.redis.hgetall(stats.chat_keys(store, t.chat_id)[0])
+    assert [board[f"{s.user_id}:g"] for s in t.seats] == ["1", "1", "1"]
+
+
 async def test_bots_and_games_without_result_do_not_count(store):
     t = await _finished(store, gid="B1", bots=1)
     assert await stats.count_game(store, t)
-    assert not await store.redis.exists("cheat:stats:-1")
+    assert not await store.redis.exists(*stats.user_keys(store, -1))
     lb = lobby(3, gid="S1")
     await store.create(lb)
     await store.transact("S1", lambda t: model.start(t, 1, False, 1))
     done = await store.transact("S1", lambda t: model.cancel(t, 1, False))
     assert await stats.count_game(store, done.change.table) is False
-    assert not await store.redis.sismember("cheat:stats:counted", "S1")
+    assert not await store.redis.hget(store.k_game("S1"), "counted")
 
 
 async def test_top_lists_players_with_three_games_by_wins(store):
@@ -82,7 +133,8 @@ async def test_forget_me_deletes_everything_about_the_user(store):
     await stats.want_notify(store, -100, 2)
     await stats.forget_user(store, 2)
     assert (await stats.totals(store, 2))[0].games == 0
-    assert not [k for k in await store.redis.hkeys("cheat:top:-100") if k.startswith("2:")]
+    assert not [k for k in await store.redis.hkeys(stats.chat_keys(store, -100)[0]) if k.startswith("2:")]
+    assert not await store.redis.exists(*stats.user_keys(store, 2))
     assert not await store.can_dm(2) and not await store.redis.sismember("cheat:notify:-100", "2")
     assert (await stats.totals(store, 1))[0].games == 1
 
