@@ -18,7 +18,9 @@ Each lane of each game runs single-flight, across processes too: a run holds a R
 finds it held — in this process or another — marks the lane dirty (locally, or the Redis marker
 ``…:dirty`` in the same atomic step) and the holder runs once more with the newest state, so a
 burst of moves yields one board edit (coalescing), never a queue of stale ones, and two
-processes never edit one board at once. :class:`tgbot.ratelimit.RedisRateLimiter` paces the calls (Telegram's
+processes never edit one board at once. A tap's or a timer's commit takes both lanes' locks in
+its own compare-and-set (:class:`~tgbot.store.SyncGrant`, handed to :meth:`Syncer.request`), so
+the sync after a move starts without a round trip of its own. :class:`tgbot.ratelimit.RedisRateLimiter` paces the calls (Telegram's
 limits: about 20 messages a minute per group, 30 a second overall); the sync's calls are made with
 ``defer`` (:data:`DEFER`), so a group without a free slot (or blocked by a 429) raises
 :class:`~tgbot.ratelimit.Throttled` instead of queueing a stale edit, and the lane sleeps for that

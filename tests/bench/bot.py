@@ -8,7 +8,8 @@ answering canned JSON without HTTP) and a private redis-server on a free port. P
 - taps per second (all games concurrently) and CPU µs per tap (p50/p99 from a serial game,
   ``time.process_time`` around the tap and its sync; the mean from the concurrent run);
 - Redis round trips per tap, counted (every ``send_packed_command`` of the bot's connections),
-  split into the game's transaction, the rate limiter, dedup and the sync path;
+  split into the game's transaction (its compare-and-set also takes the view sync's lane
+  locks), the rate limiter, dedup (with the table read) and the sync path;
 - Bot API calls per play by method and chat type; bytes of Redis per live game (MEMORY USAGE
   over its keys); peak RSS;
 - the same serial measure for a skeleton handler (no game logic: one Redis read and one write,
@@ -388,13 +389,14 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
         f"CPU µs per tap (serial, tap + its sync): p50 {pct(cpu, .5) * 1e6:.0f}, p99 {pct(cpu, .99) * 1e6:.0f}",
         f"skeleton CPU µs per tap: p50 {pct(skel, .5) * 1e6:.0f}, p99 {pct(skel, .99) * 1e6:.0f};"
         f" ratio bot/skeleton (p50) {pct(cpu, .5) / pct(skel, .5):.2f}, (mean) {statistics.mean(cpu) / statistics.mean(skel):.2f}",
-        "CPU µs per tap by kind, p50 bot / skeleton: " + ", ".join(
-            f"{_OP_NAMES.get(op, op)} {pct(b, .5) * 1e6:.0f} / {pct(k, .5) * 1e6:.0f} ({len(b)} taps)"
+        "CPU µs per tap by kind, p50 bot / skeleton (ratio): " + ", ".join(
+            f"{_OP_NAMES.get(op, op)} {pct(b, .5) * 1e6:.0f} / {pct(k, .5) * 1e6:.0f} ({pct(b, .5) / pct(k, .5):.2f}; {len(b)} taps)"
             for op in sorted(set(bot["tap_ops"]))
             for b, k in [([c for c, o in zip(cpu, bot["tap_ops"]) if o == op], [c for c, o in zip(skel, bot["tap_ops"]) if o == op])]),
         "Redis round trips per tap: " + ", ".join(f"{k} {v / taps:.2f}" for k, v in sorted(bot["trips"].items()) if k[0] != "#")
         + f"; total {sum(v for k, v in bot['trips'].items() if k[0] != '#') / taps:.2f}",
-        f"Redis round trips per transaction (the game's own: read + compare-and-set + index writes): "
+        f"Redis round trips per transaction (the game's own: compare-and-set, which also takes the view sync's"
+        f" lane locks, + index writes; the read comes with the de-duplication): "
         f"{bot['trips'].get('transaction', 0) / max(1, bot['trips'].get('#transactions', 0)):.2f}"
         f" over {bot['trips'].get('#transactions', 0)} transactions",
         "Bot API calls per play: " + ", ".join(f"{m}[{k}] {n / plays:.2f}" for (m, k), n in sorted(bot["calls"].items(), key=lambda x: -x[1])),
