@@ -131,7 +131,8 @@ LOCK_MS = 10_000
 # version, 3 table JSON, 4 deal JSON ('' none), 5 ttl s (0 none), 6 sync token ('' none), 7 lock
 # ms, 8 number of log entries, then the log entries, then the outbox notes. Returns 0 on a
 # version conflict; 1 when committed without a token; with a token also takes each lane's lock
-# as tgbot.sync's _ACQUIRE does (or marks the lane dirty for its holder) and reads what the sync
+# as tgbot.sync's _ACQUIRE does (or marks the lane dirty for its holder; taking it drops a marker
+# left for a dead holder) and reads what the sync
 # decides on: {1, dm taken (1/0), dm holder's ms left, group taken, group ms left, tg (flat),
 # outbox}.
 _CAS = """
@@ -148,7 +149,10 @@ if ttl > 0 then
 end
 if ARGV[6] == '' then return 1 end
 local function take(lock, dirty)
-  if redis.call('SET', lock, ARGV[6], 'NX', 'PX', ARGV[7]) then return 1, 0 end
+  if redis.call('SET', lock, ARGV[6], 'NX', 'PX', ARGV[7]) then
+    redis.call('DEL', dirty)
+    return 1, 0
+  end
   redis.call('SET', dirty, 1, 'PX', ARGV[7])
   return 0, redis.call('PTTL', lock)
 end

@@ -62,13 +62,15 @@ GRANT_FRESH = 1.0
 # dirty for its holder, in one atomic step: {0} marked; {1, table, tg (flat), outbox} taken, with
 # the game read in the same round trip (Store.snapshot's shape).
 # ARGV[3] = 1: a look again after the holder's lock ran out — if the dirty marker is gone the
-# holder served it ({2}); else the holder died without serving it and we take over.
+# holder served it ({2}); else the holder died without serving it and we take over. Taking the
+# lock drops a marker left for a dead holder: the game read in the same step serves it.
 _ACQUIRE = """
 if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then return {2} end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('SET', KEYS[2], 1, 'PX', ARGV[2])
   return {0, redis.call('PTTL', KEYS[1])}
 end
+redis.call('DEL', KEYS[2])
 return {1, redis.call('HGET', KEYS[3], 't'), redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[5], 0, -1)}
 """
 # Release after a run (KEYS: lock, dirty marker, the game's tg hash; ARGV: token, ttl ms, then
