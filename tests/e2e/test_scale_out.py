@@ -98,6 +98,10 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
         assert stalled == [], (stalled, outcomes, "\n".join(x[-2000:] for x in logs))
         assert all(t.unanswered == [] for t in tables)
         print("longest wait for a button per game (s):", sorted(round(getattr(t, "longest", 0.0), 1) for t in tables))
+        # two taps on one panel in two processes may reach Telegram in the other order
+        # (docs/scaling.md, Known limits): counted, not asserted
+        print("'message is not modified' answers:", sum("not modified" in str(e.get("description", "")) for e in emu.errors),
+              "of", len(emu.calls), "Bot API calls")
 
         # every process served updates, each with the secret header (PTB rejects others with 403)
         served = {target for target, _, status in emu.deliveries if status == 200}
