@@ -1,6 +1,8 @@
 """``python -m tgbot`` / ``cheat-bot``: run the bot (long polling, or webhook with WEBHOOK_URL).
 
-Exits with code 2 and one clear line when ``BOT_TOKEN`` is missing or Redis is unreachable.
+Exits with code 2 and one clear line when ``BOT_TOKEN`` is missing, Redis is unreachable or
+unusable (a cluster with unserved slots, a database a cluster does not have), Telegram rejects
+the token or refuses a start-up call (``WEBHOOK_URL`` not https).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sys
 from urllib.parse import urlparse
 
 from telegram import Update
-from telegram.error import InvalidToken, NetworkError
+from telegram.error import BadRequest, InvalidToken, NetworkError
 
 from .settings import Settings
 
@@ -19,14 +21,17 @@ log = logging.getLogger("tgbot")
 
 
 def _check_redis(url: str) -> str | None:
-    """None when Redis answers PING, else the reason."""
-    import redis
+    """None when :func:`tgbot.store.connect` gets a working client for ``url`` (one Redis, or
+    a Redis Cluster whose slots are all served), else the reason, within 10 seconds."""
+    from .store import connect
+
+    async def probe() -> None:
+        client = await asyncio.wait_for(connect(url), 10)
+        await client.aclose()
 
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
-        client.ping()
-        client.close()
-    except Exception as e:  # any failure to reach it is reported the same way
+        asyncio.run(probe())
+    except Exception as e:  # any failure to use it is reported the same way
         return str(e) or type(e).__name__
     return None
 
@@ -45,6 +50,8 @@ def _check_bot(settings: Settings) -> str | None:
         asyncio.run(probe())
     except InvalidToken:
         return "Telegram rejected BOT_TOKEN (check the token @BotFather gave you)"
+    except BadRequest as e:  # (a NetworkError too: first)
+        return f"the Bot API at {settings.telegram_base_url} refused getMe: {e.message}"
     except NetworkError as e:
         return f"cannot reach the Bot API at {settings.telegram_base_url}: {e.message}"
     return None
@@ -61,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     if not settings.bot_token:
         print("cheat-bot: BOT_TOKEN is not set (get a token from @BotFather and export BOT_TOKEN=...)", file=sys.stderr)
         return 2
+    if settings.webhook_url and not settings.webhook_url.lower().startswith("https://"):
+        # Bot API, setWebhook: "an HTTPS URL"; Telegram refuses any other (400 "Bad webhook")
+        print(f"cheat-bot: WEBHOOK_URL must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {settings.webhook_url}", file=sys.stderr)
+        return 2
     if settings.in_memory:
         log.warning(
             "REDIS_URL is not set: running on the embedded in-process store. Games will NOT survive a restart; "
@@ -69,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         reason = _check_redis(settings.redis_url)
         if reason is not None:
-            print(f"cheat-bot: cannot reach Redis at {settings.redis_url}: {reason}", file=sys.stderr)
+            print(f"cheat-bot: cannot use Redis at {settings.redis_url}: {reason}", file=sys.stderr)
             return 2
 
     problem = _check_bot(settings)
@@ -84,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         _run(app, settings)
     except InvalidToken:
         print("cheat-bot: Telegram rejected BOT_TOKEN (check the token @BotFather gave you)", file=sys.stderr)
+        return 2
+    except BadRequest as e:  # (a NetworkError too: first) e.g. setWebhook refusing WEBHOOK_URL
+        print(f"cheat-bot: the Bot API refused a start-up call: {e.message} (check WEBHOOK_URL and the settings)", file=sys.stderr)
         return 2
     except NetworkError as e:
         print(f"cheat-bot: cannot reach the Bot API at {settings.telegram_base_url}: {e.message}", file=sys.stderr)

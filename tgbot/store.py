@@ -370,6 +370,7 @@ async def connect(url: str) -> RedisClient:
     except BaseException:
         await node.aclose()
         raise
+    log.info("REDIS_URL is a node of a Redis Cluster: %d primaries", len(node.get_primaries()))
     return node
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.fakes.botapi import BotAPIEmulator
-from tests.redis_server import free_port
+from tests.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,6 +39,29 @@ def test_unreachable_redis_exits_2_one_line():
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "Redis" in lines[0] and str(port) in lines[0], p.stderr
     assert "Traceback" not in p.stderr + p.stdout
+
+
+def _one_line(p: subprocess.CompletedProcess, *words: str) -> None:
+    assert p.returncode == 2, p.stderr[-2000:]
+    lines = p.stderr.strip().splitlines()
+    assert lines and all(w in lines[-1] for w in words), p.stderr[-2000:]
+    assert [x for x in lines if not x.startswith(("20", "cheat-bot:"))] == [], p.stderr[-2000:]  # log lines and the one line
+    assert "Traceback" not in p.stderr + p.stdout
+
+
+def test_cluster_node_with_unserved_slots_exits_2_one_line():
+    # a node in cluster mode that no cluster was formed with: no slot is served
+    node = RedisServer(extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", str(free_port())])
+    try:
+        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=node.url)), "cheat-bot:", "Redis", str(node.port))
+    finally:
+        node.stop()
+
+
+def test_webhook_url_not_https_exits_2_one_line():
+    p = _run(_env(BOT_TOKEN="1:x", WEBHOOK_URL="http://example.org/hook"))
+    _one_line(p, "cheat-bot:", "WEBHOOK_URL", "https")
+    assert len(p.stderr.strip().splitlines()) == 1  # before anything is tried
 
 
 async def test_memory_store_warns_and_starts(tmp_path):
