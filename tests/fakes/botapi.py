@@ -1385,7 +1385,8 @@ class BotAPIEmulator:
                                          status=404)
         except (KeyError, ValueError, LookupError) as e:
             return web.json_response({"ok": False, "description": repr(e)}, status=400)
-        return web.json_response({"ok": True, "result": result})
+        # readable as it comes (Cyrillic button texts unescaped), as a person reads the demo
+        return web.json_response({"ok": True, "result": result}, dumps=lambda o: json.dumps(o, ensure_ascii=False))
 
 
 async def _serve(args: argparse.Namespace) -> None:
