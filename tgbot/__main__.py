@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if settings.in_memory:
         log.warning(
-            "REDIS_URL is not set: running on the embedded in-process store. Games will NOT survive a restart; "
+            "REDIS_URL is not set (or memory://): running on the embedded in-process store. Games will NOT survive a restart; "
             "set REDIS_URL=redis://host:6379/0 (docker compose does) to keep them."
         )
     else:
