@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from telegram import InputFile, Update
 from telegram.constants import ChatMemberStatus, ChatType
@@ -687,7 +687,7 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if tap.op in ("pick", "refresh"):
             await _show_panel(s, query, tap, user.id, update)
             return
-        reply, url, table, grant = await _apply_tap(s, context, update, tap, user.id)
+        done = await _apply_tap(s, context, update, tap, user.id)
     except Refused as e:
         lang = await _tap_lang(s, update, None if tap.op == "lang" else await s.store.load(tap.gid))
         await answer(query, render.answer(e.code, lang))
@@ -695,26 +695,35 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             await _show_panel(s, query, Tap("refresh", tap.gid), user.id, update, answered=True)
         return
     try:
-        if url:
-            await answer(query, url=url)
+        if done.url:
+            await answer(query, url=done.url)
         else:
-            await answer(query, render.answer(reply, await _tap_lang(s, update, table)))
+            await answer(query, render.answer(done.reply, await _tap_lang(s, update, done.table)))
     finally:
         # whatever happens to the answer: the commit's grant holds the lanes' locks
         if tap.op not in NOT_A_GAME:
-            s.syncer.request(tap.gid, grant)
+            s.syncer.request(tap.gid, done.grant)
 
 
-async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> tuple[str, str | None, Table | None, SyncGrant | None]:
-    """Run the tap's transaction; returns (answer code, deep-link url or None, the table after
-    it, if known, and the view sync's lanes as its commit took them, for
+class TapDone(NamedTuple):
+    """What a tap's transaction came to: the answer's code, or a deep link to answer with; the
+    table after it, if known; the view sync's lanes as its commit took them (for
     :meth:`Syncer.request`)."""
+
+    reply: str
+    url: str | None = None
+    table: Table | None = None
+    grant: SyncGrant | None = None
+
+
+async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> TapDone:
+    """Run the tap's transaction (see :class:`TapDone`)."""
     now, timeout = time.time(), s.settings.lobby_timeout
     gid = tap.gid
     fn: Callable[[Table], Change]
     if tap.op == "join":
         if not await s.store.can_dm(user_id):
-            return "open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", None, None
+            return TapDone("open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}")
         lobby = await s.store.load(gid)
         if lobby is None:
             raise Refused("no_game")
@@ -743,13 +752,13 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     elif tap.op == "quit":
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op == "timer":
-        return await _set_timer(s, context, update, tap), None, None, None
+        return TapDone(await _set_timer(s, context, update, tap))
     elif tap.op == "settings":
-        return await _apply_setting(s, context, update, tap), None, None, None
+        return TapDone(await _apply_setting(s, context, update, tap))
     elif tap.op == "again":
-        return await _play_again(s, context, update, tap), None, None, None
+        return TapDone(await _play_again(s, context, update, tap))
     elif tap.op == "rec":
-        return await _send_record(s, context, update, tap), None, None, None
+        return TapDone(await _send_record(s, context, update, tap))
     elif tap.op == "stopok":
         table = await s.store.load(gid)
         if table is None:
@@ -764,9 +773,9 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         # its lanes' locks itself
         done = await s.store.transact(gid, fn)
         await _maybe_autostart(s, done.change.table)
-        return done.change.reply, None, done.change.table, None
+        return TapDone(done.change.reply, table=done.change.table)
     done = await s.store.transact(gid, fn, sync=True)
-    return done.change.reply, None, done.change.table, done.grant
+    return TapDone(done.change.reply, table=done.change.table, grant=done.grant)
 
 
 def _action_of(tap: Tap) -> core.Action:

@@ -84,8 +84,12 @@ class Snapshot(NamedTuple):
     @classmethod
     def decode(cls, raw: str | None, tg_flat: list[str], outbox: list[str]) -> "Snapshot":
         """From a script's reply: HGET, HGETALL (flat field/value list), LRANGE."""
-        tg = dict(zip(tg_flat[::2], tg_flat[1::2]))
-        return cls(_table(raw), tg, [(o, json.loads(o)) for o in outbox])
+        return cls.of(_table(raw), dict(zip(tg_flat[::2], tg_flat[1::2])), outbox)
+
+    @classmethod
+    def of(cls, table: Table | None, tg: dict[str, str], outbox: list[str]) -> "Snapshot":
+        """From the table, the tg hash and the outbox's raw notes (oldest first)."""
+        return cls(table, tg, [(o, json.loads(o)) for o in outbox])
 
 
 class SyncGrant(NamedTuple):
@@ -467,7 +471,7 @@ class Store:
         pipe.hgetall(self.k_tg(gid))
         pipe.lrange(self.k_outbox(gid), 0, -1)
         raw, tg, out = await pipe.execute()
-        return Snapshot((_table(raw)), tg, [(o, json.loads(o)) for o in out])
+        return Snapshot.of(_table(raw), tg, out)
 
     async def create(self, table: Table) -> bool:
         """Store a new table (version 1). False if the id is taken."""
@@ -526,8 +530,7 @@ class Store:
             return bool(got)
         assert token is not None
         busy = {lane: None if int(got[1 + 2 * i]) else int(got[2 + 2 * i]) for i, lane in enumerate(SYNC_LANES)}
-        tg = dict(zip(got[5][::2], got[5][1::2]))
-        return SyncGrant(token, busy, Snapshot(new, tg, [(o, json.loads(o)) for o in got[6]]), time.monotonic())
+        return SyncGrant(token, busy, Snapshot.of(new, dict(zip(got[5][::2], got[5][1::2])), got[6]), time.monotonic())
 
     async def _after_commit(self, before: Table | None, after: Table) -> None:
         """Bring the indexes in line with a committed table (one pipelined round trip). Each

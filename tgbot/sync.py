@@ -230,15 +230,14 @@ class Syncer:
                 except Exception:
                     log.exception("sync %s/%s failed", gid, lane)
                 finally:
-                    fields = [x for kv in record.items() for x in kv]
-                    if await self._release(keys=self._lock_keys(gid, lane) + [self.store.k_tg(gid)], args=[token, LOCK_MS, *fields]) == 2:
+                    if await self._unlock(gid, lane, token, record) == 2:
                         # another process asked meanwhile: run again, still holding the lock
                         self._dirty.add(key)
                         held = token
                 if wait:
                     if held is not None:
                         # never sleep holding the lock (it would run out): drop it, take it again
-                        await self._release(keys=self._lock_keys(gid, lane) + [self.store.k_tg(gid)], args=[held, LOCK_MS])
+                        await self._unlock(gid, lane, held)
                         held = None
                     await asyncio.sleep(wait)
         finally:
@@ -262,18 +261,21 @@ class Syncer:
                 return 1, grant.token, None  # still ours; read the game as it is now
             if busy is None:
                 # kept waiting (a rate-limit sleep) until it may run out: give it back
-                await self._release(keys=self._lock_keys(gid, lane) + [self.store.k_tg(gid)], args=[grant.token, LOCK_MS])
+                await self._unlock(gid, lane, grant.token)
             elif age <= GRANT_FRESH:
                 return 0, max(0, busy - int(age * 1000))
         look_again = self._looking.pop(key, None) is not None
-        got = await self._acquire(keys=self._lock_keys(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS, int(look_again)])
+        got = await self._acquire(keys=self.store.k_sync(gid, lane) + self.store.snapshot_keys(gid), args=[token, LOCK_MS, int(look_again)])
         if int(got[0]) == 1:
             return 1, token, Snapshot.decode(got[1], got[2], got[3])
         return (0, int(got[1])) if int(got[0]) == 0 else (2,)
 
-    def _lock_keys(self, gid: str, lane: str) -> list[str]:
-        """The lane's cross-process lock and dirty marker (in the game's hash-tag slot)."""
-        return self.store.k_sync(gid, lane)
+    async def _unlock(self, gid: str, lane: str, token: str, record: dict[str, object] | None = None) -> int:
+        """Release the lane's lock taken with ``token`` (``_RELEASE``), writing the tg fields in
+        ``record`` if it is still ours: 2 someone marked the lane meanwhile (we keep the lock
+        and run again), 1 released, 0 it had run out and was taken."""
+        fields = [x for kv in (record or {}).items() for x in kv]
+        return int(await self._release(keys=self.store.k_sync(gid, lane) + [self.store.k_tg(gid)], args=[token, LOCK_MS, *fields]))
 
     # -- private lane ----------------------------------------------------------------------
 

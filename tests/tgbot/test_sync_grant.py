@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tgbot.model import Change
 from tgbot.store import LOCK_MS, SYNC_LANES
 from tgbot.sync import Syncer
 from tests.tgbot.helpers import ai_players, ai_step, started
@@ -91,7 +92,7 @@ async def test_a_commit_takes_both_lanes_and_its_sync_starts_without_a_round_tri
 
 async def test_a_change_that_writes_nothing_takes_no_lock(store):
     await _game(store)
-    done = await store.transact("g1", lambda t: __import__("tgbot.model", fromlist=["Change"]).Change(t), sync=True)
+    done = await store.transact("g1", lambda t: Change(t), sync=True)
     assert done.grant is None
     assert await _locks(store, "g1") == [None, None]
 
