@@ -854,15 +854,15 @@ async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 
 
 async def _set_reachable(s: Services, user_id: int, reachable: bool) -> None:
-    """Record whether the bot may write to ``user_id`` privately. Lost: their games sync (the
-    groups are told once). Regained: their panels of live games come back."""
+    """Record whether the bot may write to ``user_id`` privately. Lost: their seats in running
+    games are marked unreachable (the groups are told once). Regained: their panels of live
+    games come back."""
     was = await s.store.can_dm(user_id)
     await s.store.set_dm(user_id, reachable)
     if reachable and not was:
         await s.syncer.reachable_again(user_id)
     elif not reachable and was:
-        for table in await s.store.user_games(user_id):
-            s.syncer.request(table.id)
+        await s.syncer.unreachable(user_id)
 
 
 async def on_left_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

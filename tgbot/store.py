@@ -766,6 +766,10 @@ class Store:
         """The game's Telegram bookkeeping (message ids, shown-content hashes)."""
         return await self.redis.hgetall(self.k_tg(gid))
 
+    async def tg_add(self, gid: str, field: str, value: Any) -> bool:
+        """Set one tg field unless it is set already (HSETNX); True when it was set now."""
+        return bool(await self.redis.hsetnx(self.k_tg(gid), field, value))
+
     async def tg_set_if(self, gid: str, field: str, expected: str, **fields: Any) -> bool:
         """Set tg fields (none may be ``None``) only while ``field`` still holds ``expected``,
         atomically (a tap's redraw records what its panel shows only if that panel is still
@@ -786,20 +790,6 @@ class Store:
         if int(got[0]) < 2:
             return bool(int(got[0]))
         return got[1], got[2]
-
-    async def tg_fields_and_dm(self, gid: str, fields: list[str], user_ids: list[int]) -> tuple[dict[str, str], list[bool]]:
-        """Some fields of the game's tg hash (absent ones left out) and :meth:`can_dm` of some
-        users, in one pipelined round trip (the view sync's look before it draws panels)."""
-        if not fields and not user_ids:
-            return {}, []
-        pipe = self.redis.pipeline(transaction=False)
-        for uid in user_ids:
-            pipe.hget(self.k_user(uid), "dm")
-        if fields:
-            pipe.hmget(self.k_tg(gid), fields)
-        got = await pipe.execute()
-        values = got[len(user_ids)] if fields else []
-        return {f: v for f, v in zip(fields, values) if v is not None}, [v == "1" for v in got[: len(user_ids)]]
 
     async def tg_set(self, gid: str, **fields: Any) -> None:
         """Record Telegram bookkeeping fields (``None`` deletes a field)."""

@@ -280,11 +280,14 @@ class Syncer:
     # -- private lane ----------------------------------------------------------------------
 
     async def _sync_panels(self, gid: str, snap: Snapshot, record: dict[str, object]) -> None:
-        # The table and tg hash were read with the lane's lock. Only this lane writes the panel
-        # ids ``p``/``pt``; tap redraws write ``pk``/``pd``, so the panels that need work have
-        # their fields read again under their panel locks, with every player's dm flag, in one
-        # more round trip. A new panel's bookkeeping goes into ``record``, written when the
-        # lane's lock is released (the same round trip).
+        # The table and tg hash were read with the lane's lock (in the commit's own
+        # compare-and-set, as a rule), and they are all this lane reads: only this lane writes
+        # the panel ids ``p``/``pt``, and a tap's redraw, which writes ``pk``/``pd`` meanwhile,
+        # claims what it draws atomically, as does this lane's edit (:meth:`Store.claim_panel`),
+        # so a stale ``pk`` costs at most a claim that finds the panel drawn. A seat marked
+        # unreachable (``nr``: a 403, or the player blocked the bot) is left alone until /start.
+        # A new panel's bookkeeping goes into ``record``, written when the lane's lock is
+        # released (the same round trip).
         table, tg, _ = snap
         if table is None:
             return
@@ -292,24 +295,15 @@ class Syncer:
             await self._tell_removed(table, tg)
         if table.state is None:
             return
-        humans = [(seat, p) for seat, p in enumerate(table.seats) if p.human]  # bots have no panel
-        todo = [seat for seat, _ in humans if self._needs_work(table, seat, tg)]
+        todo = [seat for seat, p in enumerate(table.seats)
+                if p.human and not tg.get(f"nr{seat}") and self._needs_work(table, seat, tg)]  # bots have no panel
         async with contextlib.AsyncExitStack() as locks:
-            # This process's tap redraws record a panel under the same lock: decide on its
-            # fields as they are now, not as read with the lane's lock.
+            # This process's tap redraws draw a panel under the same lock: the lane's edit
+            # comes after one in flight, never between its claim and its edit.
             for seat in todo:
                 await locks.enter_async_context(self._panel_lock(gid, seat))
-            names = [f"{f}{seat}" for seat in todo for f in ("p", "pk", "pt", "pd")]
-            fresh, flags = await self.store.tg_fields_and_dm(gid, names, [p.user_id for _, p in humans])
-            for name in names:
-                tg.pop(name, None)
-            tg.update(fresh)
-            for (seat, player), can in zip(humans, flags):
-                if not can:
-                    # Never started the bot, or blocked it: per recipient, never fatal. The
-                    # group is told once; /start (or unblocking) brings the panel back.
-                    await self._unreachable(table, seat, tg)
-                elif seat in todo and not await self._sync_panel(table, seat, player.user_id, tg, record):
+            for seat in todo:
+                if not await self._sync_panel(table, seat, table.seats[seat].user_id, tg, record):
                     await self._unreachable(table, seat, tg)
 
     @staticmethod
@@ -335,6 +329,18 @@ class Syncer:
                 tg.pop(k, None)
             else:
                 tg[k] = str(v)
+
+    async def unreachable(self, user_id: int) -> int:
+        """The user blocked the bot (``my_chat_member`` in private): their seats in running
+        games are marked unreachable (``nr<seat>``, unless already marked or told), so the
+        panels are left alone and each group is told once. Returns the number of games marked."""
+        marked = 0
+        for table in await self.store.user_games(user_id):
+            seat = table.seat_of(user_id)
+            if table.state is not None and seat is not None and await self.store.tg_add(table.id, f"nr{seat}", 1):
+                marked += 1
+                self.request(table.id)
+        return marked
 
     async def reachable_again(self, user_id: int) -> int:
         """The user (re)started the bot: their panels of every live game come back (sent

@@ -5,6 +5,7 @@ kept waiting is given back rather than used after its lock may have run out."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 from types import SimpleNamespace
@@ -132,3 +133,46 @@ async def test_a_grant_kept_waiting(store, age, fresh_read):
         assert acquired == [store.k_sync("g1", lane)[0] for lane in SYNC_LANES]  # the lock script reads the game with the lock
     assert ("send", GROUP) in bot.calls
     assert await _locks(store, "g1") == [None, None]
+
+
+async def test_after_a_move_the_private_lane_reads_nothing_from_redis(store):
+    # Everything the private lane decides on comes with the commit's grant: it claims the
+    # panels it edits and releases its lock, and reads neither the tg hash nor users' flags.
+    players = await _game(store)
+    syncer, bot, acquired = _syncer(store)
+
+    async def move() -> None:
+        done = await store.transact("g1", lambda t: ai_step(t, players), sync=True)
+        syncer.request("g1", done.grant)
+        await syncer.idle()
+
+    await move()  # the first panels are sent, and the scripts loaded
+    edits_before = len(bot.calls)
+    issued: list[str] = []  # the dm lane's commands (a pipeline as "PIPELINE")
+    plain_command, plain_pipeline = store.redis.execute_command, store.redis.pipeline
+
+    def dm_lane() -> bool:
+        task = asyncio.current_task()
+        return task is not None and task.get_name().startswith("sync-dm-")
+
+    async def execute_command(*args, **kw):
+        if dm_lane():
+            issued.append(str(args[0]).upper())
+        return await plain_command(*args, **kw)
+
+    def pipeline(*args, **kw):
+        if dm_lane():
+            issued.append("PIPELINE")
+        return plain_pipeline(*args, **kw)
+
+    store.redis.execute_command = execute_command  # type: ignore[method-assign]
+    store.redis.pipeline = pipeline  # type: ignore[method-assign]
+    for _ in range(12):
+        await move()
+    assert acquired == []
+    assert set(issued) <= {"EVALSHA", "SCRIPT LOAD"}  # scripts only: the claims and the releases
+    panel_edits = sum(m == "edit" and chat > 0 for m, chat in bot.calls[edits_before:])
+    assert panel_edits > 0
+    # one release per run, one claim per panel edit (a script's first call is answered
+    # NOSCRIPT, loaded and made again)
+    assert issued.count("EVALSHA") - issued.count("SCRIPT LOAD") == 12 + panel_edits
