@@ -246,7 +246,7 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-async def run_bot(url: str, games: int, seats: int) -> dict:
+async def run_bot(url: str, games: int, seats: int, serial: int = 6) -> dict:
     install_counters()
     api = FakeBotAPI()
     settings = Settings(BOT_TOKEN="1:B", REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9)
@@ -281,9 +281,16 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
                 tap_ops.append(op)
 
         drv.feed = feed_logged  # type: ignore[method-assign]
-        for i in range(SERIAL_GAMES):
+        skeleton = Skeleton(url)
+        await skeleton.start()
+        skel: list[float] = []
+        for i in range(serial):
+            first = len(tap_calls)
             await drv.game(-1 - i, seats, random.Random(1 + i), measure=True)
+            skel += await skeleton.replay(tap_calls[first:])
+        await skeleton.stop()
         drv.feed = orig_feed  # type: ignore[method-assign]
+        out["skel"] = skel
         api.log = None
         out["cpu_serial"] = drv.cpu
         out["tap_calls"] = tap_calls
@@ -302,6 +309,8 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
 
         async def sample_memory():
             # every second while the games run: the whole footprint of up to 20 live games
+            # (the benchmark's own round trips: not counted as the bot's)
+            PHASE.set("driver")
             while running:
                 await asyncio.sleep(1.0)
                 for gid in list(await peek.smembers("cheat:live"))[:20]:
@@ -313,12 +322,13 @@ async def run_bot(url: str, games: int, seats: int) -> dict:
         running = False
         await sampler
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        PHASE.set("driver")  # the measures below are the benchmark's own round trips
         # finished games: their whole footprint (table, deal, action log, tg, outbox, tap ids)
         ended = [(await game_bytes(gid), await peek.llen(f"cheat:{{g{gid}}}:log")) for gid in played[:20]]
         upd = [k async for k in peek.scan_iter("cheat:upd:*")]
         upd_bytes = sum([await peek.memory_usage(k) or 0 for k in upd[:200]]) / max(1, min(200, len(upd))) * len(upd)
         out.update(taps=drv.taps, plays=drv.plays, wall=wall, cpu=cpu, trips=dict(TRIPS), calls=dict(api.calls), mem=mem_sampled,
-                   ended=ended, upd_per_game=upd_bytes / (games + SERIAL_GAMES))
+                   ended=ended, upd_per_game=upd_bytes / (games + serial))
         out["state_bytes"] = len((await store_mod.Store(peek).load(await peek.get("cheat:chat:-1:0") or (await peek.keys("cheat:{g*}:game"))[0].split("{g")[1].split("}")[0])).to_json())
     finally:
         await app.post_shutdown(app)
@@ -336,21 +346,27 @@ def _markup(raw: Any) -> InlineKeyboardMarkup | None:
                                   for b in row] for row in rows["inline_keyboard"]])
 
 
-async def run_skeleton(url: str, tap_calls: list[list]) -> list[float]:
+class Skeleton:
     """A handler with no game logic: one Redis GET and one SET (a read and a compare-and-set's
     write), then the same Bot API calls the bot made for that tap, with the same parameters
-    (text, parse mode, keyboard; the answer included). Returns CPU seconds per tap."""
-    api = FakeBotAPI()
-    # the bot's own defaults (HTML parse mode, no link previews), so the calls carry the same parameters
-    app = Application.builder().token("1:B").request(api).get_updates_request(api).defaults(build_application(Settings(BOT_TOKEN="1:B")).bot.defaults).build()
-    redis = Redis.from_url(url, decode_responses=True)
-    cpu: list[float] = []
+    (text, parse mode, keyboard; the answer included). :meth:`replay` measures CPU seconds
+    per tap; it runs right after each serial game of the bot, so that both meet the machine
+    in the same state (the side-by-side measure)."""
 
-    async def handler(update: Update, context) -> None:
+    def __init__(self, url: str) -> None:
+        self.api = FakeBotAPI()
+        # the bot's own defaults (HTML parse mode, no link previews), so the calls carry the same parameters
+        defaults = build_application(Settings(BOT_TOKEN="1:B")).bot.defaults
+        self.app = Application.builder().token("1:B").request(self.api).get_updates_request(self.api).defaults(defaults).build()
+        self.redis = Redis.from_url(url, decode_responses=True)
+        self._calls: Any = iter(())
+        self.app.add_handler(TypeHandler(Update, self._handler))
+
+    async def _handler(self, update: Update, context) -> None:
         q = update.callback_query
-        await redis.get("skel:x")
-        await redis.set("skel:x", q.data)
-        for method, p in next(it):
+        await self.redis.get("skel:x")
+        await self.redis.set("skel:x", q.data)
+        for method, p in next(self._calls):
             if method == "answerCallbackQuery":
                 await q.answer(p.get("text"), url=p.get("url"))
             elif method == "sendMessage":
@@ -362,20 +378,24 @@ async def run_skeleton(url: str, tap_calls: list[list]) -> list[float]:
             elif method == "deleteMessage":
                 await context.bot.delete_message(p["chat_id"], p["message_id"])
 
-    app.add_handler(TypeHandler(Update, handler))
-    await app.initialize()
-    it = iter(tap_calls)
-    for _ in tap_calls:
-        t0 = time.process_time()
-        await app.process_update(Update.de_json(tap_update(5, 5, 1, "k:x:0:A"), app.bot))
-        cpu.append(time.process_time() - t0)
-    await app.shutdown()
-    await redis.aclose()
-    return cpu
+    async def start(self) -> None:
+        await self.app.initialize()
+
+    async def replay(self, tap_calls: list[list]) -> list[float]:
+        """Replay taps (each the list of (method, parameters) the bot called for it)."""
+        self._calls = iter(tap_calls)
+        cpu: list[float] = []
+        for _ in tap_calls:
+            t0 = time.process_time()
+            await self.app.process_update(Update.de_json(tap_update(5, 5, 1, "k:x:0:A"), self.app.bot))
+            cpu.append(time.process_time() - t0)
+        return cpu
+
+    async def stop(self) -> None:
+        await self.app.shutdown()
+        await self.redis.aclose()
 
 
-#: Serial games measured for CPU per tap (and replayed by the skeleton).
-SERIAL_GAMES = 3
 
 _OP_NAMES = {"k": "card pick", "p": "play", "c": "challenge", "b": "believe"}
 
@@ -414,23 +434,27 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
     return "\n".join(lines)
 
 
-async def main_async(games: int, seats: int) -> str:
+async def main_async(games: int, seats: int, serial: int = 6) -> str:
+    """Run the benchmark on a private redis-server: ``games`` concurrent games of ``seats``
+    seats, after ``serial`` games played one at a time (CPU per tap, bot and skeleton side by
+    side). Returns the report's text."""
     server = RedisServer()
     try:
-        bot = await run_bot(server.url, games, seats)
-        skel = await run_skeleton(server.url, bot["tap_calls"])
+        bot = await run_bot(server.url, games, seats, serial)
     finally:
         server.stop()
-    return report(bot, skel, seats, games)
+    return report(bot, bot["skel"], seats, games)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command line entry: ``--games`` (default 100), ``--seats`` (default 4)."""
+    """Command line entry: ``--games`` (default 100), ``--seats`` (default 4), ``--serial``
+    (games measured one at a time, default 6)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--seats", type=int, default=4)
+    ap.add_argument("--serial", type=int, default=6)
     args = ap.parse_args(argv)
-    print(asyncio.run(main_async(args.games, args.seats)))
+    print(asyncio.run(main_async(args.games, args.seats, args.serial)))
 
 
 if __name__ == "__main__":
