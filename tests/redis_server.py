@@ -1,5 +1,5 @@
 """A private ``redis-server`` for tests: started on a free port, never a Redis already in use;
-and a private Redis Cluster of such servers."""
+and, of such servers, a private Redis Cluster, or a primary with replicas and Sentinels."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import subprocess
 import tempfile
 import time
 from typing import Sequence
+from urllib.parse import quote
 
-__all__ = ["RedisServer", "RedisClusterServers", "free_port"]
+__all__ = ["RedisServer", "RedisClusterServers", "RedisSentinelServers", "free_port"]
 
 
 def free_port() -> int:
@@ -97,3 +98,130 @@ class RedisClusterServers:
         for node in self.nodes:
             node.stop()
         self.nodes = []
+
+
+class RedisSentinelServers:
+    """A private Redis Sentinel setup: a primary and ``replicas`` :class:`RedisServer` processes
+    (``replicaof`` the primary), then ``sentinels`` ``redis-server --sentinel`` processes
+    monitoring it as ``service`` (quorum: a majority of them; a node is down after
+    ``down_after_ms`` milliseconds without a reply), the data nodes with ``password`` and the
+    sentinels with ``sentinel_password`` when given. ``primary`` and ``replicas`` are the data
+    nodes as started, ``sentinel_ports`` the sentinels' ports, ``url`` the ``redis+sentinel://``
+    URL naming every sentinel (database 0, the passwords percent-encoded), ``stop()`` ends them all. Raises
+    ``RuntimeError`` when redis-server is missing, or a replica is not in sync or a sentinel
+    does not see it in sync within 20 s."""
+
+    def __init__(self, service: str = "cheat", replicas: int = 1, sentinels: int = 3, down_after_ms: int = 1000,
+                 password: str | None = None, sentinel_password: str | None = None) -> None:
+        self.service, self.password, self.sentinel_password = service, password, sentinel_password
+        self.replicas: list[RedisServer] = []
+        self.sentinels: list[subprocess.Popen] = []
+        self.sentinel_ports: list[int] = []
+        self.dir = tempfile.mkdtemp(prefix="cheat-sentinel-")
+        # every data node may become the primary: none waits 5 s (the default) before a full sync
+        auth = ["--requirepass", password, "--masterauth", password] if password else []
+        self.primary = RedisServer(extra=["--repl-diskless-sync-delay", "0", *auth])
+        try:
+            for _ in range(replicas):
+                self.replicas.append(RedisServer(extra=["--repl-diskless-sync-delay", "0", *auth, "--replicaof", "127.0.0.1", str(self.primary.port)]))
+            # the sentinels' first INFO of the primary must list the replicas (the next comes
+            # 10 s later), so they start once every replica is in sync
+            _wait(lambda: self.node_cli(self.primary, "info", "replication").count("state=online") == replicas, "the replicas did not sync")
+            self.node_cli(self.primary, "eval", "redis.call('set', KEYS[1], 1) return redis.call('del', KEYS[1])", "1", "cheat:fixture")
+            self.wait_in_sync()
+            for i in range(sentinels):
+                port = free_port()
+                conf = f"{self.dir}/sentinel-{i}.conf"  # sentinel rewrites its own file
+                with open(conf, "w") as f:
+                    f.write(f"port {port}\nbind 127.0.0.1\ndir {self.dir}\nloglevel warning\n"
+                            f"sentinel monitor {service} 127.0.0.1 {self.primary.port} {sentinels // 2 + 1}\n"
+                            f"sentinel down-after-milliseconds {service} {down_after_ms}\n"
+                            f"sentinel failover-timeout {service} 5000\n")
+                    if password:
+                        f.write(f'sentinel auth-pass {service} "{password}"\n')
+                    if sentinel_password:
+                        f.write(f"requirepass {sentinel_password}\nsentinel sentinel-pass {sentinel_password}\n")
+                self.sentinels.append(subprocess.Popen([shutil.which("redis-server") or "redis-server", conf, "--sentinel"],
+                                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                self.sentinel_ports.append(port)
+            # a sentinel promotes only a replica it has a recent INFO from (else NOGOODSLAVE)
+            for port in self.sentinel_ports:
+                _wait(lambda: _listening(port) and [r.get("master-link-status") for r in self.replica_states(port)] == ["ok"] * replicas,
+                      "a sentinel does not see the replicas in sync")
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def url(self) -> str:
+        hosts = ",".join(f"127.0.0.1:{p}" for p in self.sentinel_ports)
+        auth = f":{quote(self.password, safe='')}@" if self.password else ""
+        query = f"?sentinel_password={quote(self.sentinel_password, safe='')}" if self.sentinel_password else ""
+        return f"redis+sentinel://{auth}{hosts}/{self.service}/0{query}"
+
+    def node_cli(self, node: RedisServer, *args: str) -> str:
+        """``redis-cli`` against a data node (with the password); its standard output."""
+        return node.cli(*(["--no-auth-warning", "-a", self.password] if self.password else []), *args, timeout=10)
+
+    def sentinel_cli(self, port: int, *args: str) -> str:
+        """``redis-cli`` against the sentinel on ``port``; its standard output."""
+        exe = shutil.which("redis-cli") or "redis-cli"
+        auth = ["--no-auth-warning", "-a", self.sentinel_password] if self.sentinel_password else []
+        return subprocess.run([exe, "-h", "127.0.0.1", "-p", str(port), *auth, *args], capture_output=True, text=True, timeout=10, check=True).stdout
+
+    def wait_in_sync(self, timeout: float = 10) -> None:
+        """Wait until every replica has received every write the primary has made so far (its
+        replication offset). Raises ``RuntimeError`` after ``timeout`` seconds."""
+        offset = _field(self.node_cli(self.primary, "info", "replication"), "master_repl_offset")
+        _wait(lambda: all(_field(self.node_cli(r, "info", "replication"), "slave_repl_offset") >= offset for r in self.replicas),
+              "the replicas did not receive every write", timeout)
+
+    def replica_states(self, port: int) -> list[dict[str, str]]:
+        """``SENTINEL REPLICAS`` of the sentinel on ``port``: a dict of fields per replica."""
+        lines = self.sentinel_cli(port, "sentinel", "replicas", self.service).splitlines()
+        states: list[dict[str, str]] = []
+        for key, value in zip(lines[::2], lines[1::2]):
+            if key == "name":
+                states.append({})
+            states[-1][key] = value
+        return states
+
+    def primary_ports(self) -> set[int]:
+        """The primary's port as each sentinel names it (one element once they agree)."""
+        return {int(self.sentinel_cli(p, "sentinel", "get-master-addr-by-name", self.service).split()[1]) for p in self.sentinel_ports}
+
+    def stop(self) -> None:
+        for proc in self.sentinels:
+            proc.terminate()
+        for proc in self.sentinels:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.sentinels = []
+        for node in (self.primary, *self.replicas):
+            node.stop()
+        self.replicas = []
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _field(info: str, name: str) -> int:
+    """A number from ``INFO`` output."""
+    return int(info.split(f"{name}:", 1)[1].split()[0])
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def _wait(ready, what: str, timeout: float = 20) -> None:
+    """Poll ``ready()`` every 50 ms until it is true; ``RuntimeError(what)`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise RuntimeError(what)
+        time.sleep(0.05)

@@ -1,8 +1,9 @@
 """``python -m tgbot`` / ``cheat-bot``: run the bot (long polling, or webhook with WEBHOOK_URL).
 
 Exits with code 2 and one clear line when ``BOT_TOKEN`` is missing, Redis is unreachable or
-unusable (a cluster with unserved slots, a database a cluster does not have), Telegram rejects
-the token or refuses a start-up call (``WEBHOOK_URL`` not https).
+unusable (a cluster with unserved slots, a database a cluster does not have, a malformed
+``redis+sentinel://`` URL, sentinels that cannot be reached or name no primary that is up for
+the service), Telegram rejects the token or refuses a start-up call (``WEBHOOK_URL`` not https).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ log = logging.getLogger("tgbot")
 
 
 def _check_redis(url: str) -> str | None:
-    """None when :func:`tgbot.store.connect` gets a working client for ``url`` (one Redis, or
-    a Redis Cluster whose slots are all served), else the reason, within 10 seconds."""
+    """None when :func:`tgbot.store.connect` gets a working client for ``url`` (one Redis, a
+    Redis Cluster whose slots are all served, or the primary that Redis Sentinel names), else
+    the reason, within 10 seconds."""
     from .store import connect
 
     async def probe() -> None:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.fakes.botapi import BotAPIEmulator
-from tests.redis_server import RedisServer, free_port
+from tests.redis_server import RedisSentinelServers, RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +53,27 @@ def test_cluster_node_with_unserved_slots_exits_2_one_line():
         _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=node.url)), "Redis", str(node.port))
     finally:
         node.stop()
+
+
+def test_unreachable_sentinels_exit_2_one_line():
+    ports = [free_port(), free_port()]
+    p = _run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis+sentinel://127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/cheat"))
+    _one_line(p, "Redis", "cannot reach any sentinel", str(ports[0]), str(ports[1]))
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_sentinels_without_the_service_exit_2_one_line():
+    servers = RedisSentinelServers(sentinels=1)
+    try:
+        p = _run(_env(BOT_TOKEN="1:x", REDIS_URL=servers.url.replace(f"/{servers.service}/", "/other/")))
+        _one_line(p, "Redis", "no sentinel", "'other'")
+    finally:
+        servers.stop()
+
+
+def test_malformed_sentinel_url_exits_2_one_line():
+    p = _run(_env(BOT_TOKEN="1:x", REDIS_URL="redis+sentinel://127.0.0.1:26379/"))
+    _one_line(p, "Redis", "service")
 
 
 def test_webhook_url_not_https_exits_2_one_line():
