@@ -5,7 +5,9 @@
 | BOT_TOKEN           | the bot's token from @BotFather (required)                               |
 | REDIS_URL           | ``redis://…``; unset or ``memory://`` runs on an embedded in-process store; |
 |                     | for a Redis Cluster, the URL of any one node (database 0): the bot finds  |
-|                     | the cluster by itself (``INFO cluster``) and learns the other nodes       |
+|                     | the cluster by itself (``INFO cluster``) and learns the other nodes; for  |
+|                     | Redis Sentinel, ``redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/<service>[/<db>]`` |
+|                     | (the data nodes' password; ``?sentinel_password=`` for the sentinels'; port 26379 by default) |
 | TELEGRAM_BASE_URL   | Bot API base, default Telegram's (a local Bot API server or an emulator)  |
 | WEBHOOK_URL         | public HTTPS URL: webhook mode instead of long polling                   |
 | WEBHOOK_LISTEN      | ``host:port`` the webhook server listens on (default 0.0.0.0:8443)        |
