@@ -22,7 +22,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 import core
 from core.record import replay
 from tgbot import model, stats
-from tgbot.store import MAX_CONNECTIONS, RETRY, BlockingSentinelConnectionPool, SentinelConnection, SentinelRedis, Store, connect, parse_sentinel_url
+from tgbot.sentinel import BlockingSentinelConnectionPool, SentinelConnection, SentinelRedis, parse_sentinel_url
+from tgbot.store import MAX_CONNECTIONS, RETRY, Store, connect
 from tests.redis_server import RedisSentinelServers
 from tests.tgbot.helpers import ai_players, lobby
 
