@@ -85,6 +85,7 @@ def build_application(settings: Settings, request: BaseRequest | None = None) ->
         .defaults(Defaults(parse_mode=ParseMode.HTML, do_quote=False, link_preview_options=LinkPreviewOptions(is_disabled=True)))
         .rate_limiter(limiter)
         .post_init(_post_init)
+        .post_stop(_post_stop)
         .post_shutdown(_post_shutdown)
         .build()
     )
@@ -132,10 +133,29 @@ async def _post_init(app: Application) -> None:
     log.info("bot @%s ready: %d game(s) to resume", username, len(live))
 
 
-async def _post_shutdown(app: Application) -> None:
-    task = app.bot_data.get("timer_task")
+#: Seconds a stopping bot gives the view syncs in flight to finish their calls (PTB calls
+#: post_stop while the Bot API client is still open); a lane sleeping out a rate limit is not
+#: waited for: the next start syncs every live game.
+STOP_GRACE = 3.0
+
+
+async def _stop_background(app: Application, grace: float) -> None:
+    """Stop the timer loop and the view syncs (:meth:`Syncer.close`); idempotent."""
+    task = app.bot_data.pop("timer_task", None)
     if task is not None:
         task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    svc = app.bot_data.get("svc")
+    if svc is not None:
+        await svc.syncer.close(grace)
+
+
+async def _post_stop(app: Application) -> None:
+    await _stop_background(app, STOP_GRACE)
+
+
+async def _post_shutdown(app: Application) -> None:
+    await _stop_background(app, 0.0)  # (when post_stop did not run: tests, a failed start)
     svc = app.bot_data.get("svc")
     if svc is not None:
         await svc.store.redis.aclose()

@@ -243,7 +243,7 @@ def _text(value: str | bytes) -> str:
 async def connect_sentinel(url: str) -> SentinelRedis:
     """:func:`tgbot.store.connect` for a ``redis+sentinel://`` URL (:func:`parse_sentinel_url`):
     a :class:`SentinelRedis` that answered a PING and follows fail-overs. Raises ``ValueError``
-    for a malformed URL and ``MasterNotFoundError`` (a ``ConnectionError``) with a one-line
+    for a malformed URL or a host that is not a sentinel, and ``MasterNotFoundError`` (a ``ConnectionError``) with a one-line
     reason when no sentinel can be reached or none names a primary that is up."""
     parts = parse_sentinel_url(url)
     sentinel = _Sentinel(parts.sentinels, sentinel_kwargs=_sentinel_options(parts))
@@ -252,6 +252,9 @@ async def connect_sentinel(url: str) -> SentinelRedis:
     except MasterNotFoundError:
         await sentinel.aclose()
         raise MasterNotFoundError(await _no_primary(parts)) from None
+    except ResponseError as e:  # e.g. "unknown command 'SENTINEL'": a data node's address
+        await sentinel.aclose()
+        raise ValueError(f"a host of the redis+sentinel:// URL is not a Redis Sentinel ({e}); a primary's own address is given as redis://") from None
     client = sentinel.master_for(parts.service, redis_class=SentinelRedis, connection_pool_class=BlockingSentinelConnectionPool,
                                  connection_class=SentinelConnection, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20,
                                  db=parts.db, username=parts.username, password=parts.password)

@@ -338,6 +338,24 @@ class _GatedPipeline(ClusterPipeline):
         return await client.gated(lambda: super(_GatedPipeline, self).execute(raise_on_error, allow_redirections))
 
 
+async def _mode(client: Redis) -> str:
+    """How the node ``client`` talks to serves (``INFO server``'s ``redis_mode``): "cluster" or
+    "standalone" (also when INFO is refused, as by a restricted proxy). Raises ``ValueError``
+    for a Redis Sentinel (its URL form is ``redis+sentinel://``) and for a replica (read-only:
+    every write would fail), ``redis.exceptions.ConnectionError`` when it does not answer."""
+    try:
+        mode = (await client.info("server")).get("redis_mode", "standalone")
+        if mode == "sentinel":
+            raise ValueError("REDIS_URL names a Redis Sentinel: give it as redis+sentinel://host:port/<service> (docs/scaling.md)")
+        role = await client.execute_command("ROLE") if mode != "cluster" else ["master"]
+        if role[0] == "slave":
+            raise ValueError(f"REDIS_URL names a read-only replica (of {role[1]}:{role[2]}): give the primary, or redis+sentinel:// to follow fail-overs")
+    except ResponseError:
+        mode = "standalone"  # INFO or ROLE refused (a restricted proxy): one Redis, as far as we can tell
+    await client.ping()  # (raises what INFO met, if that was not a refusal: a database a cluster lacks)
+    return mode
+
+
 async def connect(url: str) -> RedisClient:
     """A redis-py asyncio client (``decode_responses=True``) for ``url``, checked to answer.
 
@@ -355,7 +373,8 @@ async def connect(url: str) -> RedisClient:
 
     Raises ``redis.exceptions.ConnectionError`` when Redis is unreachable (for a Sentinel URL,
     its subclass ``MasterNotFoundError`` when no sentinel can be reached or none names a primary
-    that is up for the service), ``ValueError`` for a malformed URL,
+    that is up for the service), ``ValueError`` for a malformed URL, another scheme, and a
+    ``redis://`` URL naming a sentinel or a read-only replica,
     ``redis.exceptions.ResponseError`` ("SELECT is not allowed in cluster mode") for a cluster
     node's URL naming another database than 0, and
     ``redis.exceptions.RedisClusterException`` when the cluster's nodes cannot be learnt."""
@@ -365,10 +384,13 @@ async def connect(url: str) -> RedisClient:
         fake: Redis = fakeredis.FakeAsyncRedis(decode_responses=True)
         await fake.ping()
         return fake
-    if urlsplit(url).scheme == "redis+sentinel":
+    scheme = urlsplit(url).scheme
+    if scheme == "redis+sentinel":
         from .sentinel import connect_sentinel  # (it builds on this module's RETRY and pool size)
 
         return await connect_sentinel(url)
+    if scheme not in ("redis", "rediss", "unix"):
+        raise ValueError(f"REDIS_URL must start with redis://, rediss://, unix://, redis+sentinel:// or memory://, not {scheme or url.partition(':')[0]!r}")
     # A blocking pool: under a burst (hundreds of games syncing at once) a call waits for a
     # free connection instead of failing with "Too many connections" (seen in the benchmark).
     # A connection that died while idle (Redis restarted, or closed it) fails its next command,
@@ -377,11 +399,12 @@ async def connect(url: str) -> RedisClient:
     pool = BlockingConnectionPool.from_url(url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20)
     client = Redis(connection_pool=pool)
     try:
-        cluster = bool((await client.info("cluster")).get("cluster_enabled"))
-    except ResponseError:
-        cluster = False  # INFO refused (a restricted proxy): one Redis, as far as we can tell
-    if not cluster:
-        await client.ping()
+        mode = await _mode(client)
+    except BaseException:
+        await client.aclose()
+        await pool.disconnect()
+        raise
+    if mode != "cluster":
         return client
     await client.aclose()
     await pool.disconnect()

@@ -153,12 +153,16 @@ class Syncer:
         self._locks: dict[tuple[str, int], asyncio.Lock] = {}
         # lanes' locks a commit took (or found held) for the lane's task to start from
         self._granted: dict[tuple[str, str], SyncGrant] = {}
+        self._closed = False
         self._acquire = store.redis.register_script(_ACQUIRE)
         self._release = store.redis.register_script(_RELEASE)
 
     def request(self, gid: str, grant: SyncGrant | None = None) -> None:
         """Bring game ``gid``'s views up to date soon (non-blocking, coalesced). ``grant``: the
-        lanes as the commit that asks left them (:meth:`Store.transact` with ``sync=True``)."""
+        lanes as the commit that asks left them (:meth:`Store.transact` with ``sync=True``).
+        Ignored once :meth:`close` began (the next start syncs every live game)."""
+        if self._closed:
+            return
         for lane in SYNC_LANES:
             key = (gid, lane)
             self._dirty.add(key)
@@ -177,6 +181,19 @@ class Syncer:
         """Wait until no sync is running (tests and shutdown)."""
         while self._running:
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+
+    async def close(self, grace: float = 0.0) -> None:
+        """Stop every lane (shutdown): the runs in flight get ``grace`` seconds to finish, then
+        the rest (a lane sleeping out a rate limit or another process's lock, a call that
+        hangs) is cancelled, giving back a lock it holds on the way out. Nothing is lost: every
+        live game is synced when the bot starts again. Later requests are ignored."""
+        self._closed = True
+        tasks = list(self._running.values())
+        if tasks and grace > 0:
+            await asyncio.wait(tasks, timeout=grace)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _loop(self, key: tuple[str, str]) -> None:
         gid, lane = key
@@ -231,9 +248,15 @@ class Syncer:
                     log.exception("sync %s/%s failed", gid, lane)
                 finally:
                     if await self._unlock(gid, lane, token, record) == 2:
-                        # another process asked meanwhile: run again, still holding the lock
-                        self._dirty.add(key)
-                        held = token
+                        task = asyncio.current_task()
+                        if task is not None and task.cancelling():
+                            # stopping (close): leave the marker for the process that set it,
+                            # which takes the lane over when our lock runs out, as after a crash
+                            await self.store.redis.set(self.store.k_sync(gid, lane)[1], 1, px=LOCK_MS)
+                        else:
+                            # another process asked meanwhile: run again, still holding the lock
+                            self._dirty.add(key)
+                            held = token
                 if wait:
                     if held is not None:
                         # never sleep holding the lock (it would run out): drop it, take it again

@@ -5,7 +5,7 @@ picks included) through the real :class:`~telegram.ext.Application` (``process_u
 ``Update.de_json``), an in-process Bot API fake (:class:`FakeBotAPI`, a PTB ``BaseRequest``
 answering canned JSON without HTTP) and a private redis-server on a free port. Prints:
 
-- taps per second (all games concurrently) and CPU µs per tap (p50/p99 from a serial game,
+- taps per second (all games concurrently) and CPU µs per tap (p50/p99 from six serial games,
   ``time.process_time`` around the tap and its sync; the mean from the concurrent run);
 - Redis round trips per tap, counted (every ``send_packed_command`` of the bot's connections),
   split into the game's transaction (its compare-and-set also takes the view sync's lane
@@ -404,7 +404,7 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
     taps, plays = bot["taps"], bot["plays"]
     cpu = bot["cpu_serial"]
     lines = [
-        f"games: {games} concurrent, {seats} seats; taps {taps}, plays {plays}, actions (engine) ≈ {plays} plays + checks",
+        f"games: {games} concurrent, {seats} seats; taps {taps} (lobby taps aside), plays {plays}, transactions {bot['trips'].get('#transactions', 0)}",
         f"taps per second: {taps / bot['wall']:.0f}  (wall {bot['wall']:.1f} s, CPU {bot['cpu']:.1f} s, mean CPU/tap {bot['cpu'] / taps * 1e6:.0f} µs)",
         f"CPU µs per tap (serial, tap + its sync): p50 {pct(cpu, .5) * 1e6:.0f}, p99 {pct(cpu, .99) * 1e6:.0f}",
         f"skeleton CPU µs per tap: p50 {pct(skel, .5) * 1e6:.0f}, p99 {pct(skel, .99) * 1e6:.0f};"

@@ -71,6 +71,20 @@ def test_sentinels_without_the_service_exit_2_one_line():
         servers.stop()
 
 
+def test_a_sentinel_or_replica_given_the_wrong_way_exits_2_one_line():
+    # an operator's likely mistakes: a sentinel as redis://, a replica (every write would fail),
+    # a data node as a sentinel, a misspelt scheme
+    servers = RedisSentinelServers(sentinels=1)
+    try:
+        sentinel, replica, primary = servers.sentinel_ports[0], servers.replicas[0].port, servers.primary.port
+        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{sentinel}/0")), "Redis", "Sentinel", "redis+sentinel://")
+        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{replica}/0")), "Redis", "replica", str(primary))
+        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis+sentinel://127.0.0.1:{primary}/cheat")), "Redis", "not a Redis Sentinel")
+        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis-sentinel://127.0.0.1:{sentinel}/cheat")), "Redis", "redis+sentinel://", "'redis-sentinel'")
+    finally:
+        servers.stop()
+
+
 def test_malformed_sentinel_url_exits_2_one_line():
     p = _run(_env(BOT_TOKEN="1:x", REDIS_URL="redis+sentinel://127.0.0.1:26379/"))
     _one_line(p, "Redis", "service")

@@ -14,6 +14,7 @@ import pytest
 
 from tgbot.model import Change
 from tgbot.store import LOCK_MS, SYNC_LANES
+from tgbot.ratelimit import Throttled
 from tgbot.sync import Syncer
 from tests.tgbot.helpers import ai_players, ai_step, started
 
@@ -176,3 +177,30 @@ async def test_after_a_move_the_private_lane_reads_nothing_from_redis(store):
     # one release per run, one claim per panel edit (a script's first call is answered
     # NOSCRIPT, loaded and made again)
     assert issued.count("EVALSHA") - issued.count("SCRIPT LOAD") == 12 + panel_edits
+
+
+async def test_close_stops_a_lane_sleeping_out_a_rate_limit_and_gives_its_lock_back(store):
+    # a bot stopping while a group waits for its rate-limit window: the lane is stopped, not
+    # left pending for the event loop to destroy, and its lock is free for the next start
+    players = await _game(store)
+    syncer, bot, _ = _syncer(store)
+    plain_send = bot.send_message
+
+    async def send_message(chat_id, text, **kw):
+        if chat_id < 0:
+            raise Throttled(30)
+        return await plain_send(chat_id, text, **kw)
+
+    bot.send_message = send_message  # type: ignore[method-assign]
+    done = await store.transact("g1", lambda t: ai_step(t, players), sync=True)
+    syncer.request("g1", done.grant)
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if ("g1", "dm") not in syncer._running:
+            break
+    assert list(syncer._running) == [("g1", "group")]  # asleep for 30 s
+    await asyncio.wait_for(syncer.close(grace=0.05), 2)
+    assert syncer._running == {}
+    assert await _locks(store, "g1") == [None, None]
+    syncer.request("g1")  # after close: ignored
+    assert syncer._running == {}
