@@ -27,6 +27,7 @@ from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, se
 from .codec import NOT_A_GAME, BadCallback, Tap, decode
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
+from .ratelimit import Throttled
 from .settings import Settings
 from .store import Store, SyncGrant, new_game_id
 from .sync import Syncer, answer
@@ -906,7 +907,12 @@ async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The one error handler: log it, and answer a tap so its button stops spinning."""
-    log.error("error while handling an update", exc_info=context.error)
+    """The one error handler: log it, and answer a tap so its button stops spinning. A reply
+    dropped because its group is over Telegram's limit (:class:`~tgbot.ratelimit.Throttled`)
+    is expected under command spam: one INFO line."""
+    if isinstance(context.error, Throttled):
+        log.info("a reply was dropped: its chat is over Telegram's message limit for %.0f s more", context.error.seconds)
+    else:
+        log.error("error while handling an update", exc_info=context.error)
     if isinstance(update, Update) and update.callback_query is not None:
         await answer(update.callback_query)

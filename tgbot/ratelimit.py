@@ -20,7 +20,10 @@ Calls that are not counted — ``answerCallbackQuery``, ``getUpdates``, ``delete
 A wait for a GROUP slot is not slept through with stale content when the caller can re-render:
 calls made with ``rate_limit_args={"defer": True}`` (the sync path) raise :class:`Throttled` (a
 :class:`~telegram.error.RetryAfter`) instead, and the sync lane sleeps and runs again with the
-newest state. Other calls (command replies) wait.
+newest state. Other calls (command replies) wait for their group's slot up to
+:data:`REPLY_WAIT` seconds; a reply that would wait longer (a group spamming commands past
+Telegram's 20 a minute) is dropped with :class:`Throttled`, which the error handler logs at INFO:
+a reply a minute late helps nobody, and its handler would hold the update's task that long.
 
 When Telegram still answers 429 with ``retry_after``, that chat alone is blocked — in Redis,
 for every process — until it runs out; other chats go on. A group's block is checked by its
@@ -51,7 +54,7 @@ from typing import Any, Callable, Coroutine
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
-__all__ = ["RedisRateLimiter", "Throttled", "counted", "SAFETY", "LATENCY", "LEASE_BATCH", "LEASE_TTL"]
+__all__ = ["RedisRateLimiter", "Throttled", "counted", "SAFETY", "LATENCY", "LEASE_BATCH", "LEASE_TTL", "REPLY_WAIT"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,10 @@ LATENCY = 0.5
 LEASE_BATCH = 4
 #: Seconds a leased overall slot may be spent after the lease (well inside :data:`LATENCY`).
 LEASE_TTL = 0.1
+#: Seconds a command reply (a call made without ``defer``) may wait for its group's slot (or a
+#: 429 block) before it is dropped (:class:`Throttled`). Waits for the overall window (at most
+#: its 1.55 s) are always waited out.
+REPLY_WAIT = 5.0
 #: Seconds during which one process's setWebhook stands for every process starting with it.
 WEBHOOK_LOCK = 30
 
@@ -142,8 +149,9 @@ def _is_group(chat_id: Any) -> bool:
 
 
 class Throttled(RetryAfter):
-    """A deferrable call was not made: its group has no slot for ``retry_after`` seconds. The
-    caller re-renders and tries again after that (nothing stale is queued)."""
+    """A call was not made: its chat has no slot for ``retry_after`` seconds. A deferrable call
+    (the sync) re-renders and tries again after that (nothing stale is queued); a command reply
+    that would have waited more than :data:`REPLY_WAIT` is dropped."""
 
     def __init__(self, seconds: float) -> None:
         super().__init__(max(1, int(seconds + 0.999)))
@@ -278,7 +286,9 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
         rate_limit_args: dict | None,
     ) -> Any:
         """Admit (or defer, or wait for) a counted call, then make it; on a 429 block that chat
-        for ``retry_after`` and retry (or raise to a deferring caller)."""
+        for ``retry_after`` and retry (or raise to a deferring caller). Raises
+        :class:`Throttled` for a deferred call whose chat has no slot now, and for any other
+        whose chat would have none within :data:`REPLY_WAIT` seconds."""
         if endpoint == "setWebhook" and self._redis is not None:
             # Workers that start together would each call setWebhook (PTB's run_webhook does),
             # and Telegram limits that method: the first one within WEBHOOK_LOCK seconds sets
@@ -297,13 +307,15 @@ class RedisRateLimiter(BaseRateLimiter[dict]):
         defer = bool(rate_limit_args and rate_limit_args.get("defer"))
         chat_id = data.get("chat_id")
         for attempt in itertools.count():
+            waited = 0.0
             while True:
                 wait, reason = await self.admit(chat_id)
                 if not reason:
                     break
-                if defer and reason in (2, 3):
+                if reason in (2, 3) and (defer or waited + wait > REPLY_WAIT):
                     raise Throttled(wait)
                 await asyncio.sleep(wait)
+                waited += wait
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as e:

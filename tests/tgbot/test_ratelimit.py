@@ -154,3 +154,25 @@ async def test_a_failed_set_webhook_leaves_it_to_the_next_process(rredis):
     # (a worker restarted after the failure, within the lock's 30 s, sets it after all)
     assert await second.process_request(set_webhook, (), {}, "setWebhook", {"url": "https://x/h"}, None) is True
     assert made == [1]
+
+
+async def test_a_reply_that_would_wait_past_reply_wait_is_dropped(rredis, monkeypatch):
+    # a group spamming commands past its window: a reply waits a few seconds at most, then is
+    # dropped (Throttled) rather than sent a minute late or holding its update that long
+    monkeypatch.setattr(ratelimit, "REPLY_WAIT", 1.0)
+    lim = _limiter(rredis, group_max=1)
+    made = []
+
+    async def call(*args, **kw):
+        made.append(args)
+        return True
+
+    await lim.process_request(call, ("r1",), {}, "sendMessage", {"chat_id": -9}, None)
+    with pytest.raises(Throttled):
+        await asyncio.wait_for(lim.process_request(call, ("r2",), {}, "sendMessage", {"chat_id": -9}, None), 0.5)
+    assert made == [("r1",)]
+    # a short wait is still waited out
+    short = _limiter(rredis, group_max=1, group_period=0.2)
+    await short.process_request(call, ("s1",), {}, "sendMessage", {"chat_id": -10}, None)
+    await asyncio.wait_for(short.process_request(call, ("s2",), {}, "sendMessage", {"chat_id": -10}, None), 2)
+    assert made[-2:] == [("s1",), ("s2",)]
