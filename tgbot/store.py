@@ -347,7 +347,7 @@ async def _mode(client: Redis) -> str:
         mode = (await client.info("server")).get("redis_mode", "standalone")
         if mode == "sentinel":
             raise ValueError("REDIS_URL names a Redis Sentinel: give it as redis+sentinel://host:port/<service> (docs/scaling.md)")
-        role = await client.execute_command("ROLE") if mode != "cluster" else ["master"]
+        role = await client.role() if mode != "cluster" else ["master"]
         if role[0] == "slave":
             raise ValueError(f"REDIS_URL names a read-only replica (of {role[1]}:{role[2]}): give the primary, or redis+sentinel:// to follow fail-overs")
     except ResponseError:

@@ -35,7 +35,7 @@ import contextvars
 import logging
 import secrets
 import time
-from typing import Awaitable, Callable
+from typing import Callable
 
 from telegram import Bot, Message
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
@@ -327,7 +327,7 @@ class Syncer:
                 await locks.enter_async_context(self._panel_lock(gid, seat))
             for seat in todo:
                 if not await self._sync_panel(table, seat, table.seats[seat].user_id, tg, record):
-                    await self._unreachable(table, seat, tg)
+                    await self._unreachable(table, seat)
 
     @staticmethod
     def _needs_work(table: Table, seat: int, tg: dict[str, str]) -> bool:
@@ -335,14 +335,15 @@ class Syncer:
         (or it is their turn and the turn's panel was not sent yet)."""
         return tg.get(f"pk{seat}") != panel_key(table, seat) or (_turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.turn))
 
-    async def _unreachable(self, table: Table, seat: int, tg: dict[str, str]) -> None:
-        """Seat ``seat``'s private chat answered 403: mark it (``nr<seat>`` = 1) for the
-        group lane to say so once (then 2). Only for a live game."""
-        if not table.live:
-            return
-        if not tg.get(f"nr{seat}"):
-            await self._tg_set(table.id, tg, **{f"nr{seat}": 1})
-            self.request(table.id)
+    async def _unreachable(self, table: Table, seat: int) -> bool:
+        """Seat ``seat``'s private chat is lost (a 403, or the player blocked the bot): mark it
+        (``nr<seat>`` = 1, unless marked or already told: HSETNX, so a group lane that has
+        told, 2, in another process is never undone) for the group lane to say so once (then 2),
+        and sync the game. Only for a running game. True when marked now."""
+        if table.state is None or not table.live or not await self.store.tg_add(table.id, f"nr{seat}", 1):
+            return False
+        self.request(table.id)
+        return True
 
     async def _tg_set(self, gid: str, tg: dict[str, str], **fields: object) -> None:
         """Write tg bookkeeping fields and keep the sync's copy ``tg`` in step."""
@@ -355,14 +356,12 @@ class Syncer:
 
     async def unreachable(self, user_id: int) -> int:
         """The user blocked the bot (``my_chat_member`` in private): their seats in running
-        games are marked unreachable (``nr<seat>``, unless already marked or told), so the
-        panels are left alone and each group is told once. Returns the number of games marked."""
+        games are marked unreachable (:meth:`_unreachable`), so the panels are left alone and
+        each group is told once. Returns the number of games marked."""
         marked = 0
         for table in await self.store.user_games(user_id):
             seat = table.seat_of(user_id)
-            if table.state is not None and seat is not None and await self.store.tg_add(table.id, f"nr{seat}", 1):
-                marked += 1
-                self.request(table.id)
+            marked += seat is not None and await self._unreachable(table, seat)
         return marked
 
     async def reachable_again(self, user_id: int) -> int:

@@ -241,12 +241,16 @@ class Driver:
 # -- runs ---------------------------------------------------------------------------------------
 
 
+#: Games played one at a time for the CPU per tap (each replayed by the skeleton right after).
+SERIAL_GAMES = 6
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-async def run_bot(url: str, games: int, seats: int, serial: int = 6) -> dict:
+async def run_bot(url: str, games: int, seats: int, serial: int = SERIAL_GAMES) -> dict:
     install_counters()
     api = FakeBotAPI()
     settings = Settings(BOT_TOKEN="1:B", REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9)
@@ -434,7 +438,7 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
     return "\n".join(lines)
 
 
-async def main_async(games: int, seats: int, serial: int = 6) -> str:
+async def main_async(games: int, seats: int, serial: int = SERIAL_GAMES) -> str:
     """Run the benchmark on a private redis-server: ``games`` concurrent games of ``seats``
     seats, after ``serial`` games played one at a time (CPU per tap, bot and skeleton side by
     side). Returns the report's text."""
@@ -448,11 +452,11 @@ async def main_async(games: int, seats: int, serial: int = 6) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line entry: ``--games`` (default 100), ``--seats`` (default 4), ``--serial``
-    (games measured one at a time, default 6)."""
+    (games measured one at a time, default :data:`SERIAL_GAMES`)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--seats", type=int, default=4)
-    ap.add_argument("--serial", type=int, default=6)
+    ap.add_argument("--serial", type=int, default=SERIAL_GAMES)
     args = ap.parse_args(argv)
     print(asyncio.run(main_async(args.games, args.seats, args.serial)))
 
