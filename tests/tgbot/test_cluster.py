@@ -78,12 +78,20 @@ class SlotGuard:
         """Scripts declared over several slots, Redis errors, errors logged."""
         out = [f"{name} over slots {sorted({_slot(k) for k in keys})}: {keys}" for name, keys in self.scripts if len({_slot(k) for k in keys}) > 1]
         out += [f"{type(e).__name__}: {e}" for e in self.errors]
-        out += [f"logged by {r.name}: {r.getMessage()} {r.exc_info[1] if r.exc_info else ''}" for r in caplog.records if r.levelno >= logging.ERROR]
+        out += [f"logged by {r.name}: {r.getMessage()} {r.exc_info[1] if r.exc_info else ''}" for r in caplog.records
+                if r.levelno >= logging.ERROR and not r.getMessage().startswith(_REDIS_PY_GC_NOTE)]
         return out
 
     def nodes(self, client: RedisCluster) -> set[str]:
         """The primaries the recorded scripts ran on."""
         return {client.nodes_manager.get_node_from_slot(_slot(keys[0])).name for _, keys in self.scripts if keys}
+
+
+#: redis-py's own resource note when the garbage collector meets a ClusterNode it created during
+#: a slots refresh and dropped without disconnecting (``ClusterNode._DEL_MESSAGE``, logged by
+#: asyncio's exception handler): not ours to close, and its timing follows the collector's (it
+#: failed one suite run in about six). Every other error logged still fails the test.
+_REDIS_PY_GC_NOTE = "Unclosed ClusterNode object"
 
 
 def _recording(guard: SlotGuard, method):
