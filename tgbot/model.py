@@ -31,6 +31,9 @@ AUTO_TO_AI = 2
 REMIND_AT = 0.75
 #: Bounds of the human-like pause before an AI seat acts (seconds).
 AI_PAUSE = (1.0, 3.0)
+#: The version of :meth:`Table.to_json`'s format, stored as its ``schema`` field; a table
+#: without it is version 1 (b5f3182's format). :func:`_upgrade` brings older ones up to it.
+TABLE_SCHEMA = 2
 
 
 class Status(str, Enum):
@@ -163,6 +166,7 @@ class Table:
     def to_json(self) -> str:
         """Compact JSON (names included; the engine state as its own compact dict)."""
         d: dict[str, Any] = {
+            "schema": TABLE_SCHEMA,
             "id": self.id,
             "chat": self.chat_id,
             "thread": self.thread_id,
@@ -190,8 +194,9 @@ class Table:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Table":
-        """Inverse of :meth:`to_json`. Raises ``ValueError`` on malformed input."""
-        d = json.loads(text)
+        """Inverse of :meth:`to_json`, also of an older version of it (see :func:`_upgrade`).
+        Raises ``ValueError`` on malformed input or a ``schema`` newer than this code's."""
+        d = _upgrade(json.loads(text))
         return cls(
             id=d["id"],
             chat_id=d["chat"],
@@ -216,6 +221,18 @@ class Table:
             ai_delay=d.get("ad", 3.0),
             ai_pause=tuple(d.get("ap", AI_PAUSE)),  # type: ignore[arg-type]
         )
+
+
+def _upgrade(d: dict[str, Any]) -> dict[str, Any]:
+    """A stored table's dict (``{"schema": n, ...}``, no ``schema``: 1) in the current format
+    (:data:`TABLE_SCHEMA`), one version step at a time. Raises ``ValueError`` on a ``schema``
+    newer than this code's (stored by a later release)."""
+    version = d.get("schema", 1)
+    if not isinstance(version, int) or version > TABLE_SCHEMA:
+        raise ValueError(f"table schema {version!r}: this code reads up to {TABLE_SCHEMA}")
+    if version < 2:
+        d = {**d, "schema": 2}  # 1 -> 2: the field itself is new; every other name is kept
+    return d
 
 
 @dataclass

@@ -1,0 +1,199 @@
+"""Storage schema 2 (tgbot/migrate.py, the ``schema`` of Table.to_json): keys that b5f3182 stored
+(tests/tgbot/data/b5f3182_keys.json, written by that code: see make_b5f3182_fixture.py) move to
+the bot's prefix with type, value and TTL intact, on fakeredis, a private redis-server and a
+private 3-primary Redis Cluster; the store then loads the game as it was stored."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import pytest
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+
+from tests.tgbot.data.keydump import dump_keys, load_keys, read_key
+from tgbot import migrate as mig
+from tgbot import stats
+from tgbot.model import TABLE_SCHEMA, Status, Table
+from tgbot.store import GatedCluster, Store
+
+DB = 15  # a database of its own on the private redis-server
+BOT = "123456"
+OTHER = "999"  # another bot already on schema 2: its keys stay as they are
+FIXTURE: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "b5f3182_keys.json").read_text(encoding="utf-8"))
+OLD: dict[str, dict[str, Any]] = FIXTURE["keys"]
+LIVE, DONE = FIXTURE["games"]["live"], FIXTURE["games"]["finished"]
+FOREIGN: dict[str, dict[str, Any]] = {
+    f"cheat:{OTHER}:{{gZz9_-Zz9}}:game": {"type": "hash", "pttl": -1, "value": {"v": "3", "t": "{}"}},
+    f"cheat:{OTHER}:live": {"type": "set", "pttl": -1, "value": ["Zz9_-Zz9"]},
+    f"cheat:{OTHER}:schema": {"type": "string", "pttl": -1, "value": "2"},
+    "other:app:key": {"type": "string", "pttl": 90_000, "value": "not ours"},
+}
+
+Client = Redis | RedisCluster
+
+
+@pytest.fixture(params=["fake", "real", "cluster"])
+async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    """An empty ``decode_responses`` client: fakeredis, the private redis-server (database
+    :data:`DB`), or the private Redis Cluster (every primary emptied) as the bot connects."""
+    redis: Client
+    if request.param == "fake":
+        redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+    elif request.param == "real":
+        url = request.getfixturevalue("redis_server").url.replace("/0", f"/{DB}")
+        redis = Redis.from_url(url, decode_responses=True)
+    else:
+        redis = GatedCluster.from_url(request.getfixturevalue("redis_cluster").url, decode_responses=True)
+    await redis.flushdb()
+    await load_keys(redis, {**OLD, **FOREIGN})
+    yield redis
+    await redis.flushdb()
+    await redis.aclose()
+
+
+def new_name(key: str, bot: str = BOT) -> str:
+    """``cheat:<rest>`` → ``cheat:<bot>:<rest>``."""
+    return f"cheat:{bot}:{key.removeprefix('cheat:')}"
+
+
+def record_commands(redis: Client, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the commands ``redis`` sends from now on (outside pipelines)."""
+    sent: list[str] = []
+    real: Callable[..., Any] = redis.execute_command
+
+    async def execute_command(*args: Any, **kwargs: Any) -> Any:
+        sent.append(str(args[0]).upper())
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(redis, "execute_command", execute_command)
+    return sent
+
+
+async def assert_migrated(redis: Client) -> None:
+    """Every b5f3182 key is under the bot's name with its type and value (its TTL kept: none
+    stays none, one runs on from what it was), the other bot's and foreign keys untouched,
+    the marker set, and the bot's store and statistics read the data as they were written."""
+    got = await dump_keys(redis, "cheat:*")
+    assert not [k for k in got if mig._is_old(k)]
+    for key, old in OLD.items():
+        new = got.pop(new_name(key))
+        assert (new["type"], new["value"]) == (old["type"], old["value"]), key
+        assert new["pttl"] == -1 if old["pttl"] == -1 else 0 < new["pttl"] <= old["pttl"], key
+    assert got.pop(mig.marker_key(BOT))["value"] == str(mig.SCHEMA)
+    for key, entry in FOREIGN.items():
+        now = await read_key(redis, key)
+        assert now is not None and (now["type"], now["value"]) == (entry["type"], entry["value"])
+        got.pop(key, None)
+    assert got == {}
+
+    store = Store(redis, prefix=f"cheat:{BOT}")
+    for gid in (LIVE, DONE):
+        stored = Table.from_json(FIXTURE["tables"][gid])
+        assert await store.load(gid) == stored
+        # the new format: the old fields under their old names, and the version
+        assert json.loads(stored.to_json()) == {**json.loads(FIXTURE["tables"][gid]), "schema": TABLE_SCHEMA}
+        assert Table.from_json(stored.to_json()) == stored
+    live = await store.load(LIVE)
+    assert live is not None and live.status is Status.PLAYING and live.turn == 4
+    assert [s.user_id for s in live.seats] == [101, 102, 103]
+    chat_game = await store.chat_game(-100, None)
+    assert chat_game is not None and chat_game.id == LIVE
+    assert set(await store.live_games()) == {LIVE, DONE}
+    assert [t.id for t in await store.user_games(102)] == [LIVE]
+    assert (await store.chat_settings(-100)).shuffle and await store.chat_turn_timeout(-100, 90.0) == 60.0
+    assert await store.user_lang(101) == "en" and await store.can_dm(101) and not await store.can_dm(103)
+    assert (await stats.totals(store, 201))[0].games == 1
+    assert [uid for uid, *_ in await stats.top(store, -200, 10)] == []  # one game: below MIN_TOP_GAMES
+    done = await store.load(DONE)
+    assert done is not None and not await stats.count_game(store, done)  # counted once, by b5f3182
+    assert await stats.take_notify(store, -100) == [104]
+
+
+async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
+    client: Client, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.INFO, logger="tgbot.migrate")
+    assert await mig.migrate(client, BOT) == len(OLD)
+    want = f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*"
+    assert [r.getMessage() for r in caplog.records] == [want]
+    sent = record_commands(client, monkeypatch)
+    assert await mig.migrate(client, BOT) == 0
+    assert sent == ["GET"]  # the marker only: no SCAN
+    monkeypatch.undo()
+    await assert_migrated(client)
+
+
+async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pages of 4 keys; the process dies right after the second page's RESTOREs (its old keys
+    # not yet deleted), then again right after the third page's DUMPs: the reruns finish.
+    monkeypatch.setattr(mig, "BATCH", 4)
+    for dying in (5, 7):
+        real = client.pipeline
+        runs = [0]
+
+        def pipeline(
+            *args: Any, dying: int = dying, real: Callable[..., Any] = real, runs: list[int] = runs, **kwargs: Any
+        ) -> Any:
+            pipe = real(*args, **kwargs)
+            run = pipe.execute
+
+            async def execute(*a: Any, **kw: Any) -> Any:
+                got = await run(*a, **kw)
+                runs[0] += 1
+                if runs[0] == dying:
+                    raise ConnectionError("the process died here")
+                return got
+
+            pipe.execute = execute
+            return pipe
+
+        monkeypatch.setattr(client, "pipeline", pipeline)
+        with pytest.raises(ConnectionError):
+            await mig.migrate(client, BOT)
+        monkeypatch.undo()
+        monkeypatch.setattr(mig, "BATCH", 4)
+        assert await client.get(mig.marker_key(BOT)) is None
+    moved = await mig.migrate(client, BOT)
+    assert 0 < moved < len(OLD)
+    await assert_migrated(client)
+
+
+async def test_a_second_bot_finds_no_old_keys_and_leaves_the_first_ones_alone(client: Client) -> None:
+    assert await mig.migrate(client, BOT) == len(OLD)
+    before = await dump_keys(client, f"cheat:{BOT}:*")
+    assert await mig.migrate(client, "777") == 0
+    assert await client.get(mig.marker_key("777")) == "2"
+    after = await dump_keys(client, f"cheat:{BOT}:*")
+    assert {k: v["value"] for k, v in after.items()} == {k: v["value"] for k, v in before.items()}
+    assert await mig.migrate(client, OTHER) == 0  # its marker was set: nothing scanned
+
+
+async def test_an_empty_redis_gets_the_marker() -> None:
+    redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+    assert await mig.migrate(redis, BOT) == 0
+    assert await redis.keys("*") == [mig.marker_key(BOT)]
+
+
+@pytest.mark.parametrize("bad", ["", "12a", "-5", "١٢٣"])
+async def test_a_bot_id_is_decimal_digits(bad: str) -> None:
+    with pytest.raises(ValueError):
+        await mig.migrate(fakeredis.FakeAsyncRedis(decode_responses=True), bad)
+    with pytest.raises(ValueError):
+        mig.bot_id_of(f"{bad}:AAHsecret")
+
+
+def test_the_bot_id_is_the_tokens_number() -> None:
+    assert mig.bot_id_of("123456:AAH-x_y:z") == "123456"
+
+
+def test_a_table_of_a_later_schema_is_refused() -> None:
+    raw = json.loads(FIXTURE["tables"][LIVE])
+    assert Table.from_json(json.dumps({**raw, "schema": 2})) == Table.from_json(json.dumps(raw))
+    with pytest.raises(ValueError, match="schema 3"):
+        Table.from_json(json.dumps({**raw, "schema": TABLE_SCHEMA + 1}))
