@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import sys
-from urllib.parse import urlparse
 
-from telegram import Update
 from telegram.error import BadRequest, InvalidToken, NetworkError
 
 from .settings import Settings
@@ -91,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from .app import build_application
+    from .runner import Runner
 
-    app = build_application(settings)
+    runner = Runner(build_application(settings), settings)
     try:
-        _run(app, settings)
+        asyncio.run(_serve(runner))
     except InvalidToken:
         print("cheat-bot: Telegram rejected BOT_TOKEN (check the token @BotFather gave you)", file=sys.stderr)
         return 2
@@ -104,38 +104,18 @@ def main(argv: list[str] | None = None) -> int:
     except NetworkError as e:
         print(f"cheat-bot: cannot reach the Bot API at {settings.telegram_base_url}: {e.message}", file=sys.stderr)
         return 2
+    except OSError as e:  # a listener's address in use
+        print(f"cheat-bot: cannot listen: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
-def _run(app, settings: Settings) -> None:
-    """Long polling, or webhook mode when WEBHOOK_URL is set (the secret header is checked), or
-    with CHEAT_NO_POLLING=1 no updates at all: only the timer loop and the view sync (another
-    process receives the updates; Telegram allows one getUpdates consumer per bot)."""
-    if settings.no_polling:
-        asyncio.run(_timers_only(app))
-    elif settings.webhook_url:
-        host, _, port = settings.webhook_listen.rpartition(":")
-        path = urlparse(settings.webhook_url).path.lstrip("/")
-        app.run_webhook(
-            listen=host or "0.0.0.0",
-            port=int(port or 8443),
-            url_path=path,
-            webhook_url=settings.webhook_url,
-            secret_token=settings.webhook_secret or None,
-            allowed_updates=Update.ALL_TYPES,
-        )
-    else:
-        app.run_polling(allowed_updates=Update.ALL_TYPES)
-
-
-async def _timers_only(app) -> None:
-    """Start the Application without receiving updates and run until the process is stopped."""
-    async with app:
-        await app.post_init(app)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await app.post_shutdown(app)
+async def _serve(runner: "Runner") -> None:  # noqa: F821
+    """Run the process until SIGTERM or SIGINT (then give the lease up and stop cleanly)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, runner.stop)
+    await runner.run()
 
 
 if __name__ == "__main__":

@@ -8,16 +8,17 @@ answer never waits on a rate limiter.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
-import time
 from dataclasses import dataclass, replace
-from typing import Callable, NamedTuple
+from typing import Any, Callable, Coroutine, NamedTuple
 
 from telegram import InputFile, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import BadRequest, TelegramError
-from telegram.ext import ApplicationHandlerStop, ContextTypes
+from redis.exceptions import RedisError
+from telegram.ext import ContextTypes
 
 import core
 from core.cards import Hand, Rank
@@ -25,15 +26,17 @@ from core.cards import Hand, Rank
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .codec import NOT_A_GAME, BadCallback, Tap, decode
+from .ingest import outcome
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
+from .clock import RedisClock
 from .ratelimit import Throttled
 from .settings import Settings
-from .store import Store, SyncGrant, new_game_id
+from .store import FencedError, Store, game_id_for_update
 from .sync import Syncer, answer
 
 __all__ = [
-    "Services", "dedup", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command",
+    "Services", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command",
     "language_command", "on_tap", "on_error", "on_my_member", "on_left_member", "on_migrate", "add_bot_command",
     "leave_command", "timer_command", "member_left", "ANONYMOUS_ADMIN", "TIMER_CHOICES", "LONG_TIMER",
     "settings_command", "stats_command", "top_command", "kick_command", "notify_command", "forget_command",
@@ -55,7 +58,18 @@ class Services:
     settings: Settings
     store: Store
     syncer: Syncer
-    username: str = ""
+    username: str
+    clock: RedisClock
+    bot_id: str
+    timers: Any = None
+
+    def now(self) -> float:
+        """Epoch seconds on Redis's clock (every deadline is measured on it)."""
+        return self.clock.now()
+
+    def new_game_id(self, update: Update) -> str:
+        """The id of the game ``update`` opens (the same for a second delivery of it)."""
+        return game_id_for_update(self.bot_id, update.update_id)
 
 
 def timing(s: "Services", turn_timeout: float) -> dict:
@@ -67,7 +81,7 @@ def timing(s: "Services", turn_timeout: float) -> dict:
 
 
 async def _start_fn(s: "Services", table: Table, user_id: int | None, admin: bool) -> Callable[[Table], Change]:
-    seed, now = secrets.randbits(64), time.time()
+    seed, now = secrets.randbits(64), s.now()
     kw = timing(s, await s.store.chat_turn_timeout(table.chat_id, s.settings.turn_timeout))
     shuffle = (await s.store.chat_settings(table.chat_id)).shuffle
     return lambda t: model.start(t, user_id, admin, seed, now=now, shuffle=shuffle, **kw)
@@ -141,30 +155,6 @@ async def _reply(update: Update, text: str) -> None:
         await msg.reply_text(text, do_quote=False, message_thread_id=msg.message_thread_id if msg.is_topic_message else None)
 
 
-# -- update de-duplication -------------------------------------------------------------------------
-
-
-async def dedup(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Group -1: a re-delivered update (same update_id within 24 h) is not applied twice; a
-    re-delivered tap is still answered. A tap's game table is read in the same round trip (the
-    transaction's read), and a card pick claims its panel there too."""
-    gid, pick = None, None
-    query = update.callback_query
-    if query is not None:
-        try:
-            tap = decode(query.data)
-            gid = tap.gid if tap.op not in NOT_A_GAME else None
-            if tap.op == "pick" and tap.cards and query.message is not None:
-                pick = (query.message.message_id, tap.cards, query.from_user.id)
-        except BadCallback:
-            pass
-    if await svc(context).store.first_delivery(update.update_id, gid, pick):
-        return
-    if update.callback_query is not None:
-        await answer(update.callback_query)
-    raise ApplicationHandlerStop
-
-
 # -- group commands --------------------------------------------------------------------------------
 
 
@@ -180,14 +170,15 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     tr = translator(await _group_lang(s, chat.id))
     _, thread = place(update)
     existing = await s.store.chat_game(chat.id, thread)
+    gid = s.new_game_id(update)
     if existing is not None:
-        await _reply(update, translator(existing.lang).t("A game is already open here. /board shows it."))
+        if existing.id != gid:  # (else: this very update opened it, before a crash)
+            await _reply(update, translator(existing.lang).t("A game is already open here. /board shows it."))
         return
-    gid = new_game_id()
     if not await s.store.claim_chat(chat.id, thread, gid):
         await _reply(update, tr.t("A game is already open here. /board shows it."))
         return
-    now = time.time()
+    now = s.now()
     creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
     variant = (await s.store.chat_settings(chat.id)).variant or "russian"
     table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout, variant=variant, lang=tr.lang)
@@ -199,10 +190,27 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 async def _open(s: Services, table: Table) -> None:
     """Store a new lobby (its chat already claimed), show it, and tell privately, at most
     once, the people who asked (/notify_me) to hear of the chat's next lobby."""
-    await s.store.create(table)
+    if not await s.store.create(table):
+        return  # (this very update created it, before a crash)
     log.info("lobby %s opened in chat %s", table.id, table.chat_id)
-    s.syncer.request(table.id)
-    for user_id in await stats.take_notify(s.store, table.chat_id):
+    users = await stats.take_notify(s.store, table.chat_id)
+    if users:
+        _background(_notify_lobby(s, table, users))
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+def _background(work: Coroutine[Any, Any, None]) -> None:
+    """Run a slow fan-out (private notes to many people) off the update's path."""
+    task = asyncio.create_task(work)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+
+
+async def _notify_lobby(s: Services, table: Table, users: list[int]) -> None:
+    """Tell the people who asked (/notify_me) that a lobby opened (each at most once)."""
+    for user_id in users:
         if table.seat_of(user_id) is not None or not await s.store.can_dm(user_id):
             continue
         lang = pick_language(await s.store.user_lang(user_id), table.lang)
@@ -257,7 +265,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     table, _ = await _chat_table(s, update)
     if table is None:
         return
-    names, now = render.BOT_NAMES, time.time()
+    names, now = render.BOT_NAMES, s.now()
     try:
         done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout))
     except Refused as e:
@@ -281,7 +289,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         return
     if table.status is Status.LOBBY:
         try:
-            await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+            await s.store.transact(table.id, lambda t: model.leave(t, user.id, s.now(), s.settings.lobby_timeout))
         except Refused as e:
             await _reply(update, render.answer(e.code, tr.lang))
             return
@@ -364,7 +372,7 @@ async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     if table is None or table.seat_of(user.id) is None:
         return
     try:
-        await s.store.transact(table.id, lambda t: model.leave(t, user.id, time.time(), s.settings.lobby_timeout))
+        await s.store.transact(table.id, lambda t: model.leave(t, user.id, s.now(), s.settings.lobby_timeout))
     except Refused:
         return  # the game ended meanwhile
     s.syncer.request(table.id)
@@ -392,7 +400,7 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
             if lobby is None:
                 raise Refused("no_game")
             seat = await _seat_for(s, update, lobby.chat_id)
-            done = await s.store.transact(gid, lambda t: model.join(t, seat, time.time(), s.settings.lobby_timeout))
+            done = await s.store.transact(gid, lambda t: model.join(t, seat, s.now(), s.settings.lobby_timeout))
         except Refused as e:
             await _reply(update, render.answer(e.code, tr.lang))
             return
@@ -571,7 +579,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         await _reply(update, render.note("kick_reply", tr.lang))
         return
     user_id, admin = await may_manage(context, table, update)
-    now = time.time()
+    now = s.now()
     try:
         done = await s.store.transact(table.id, lambda t: model.kick(t, target.id, user_id, admin, now, s.settings.lobby_timeout))
     except Refused as e:
@@ -633,12 +641,13 @@ async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: U
     old = await s.store.load(tap.gid)
     if old is None:
         raise Refused("no_game")
-    gid = new_game_id()
+    gid = s.new_game_id(update)
     if not await s.store.claim_chat(old.chat_id, old.thread_id, gid):
-        return "already_open"
+        current = await s.store.chat_game(old.chat_id, old.thread_id)
+        return "reopened" if current is not None and current.id == gid else "already_open"
     reachable = {x.user_id for x in old.seats if x.human and await s.store.can_dm(x.user_id)}
     try:
-        table = model.rematch(old, gid, actor_id(update), time.time(), s.settings.lobby_timeout, reachable)
+        table = model.rematch(old, gid, actor_id(update), s.now(), s.settings.lobby_timeout, reachable)
     except Refused:
         await s.store.release_chat(old.chat_id, old.thread_id, gid)
         raise
@@ -701,25 +710,22 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         else:
             await answer(query, render.answer(done.reply, await _tap_lang(s, update, done.table)))
     finally:
-        # whatever happens to the answer: the commit's grant holds the lanes' locks
         if tap.op not in NOT_A_GAME:
-            s.syncer.request(tap.gid, done.grant)
+            s.syncer.request(tap.gid)
 
 
 class TapDone(NamedTuple):
     """What a tap's transaction came to: the answer's code, or a deep link to answer with; the
-    table after it, if known; the view sync's lanes as its commit took them (for
-    :meth:`Syncer.request`)."""
+    table after it, if known."""
 
     reply: str
     url: str | None = None
     table: Table | None = None
-    grant: SyncGrant | None = None
 
 
 async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap, user_id: int) -> TapDone:
     """Run the tap's transaction (see :class:`TapDone`)."""
-    now, timeout = time.time(), s.settings.lobby_timeout
+    now, timeout = s.now(), s.settings.lobby_timeout
     gid = tap.gid
     fn: Callable[[Table], Change]
     if tap.op == "join":
@@ -775,8 +781,8 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         done = await s.store.transact(gid, fn)
         await _maybe_autostart(s, done.change.table)
         return TapDone(done.change.reply, table=done.change.table)
-    done = await s.store.transact(gid, fn, sync=True)
-    return TapDone(done.change.reply, table=done.change.table, grant=done.grant)
+    done = await s.store.transact(gid, fn)
+    return TapDone(done.change.reply, table=done.change.table)
 
 
 def _action_of(tap: Tap) -> core.Action:
@@ -910,9 +916,44 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The one error handler: log it, and answer a tap so its button stops spinning. A reply
     dropped because its group is over Telegram's limit (:class:`~tgbot.ratelimit.Throttled`)
     is expected under command spam: one INFO line."""
+    result = outcome.get()
+    if isinstance(context.error, FencedError):
+        if result is not None:
+            result.fenced = True
+        return
+    if isinstance(context.error, RedisError) and result is not None:
+        result.retry = True  # the consumer tries the update again
+        log.warning("update met a Redis failure: %s", context.error)
+        return
     if isinstance(context.error, Throttled):
         log.info("a reply was dropped: its chat is over Telegram's message limit for %.0f s more", context.error.seconds)
     else:
         log.error("error while handling an update", exc_info=context.error)
     if isinstance(update, Update) and update.callback_query is not None:
         await answer(update.callback_query)
+
+
+async def tell_to_tap_again(update: Update, app: Any) -> None:
+    """A tap whose processing kept meeting Redis failures is given up: its player is told to tap
+    again (the answer may come too late for Telegram, which is harmless)."""
+    query = update.callback_query
+    if query is None:
+        return
+    svc_ = app.bot_data.get("svc")
+    lang = pick_language(await svc_.store.user_lang(query.from_user.id)) if svc_ is not None else DEFAULT_LANGUAGE
+    await answer(query, render.answer("try_again", lang))
+
+
+async def register_commands(app: Any) -> None:
+    """setMyCommands for groups and private chats, in every supported language (the default
+    set in the default language)."""
+    from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
+
+    from .app import COMMANDS
+    from .i18n import LANGUAGES
+
+    for kind, scope in (("group", BotCommandScopeAllGroupChats()), ("private", BotCommandScopeAllPrivateChats())):
+        for lang in (None, *LANGUAGES):
+            tr = translator(lang)
+            commands = [BotCommand(cmd, tr.t(desc)) for cmd, desc in COMMANDS[kind]]
+            await app.bot.set_my_commands(commands, scope=scope, language_code=lang)

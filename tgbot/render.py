@@ -738,6 +738,7 @@ _ANSWERS = {
     "record_sent": N_("The record is in your private chat."),
     "reopened": N_("A new lobby is open."),
     "already_open": N_("A game is already open here."),
+    "try_again": N_("Something went wrong: please tap again."),
 }
 
 

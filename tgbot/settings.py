@@ -18,7 +18,7 @@
 | RATE_GROUP_MAX / RATE_GROUP_PERIOD   | group limit: messages per period (20 per 60 s, Bot FAQ) |
 | RATE_GLOBAL_MAX / RATE_GLOBAL_PERIOD | overall limit (30 per 1 s, Bot FAQ)                     |
 | AI_PAUSE_MIN / AI_PAUSE_MAX | seconds an AI seat pauses before acting (1 to 3; never less than the group's message spacing) |
-| CHEAT_NO_POLLING    | ``1``: receive no updates; run only the timer loop and the view sync (a second process) |
+| HTTP_LISTEN         | ``host:port`` of the internal listener: ``GET /healthz`` (default 127.0.0.1:8080) |
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Settings(BaseSettings):
     rate_global_period: float = Field(1.0, alias="RATE_GLOBAL_PERIOD", gt=0)
     ai_pause_min: float = Field(1.0, alias="AI_PAUSE_MIN", ge=0)
     ai_pause_max: float = Field(3.0, alias="AI_PAUSE_MAX", ge=0)
-    no_polling: bool = Field(False, alias="CHEAT_NO_POLLING")
+    http_listen: str = Field("127.0.0.1:8080", alias="HTTP_LISTEN")
 
     @property
     def in_memory(self) -> bool:

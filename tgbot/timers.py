@@ -1,74 +1,93 @@
-"""The one timer path: deadlines are data in Redis, fired by a loop in every bot process.
+"""The one timer path: one timer per live game in the active process, on Redis's clock.
 
-A table keeps its own deadline (``Table.deadline``, epoch seconds) and the sorted set
-``cheat:deadlines`` indexes it. What a deadline does is the table's own business
+A table keeps its own deadline (``Table.deadline``, epoch seconds on Redis's clock,
+:mod:`tgbot.clock`); what a deadline does is the table's own business
 (:func:`tgbot.model.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
-seat's move). :func:`run` polls the index; a due game is claimed atomically
-with a short lease (so with several processes one fires it, and if that process dies the lease
-runs out and another does), then the timeout goes through the same transaction path as a tap
-(:meth:`tgbot.store.Store.transact`), where the table checks its own deadline: a stale entry (the
-table moved on meanwhile) changes nothing. A deadline that passed while the bot was down fires
-once after start.
+seat's move). :class:`Timers` keeps one asyncio timer per game, set after every commit
+(:meth:`Timers.schedule`) and rebuilt from the live tables when a process becomes the active one.
+A timer fires through the same transaction path as a tap (:meth:`tgbot.store.Store.transact`),
+where the table checks its own deadline: a timer that is late or early for the table as it is
+now changes nothing, so a deadline never fires twice. A deadline that passed while no process
+was active fires once, at the take-over.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
 from . import model
+from .clock import RedisClock
+from .model import Table
 from .store import Store
 from .sync import Syncer
 
-__all__ = ["run", "fire_due", "LEASE", "POLL"]
+__all__ = ["Timers"]
 
 log = logging.getLogger(__name__)
 
-#: Seconds a claimed deadline is held by the process firing it.
-LEASE = 30.0
-#: Longest pause (seconds) between polls of the deadlines index (another process may add one).
-POLL = 0.5
-#: Shortest pause between polls (seconds).
-MIN_POLL = 0.02
 
+class Timers:
+    """The active process's game timers (see the module docstring)."""
 
-async def fire_due(store: Store, syncer: Syncer, now: float | None = None) -> int:
-    """Fire every deadline due at ``now`` (default: the clock). Returns how many changed a
-    table."""
-    now = time.time() if now is None else now
-    fired = 0
-    for gid, _score in await store.due(now):
-        if not await store.claim_deadline(gid, now, LEASE):
-            continue  # another process has it
+    def __init__(self, store: Store, syncer: Syncer, clock: RedisClock) -> None:
+        self.store = store
+        self.syncer = syncer
+        self.clock = clock
+        self._handles: dict[str, asyncio.TimerHandle] = {}
+        self._firing: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    def schedule(self, table: Table) -> None:
+        """Set game ``table.id``'s timer to the table's own deadline (or none)."""
+        old = self._handles.pop(table.id, None)
+        if old is not None:
+            old.cancel()
+        if self._closed or table.deadline is None or not table.live:
+            return
+        loop = asyncio.get_running_loop()
+        delay = max(0.0, table.deadline - self.clock.now())
+        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id)
+
+    def _fire(self, gid: str) -> None:
+        self._handles.pop(gid, None)
+        task = asyncio.create_task(self.fire(gid))
+        self._firing.add(task)
+        task.add_done_callback(self._firing.discard)
+
+    async def fire(self, gid: str) -> None:
+        """Apply game ``gid``'s deadline as it stands now (a stale one changes nothing); a
+        failure is logged and the timer set again for a second try."""
+        now = self.clock.now()
         try:
-            done = await store.transact(gid, lambda t: model.on_deadline(t, now), sync=True)
+            done = await self.store.transact(gid, lambda t: model.on_deadline(t, now))
         except model.Refused:
-            await store.redis.zrem(store.k_deadlines, gid)  # the game is gone
-            continue
-        if done.grant is not None:
-            syncer.request(gid, done.grant)  # at once: the commit took the lanes' locks
-        await store.reschedule(done.change.table)
+            return  # the game is gone
+        except Exception:
+            log.exception("deadline of %s failed; trying again in 1 s", gid)
+            if not self._closed:
+                loop = asyncio.get_running_loop()
+                self._handles[gid] = loop.call_at(loop.time() + 1.0, self._fire, gid)
+            return
+        table = done.change.table
         if done.change.reply != "stale":
-            fired += 1
             before = done.before
             assert before is not None
             log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", gid, done.change.reply, before.deadline_kind, before.deadline or 0.0, before.turn)
-    return fired
+        elif table is done.before:
+            self.schedule(table)  # nothing committed: a deadline that moved later
+        self.syncer.request(gid)
 
+    async def close(self) -> None:
+        """Cancel every timer (this process is no longer the active one)."""
+        self._closed = True
+        for handle in self._handles.values():
+            handle.cancel()
+        self._handles.clear()
+        for task in list(self._firing):
+            task.cancel()
+        await asyncio.gather(*self._firing, return_exceptions=True)
 
-async def run(store: Store, syncer: Syncer) -> None:
-    """Poll and fire deadlines until cancelled; between polls, sleep until the next deadline
-    (at most :data:`POLL` seconds, since other processes add deadlines too)."""
-    while True:
-        pause = POLL
-        try:
-            await fire_due(store, syncer)
-            nxt = await store.next_deadline()
-            if nxt is not None:
-                pause = min(POLL, max(MIN_POLL, nxt - time.time()))
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("timer loop error")
-        await asyncio.sleep(pause)
+    def pending(self) -> int:
+        """The number of games with a timer set."""
+        return len(self._handles)

@@ -55,6 +55,7 @@ class BotProcess:
             RATE_GROUP_MAX=str(self.emu.group_rate),
             RATE_GROUP_PERIOD=str(self.emu.group_window),
             PYTHONUNBUFFERED="1",
+            HTTP_LISTEN="127.0.0.1:0",
         )
         env.update(self.env)
         log = open(self.log_path, "ab")

@@ -11,9 +11,10 @@ import contextlib
 
 import pytest
 
-from telegram import Update
+import asyncio
 
 from tgbot.app import build_application
+from tgbot.runner import Runner
 from tgbot.settings import Settings
 from tgbot.store import Store, connect
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
@@ -37,8 +38,11 @@ class Live:
             TELEGRAM_BASE_URL=emu.base_url,
             RATE_GROUP_MAX=emu.group_rate,
             RATE_GROUP_PERIOD=emu.group_window,
+            HTTP_LISTEN="127.0.0.1:0",
         )
         self.app = None
+        self.runner: Runner | None = None
+        self._task: asyncio.Task | None = None
 
     @property
     def store(self) -> Store:
@@ -46,30 +50,33 @@ class Live:
 
     async def start(self) -> "Live":
         app = build_application(self.settings)
-        await app.initialize()
-        await app.post_init(app)
-        await app.start()
-        await app.updater.start_polling(poll_interval=0.0, timeout=1, allowed_updates=Update.ALL_TYPES)
+        self.runner = Runner(app, self.settings)
+        self._task = asyncio.create_task(self.runner.run())
+        await self.emu.wait_for(lambda: self.runner.role == "active" and self.runner.consumer is not None or self._task.done(), 20)
+        if self._task.done():
+            self._task.result()
         self.app = app
         return self
 
     async def stop(self) -> None:
-        app, self.app = self.app, None
-        if app is None:
+        runner, task, self.app = self.runner, self._task, None
+        if runner is None or task is None:
             return
-        await app.updater.stop()
-        await app.bot_data["svc"].syncer.idle()
-        await app.stop()
-        await app.post_shutdown(app)
-        await app.shutdown()
+        runner.stop()
+        await task
 
     async def settle(self, timeout: float = 20) -> None:
-        """Wait until every queued update was fetched and every sync finished."""
+        """Wait until every queued update was fetched, stored, processed, and every sync finished."""
         await self.emu.wait_for(lambda: not self.emu.pending_updates, timeout)
+        runner = self.runner
         syncer = self.app.bot_data["svc"].syncer
         for _ in range(3):
+            await self.emu.wait_for(lambda: runner.consumer is not None, timeout)
+            while await runner.redis.xlen(runner.ingest.stream) > 0 or runner.consumer._chains:
+                await runner.consumer.idle()
+                await asyncio.sleep(0.02)
             await syncer.idle()
-            await __import__("asyncio").sleep(0.05)
+            await asyncio.sleep(0.05)
 
     # -- a game ---------------------------------------------------------------------------
 

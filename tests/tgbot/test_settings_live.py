@@ -6,6 +6,8 @@ confirmation, /notify_me, /stats, /top, /forget_me."""
 
 from __future__ import annotations
 
+import time
+
 
 import pytest
 from redis.asyncio import Redis
@@ -86,11 +88,14 @@ async def test_restart_mid_game_counts_the_game_once(live, redis_server):
     group = emu.add_group(-1009002, "Клуб", members=[a, b, c], admins=[a])
     gid = await live.open_game(group, [a, b, c])
     await play_on(live.store, gid, steps=5)
+    prefix = live.store.p
     await live.stop()
-    # the game ends while the bot is down (another process played it)
+    # the game ends while the bot is down (another process, active meanwhile, played it)
     redis = Redis.from_url(live.url, decode_responses=True)
-    store = Store(redis)
+    store = Store(redis, prefix=prefix)
+    store.epoch = int(time.time() * 1000)
     await play_on(store, gid)
+    store.forget_tables()
     assert (await store.load(gid)).status is Status.OVER and gid in await store.live_games()
     await live.start()
     await live.settle()

@@ -1,0 +1,102 @@
+"""The active process's lease: exactly one process per bot token works, the others stand by.
+
+DESIGN.md, Processes. The lease is one Redis key, ``<prefix>:{b<bot>}:lease``, whose value is
+``"<holder> <epoch>"`` and which expires after :data:`LEASE_SECONDS` unless its holder renews it
+(every :data:`RENEW_EVERY` seconds). The epoch is a fencing number: each new holder gets a larger
+one, and a game's commit refuses any epoch older than the one the game last saw
+(:mod:`tgbot.store`), so a former holder that wakes up from a pause can never commit.
+
+The epoch only grows, also across a Redis fail-over that loses the last writes: a new epoch is
+the larger of the stored counter plus one and Redis's clock in milliseconds, and a lease changes
+hands only after :data:`LEASE_SECONDS`, far more than the milliseconds a fail-over could lose.
+
+A holder counts itself active only until :data:`LEASE_SECONDS` minus :data:`MARGIN` after its
+last successful renewal started, measured on its monotonic clock, so it stops before any
+standby can take the lease even when it cannot reach Redis to learn that it lost it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from typing import Any
+
+__all__ = ["Lease", "LEASE_SECONDS", "RENEW_EVERY", "MARGIN"]
+
+#: Seconds a lease lasts without renewal (issue 14: 5 s by default).
+LEASE_SECONDS = 5.0
+#: Seconds between renewals (well before the lease lapses).
+RENEW_EVERY = 1.0
+#: Seconds before the lease's end at which its holder stops counting itself active.
+MARGIN = 1.5
+
+# KEYS: 1 the lease, 2 the epoch counter. ARGV: 1 holder, 2 lease ms. Takes a free lease with a
+# new epoch ({1, epoch}), renews our own ({1, epoch}), or reports the holder's ({0, value}).
+_ACQUIRE = """
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local holder, epoch = string.match(cur, '^(%S+) (%d+)$')
+  if holder == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return {1, epoch}
+  end
+  return {0, cur}
+end
+local t = redis.call('TIME')
+local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+redis.call('SET', KEYS[2], string.format('%d', epoch))
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. string.format('%d', epoch), 'PX', ARGV[2])
+return {1, string.format('%d', epoch)}
+"""
+
+# KEYS: 1 the lease. ARGV: 1 its value as we hold it. Gives it up if it is still ours.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class Lease:
+    """This process's claim on the lease (see the module docstring).
+
+    ``holder``: a name unique to this process (host, pid and a random part); ``epoch``: the
+    fencing number of the lease this process holds (0 while it holds none)."""
+
+    def __init__(self, redis: Any, keys: tuple[str, str], seconds: float = LEASE_SECONDS) -> None:
+        self.redis = redis
+        self.keys = list(keys)
+        self.seconds = seconds
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.epoch = 0
+        self._valid_until = 0.0
+        self._acquire = redis.register_script(_ACQUIRE)
+        self._release = redis.register_script(_RELEASE)
+
+    @property
+    def value(self) -> str:
+        """The lease key's value while this process holds it."""
+        return f"{self.holder} {self.epoch}"
+
+    def held(self) -> bool:
+        """Whether this process may act as the active one now (monotonic clock, no round trip)."""
+        return self.epoch > 0 and time.monotonic() < self._valid_until
+
+    async def try_acquire(self) -> bool:
+        """Take the lease if it is free, or renew it if it is ours (one round trip). True when
+        this process holds it now; on False, :attr:`epoch` is 0. Raises what redis-py raises."""
+        started = time.monotonic()
+        got, value = await self._acquire(keys=self.keys, args=[self.holder, int(self.seconds * 1000)])
+        if int(got) and (self.epoch in (0, int(value))):
+            self.epoch = int(value)
+            self._valid_until = started + self.seconds - MARGIN
+            return True
+        self.epoch, self._valid_until = 0, 0.0
+        return False
+
+    async def release(self) -> None:
+        """Give the lease up at a clean stop, so a standby takes over at once."""
+        if self.epoch:
+            value, self.epoch, self._valid_until = self.value, 0, 0.0
+            await self._release(keys=self.keys[:1], args=[value])

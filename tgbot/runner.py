@@ -1,0 +1,208 @@
+"""A bot process's life: stand by, become the active one, work, and step down.
+
+DESIGN.md, Processes. Every process connects to Redis, serves ``/healthz`` and, in webhook mode,
+receives and stores updates (:mod:`tgbot.web`, :mod:`tgbot.ingest`). It then tries for the lease
+(:mod:`tgbot.lease`) until it gets it. While it holds the lease it is the active process, the
+only one that calls the Bot API (a standby calls ``getMe`` at most):
+
+1. take-over: Redis's clock is read, stored data is migrated, every live game's fencing epoch is
+   raised, its timer set and its views synced; the rate limiter counts every group's window as
+   full for one period (the previous holder may have just filled it);
+2. work: long polling (or the webhook's stored updates), the stream consumer, the timers, the
+   view syncs; the lease is renewed every second;
+3. step down when the lease is lost (or a commit was fenced): everything above stops at once and
+   whatever is kept in memory is dropped; the process stands by again.
+
+A stop (SIGTERM, SIGINT) gives the lease up, so a standby takes over at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from telegram import Update
+from telegram.error import BadRequest, InvalidToken
+from telegram.ext import Application
+
+from . import handlers, ingest
+from .ingest import Outcome, outcome
+from .clock import RedisClock
+from .lease import RENEW_EVERY, Lease
+from .settings import Settings
+from .store import FencedError, Store, connect, current_update
+from .sync import Syncer
+from .timers import Timers
+from .web import start_internal, start_webhook, webhook_secret
+
+__all__ = ["Runner"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds a stepping-down process gives the view syncs in flight to finish their calls.
+STOP_GRACE = 3.0
+
+
+class Runner:
+    """One bot process (see the module docstring). ``app``: the PTB Application, built without an
+    Updater (:func:`tgbot.app.build_application`)."""
+
+    def __init__(self, app: Application, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.bot_id = settings.bot_token.partition(":")[0]
+        self.clock = RedisClock()
+        self.role = "standby"
+        self.redis: Any = None
+        self.store: Store | None = None
+        self.lease: Lease | None = None
+        self.consumer: ingest.Consumer | None = None
+        self._stop = asyncio.Event()
+        self._step_down = asyncio.Event()
+        self._servers: list[Any] = []
+
+    def health(self) -> dict[str, Any]:
+        """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
+        return {"role": self.role, "epoch": self.lease.epoch if self.lease is not None and self.role == "active" else 0}
+
+    def stop(self) -> None:
+        """Ask the process to stop (signal handlers call this)."""
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Run until :meth:`stop`. Raises what the start-up calls raise (Redis, getMe)."""
+        self.redis = await connect(self.settings.redis_url)
+        self.store = store = Store(self.redis, prefix=f"cheat:{self.bot_id}")
+        self.ingest = ingest.Ingest(self.redis, (store.k_bot("updates"), store.k_bot("recent"), store.k_bot("offset"), store.k_bot("lease")))
+        self.lease = Lease(self.redis, (store.k_bot("lease"), store.k_bot("epoch")))
+        await self.app.initialize()
+        try:
+            self._servers.append(await start_internal(self.settings.http_listen, self.health))
+            if self.settings.webhook_url:
+                from urllib.parse import urlparse
+
+                secret = await webhook_secret(self.redis, store.k_bot("webhook_secret"), self.settings.webhook_secret)
+                self.secret = secret
+                self._servers.append(await start_webhook(self.settings.webhook_listen, urlparse(self.settings.webhook_url).path, secret, self.ingest.pushed))
+            log.info("bot @%s: standing by for the lease", self.app.bot.username)
+            while not self._stop.is_set():
+                try:
+                    if await self.lease.try_acquire():
+                        await self._active()
+                except FencedError:
+                    log.warning("fenced: another process is active")
+                except (InvalidToken, BadRequest):
+                    raise  # a start-up call Telegram refuses (__main__ says which and exits)
+                except Exception:
+                    log.exception("lease or take-over failed; standing by")
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), RENEW_EVERY)
+        finally:
+            with contextlib.suppress(Exception):
+                await self.lease.release()
+            for server in self._servers:
+                await server.cleanup()
+            await self.app.shutdown()
+            await self.redis.aclose()
+
+    async def _active(self) -> None:
+        """Work as the active process until the lease is lost, a commit is fenced or a stop."""
+        assert self.store is not None and self.lease is not None
+        store, lease = self.store, self.lease
+        self.role = "active"
+        self._step_down.clear()
+        store.epoch = lease.epoch
+        store.forget_tables()
+        await self.clock.sync(self.redis)
+        from .migrate import migrate
+
+        await migrate(self.redis, self.bot_id)
+        syncer = Syncer(self.app.bot, store, lambda: self.app.bot.username or "")
+        timers = Timers(store, syncer, self.clock)
+
+        def on_commit(before: Any, after: Any) -> None:
+            timers.schedule(after)
+            syncer.request(after.id)
+
+        store.on_commit = on_commit
+        self.app.bot_data["svc"] = handlers.Services(self.settings, store, syncer, self.app.bot.username or "", self.clock, self.bot_id, timers)
+        limiter = self.app.bot.rate_limiter
+        if limiter is not None and hasattr(limiter, "assume_full"):
+            limiter.assume_full()
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            await self._take_over(store, syncer, timers)
+            self.consumer = ingest.Consumer(self.ingest, self.redis, lease.holder, self._process)
+            tasks.append(asyncio.create_task(self.consumer.run(), name="consumer"))
+            if not self.settings.webhook_url:
+                tasks.append(asyncio.create_task(ingest.Poller(self.app.bot, self.ingest, lambda: lease.value).run(), name="poller"))
+            tasks.append(asyncio.create_task(self._renew(), name="lease"))
+            tasks.append(asyncio.create_task(self._stop.wait(), name="stop"))
+            tasks.append(asyncio.create_task(self._step_down.wait(), name="step-down"))
+            log.info("bot @%s active (epoch %d)", self.app.bot.username, lease.epoch)
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("%s stopped", task.get_name(), exc_info=task.exception())
+        finally:
+            self.role = "standby"
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.consumer = None
+            await timers.close()
+            await syncer.close(STOP_GRACE if self._stop.is_set() else 0.0)
+            store.on_commit = lambda before, after: None
+            store.forget_tables()
+            store.epoch = 0
+            log.info("bot @%s no longer active", self.app.bot.username)
+
+    async def _take_over(self, store: Store, syncer: Syncer, timers: Timers) -> None:
+        """Commands, the webhook, and every live game: its epoch raised, timer set, views synced."""
+        await handlers.register_commands(self.app)
+        if self.settings.webhook_url:
+            await self.app.bot.set_webhook(self.settings.webhook_url, secret_token=self.secret, allowed_updates=Update.ALL_TYPES)
+        else:
+            await self.app.bot.delete_webhook()
+        live = await store.live_games()
+        for gid in live:
+            await store.raise_epoch(gid)
+            table = await store.load(gid)
+            if table is not None:
+                timers.schedule(table)
+            syncer.request(gid)
+        log.info("take-over: %d game(s) to resume", len(live))
+
+    async def _renew(self) -> None:
+        """Renew the lease every second; return when it is lost (or could not be renewed in time)."""
+        assert self.lease is not None
+        while True:
+            await asyncio.sleep(RENEW_EVERY)
+            try:
+                if not await self.lease.try_acquire():
+                    log.warning("lease lost to another process")
+                    return
+            except Exception as e:
+                if not self.lease.held():
+                    log.warning("lease not renewed in time (%s): stepping down", e)
+                    return
+                log.warning("lease renewal failed: %s", e)
+
+    async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
+        """Process one stored update through the Application's handlers; False to try again."""
+        if not (self.lease is not None and self.lease.held()):
+            self._step_down.set()
+            raise asyncio.CancelledError
+        update = Update.de_json(data, self.app.bot)
+        current_update.set((update.update_id, {}))
+        result = Outcome()
+        outcome.set(result)
+        await self.app.process_update(update)
+        if result.fenced:
+            self._step_down.set()
+            return False
+        if result.retry and last_try and update.callback_query is not None:
+            await handlers.tell_to_tap_again(update, self.app)
+        return not result.retry

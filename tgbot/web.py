@@ -1,0 +1,91 @@
+"""The bot's HTTP listeners (aiohttp): the internal one and the webhook.
+
+- Internal (``HTTP_LISTEN``, every process, every mode): ``GET /healthz`` answers 200 with
+  ``{"role": "active" | "standby", "epoch": <int>}``; never 503, since orchestrators restart what
+  fails a health check and a standby is healthy.
+- Webhook (``WEBHOOK_LISTEN``, every process in webhook mode): ``POST <path of WEBHOOK_URL>``
+  with Telegram's ``X-Telegram-Bot-Api-Secret-Token`` header; the update is stored in Redis
+  (:mod:`tgbot.ingest`) before the HTTP answer, so an update Telegram was told about is never
+  lost. A wrong or missing secret gets 403 (Bot API, setWebhook: ``secret_token``), a body that
+  is not an update 400, a failure to store it 500 (Telegram delivers it again).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["start_internal", "start_webhook", "webhook_secret", "SECRET_HEADER"]
+
+log = logging.getLogger(__name__)
+
+#: The header Telegram sends the webhook's secret in (Bot API, setWebhook).
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+def _host_port(listen: str, default_port: int) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    return host or "0.0.0.0", int(port or default_port)
+
+
+async def _start(app: web.Application, listen: str, default_port: int) -> web.AppRunner:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    host, port = _host_port(listen, default_port)
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = runner.addresses[0] if runner.addresses else (host, port)
+    log.info("listening on %s:%s (%s)", bound[0], bound[1], ", ".join(str(r.canonical) for r in app.router.resources()))
+    return runner
+
+
+async def start_internal(listen: str, health: Callable[[], dict[str, Any]]) -> web.AppRunner:
+    """Serve ``GET /healthz`` on ``listen`` (``host:port``); ``health()`` gives the JSON body."""
+    app = web.Application()
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.json_response(health())
+
+    app.router.add_get("/healthz", healthz)
+    return await _start(app, listen, 8080)
+
+
+async def start_webhook(listen: str, path: str, secret: str, ingest: Callable[[dict[str, Any]], Awaitable[None]]) -> web.AppRunner:
+    """Serve the webhook on ``listen`` at ``path``: each update is checked against ``secret``,
+    passed to ``await ingest(update)``, and only then answered 200."""
+    app = web.Application(client_max_size=1 << 20)
+
+    async def receive(request: web.Request) -> web.Response:
+        if not hmac.compare_digest(request.headers.get(SECRET_HEADER, "").encode(), secret.encode()):
+            return web.Response(status=403)
+        try:
+            update = json.loads(await request.read())
+            if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+                raise ValueError("not an update")
+        except ValueError:
+            return web.Response(status=400)
+        try:
+            await ingest(update)
+        except Exception:
+            log.exception("update %s not stored; Telegram will deliver it again", update.get("update_id"))
+            return web.Response(status=500)
+        return web.Response(status=200)
+
+    app.router.add_post("/" + path.lstrip("/"), receive)
+    return await _start(app, listen, 8443)
+
+
+async def webhook_secret(redis: Any, key: str, configured: str = "") -> str:
+    """The webhook's secret: ``configured`` (``WEBHOOK_SECRET``) when set, else one random secret
+    per bot made once and kept in Redis under ``key``, so every process checks the same one. The
+    bot never listens without a secret."""
+    if configured:
+        return configured
+    await redis.set(key, secrets.token_urlsafe(32), nx=True)
+    return str(await redis.get(key))
