@@ -27,14 +27,18 @@ ROOT = Path(__file__).resolve().parents[2]
 class BotProcess:
     """The bot as a separate process pointed at ``emu`` and ``redis_url``."""
 
-    def __init__(self, emu: BotAPIEmulator, redis_url: str, log_path: Path, **env: str) -> None:
+    def __init__(self, emu: BotAPIEmulator, redis_url: str, log_path: Path, wrapper: tuple[str, ...] = (), **env: str) -> None:
+        from tests.redis_server import free_port
+
         self.emu = emu
         self.redis_url = redis_url
         self.log_path = log_path
+        self.wrapper = wrapper  # a command the bot runs under, e.g. ("faketime", "-f", "+20s")
         self.env = env
         self.proc: subprocess.Popen | None = None
         self.starts = 0
         self.keep_data = False  # a second process on the same database sets this
+        self.http_port = free_port()
 
     def start(self) -> None:
         """Start the bot. The first start of a test's bot empties its Redis database: tests share
@@ -55,12 +59,31 @@ class BotProcess:
             RATE_GROUP_MAX=str(self.emu.group_rate),
             RATE_GROUP_PERIOD=str(self.emu.group_window),
             PYTHONUNBUFFERED="1",
-            HTTP_LISTEN="127.0.0.1:0",
+            HTTP_LISTEN=f"127.0.0.1:{self.http_port}",
         )
         env.update(self.env)
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen([*self.wrapper, sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         self.starts += 1
+
+    async def health(self) -> dict | None:
+        """``GET /healthz`` of this process: ``{"role", "epoch"}``, or None when it does not answer."""
+        import aiohttp
+
+        try:
+            async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{self.http_port}/healthz", timeout=aiohttp.ClientTimeout(total=2)) as r:
+                return await r.json()
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+            return None
+
+    def pause(self) -> None:
+        """SIGSTOP: the process keeps its sockets but does nothing (a long GC pause, a frozen VM)."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)
 
     def kill9(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -80,6 +103,21 @@ class BotProcess:
 
 
 _CARDS = re.compile(r"(\d+)")
+
+
+async def active_of(bots: list[BotProcess], timeout: float = 30.0) -> BotProcess:
+    """The one process whose /healthz says active (waits until exactly one does); fails when two
+    say so at once."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while loop.time() < end:
+        roles = [await b.health() for b in bots]
+        active = [b for b, r in zip(bots, roles) if r is not None and r.get("role") == "active"]
+        assert len(active) <= 1, roles
+        if active:
+            return active[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError("no process became active")
 
 
 def board_of(emu: BotAPIEmulator, group: SimChat) -> MessageRecord | None:
