@@ -65,7 +65,8 @@ class Runner:
 
     def health(self) -> dict[str, Any]:
         """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
-        return {"role": self.role, "epoch": self.lease.epoch if self.lease is not None and self.role == "active" else 0}
+        active = self.role == "active" and self.lease is not None and self.lease.held()
+        return {"role": "active" if active else "standby", "epoch": self.lease.epoch if active and self.lease is not None else 0}
 
     def stop(self) -> None:
         """Ask the process to stop (signal handlers call this)."""
