@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.exceptions import ResponseError
+from telegram.error import BadRequest, Conflict, NetworkError
 
 __all__ = ["Ingest", "Consumer", "Poller", "Outcome", "outcome", "ordering_key", "RECENT_UPDATES", "GROUP"]
 
@@ -151,7 +152,17 @@ class Consumer:
         self._done: list[str] = []
 
     async def run(self) -> None:
-        """Claim what was left pending, then read new entries, until cancelled."""
+        """Claim what was left pending, then read new entries, until cancelled; a cancel stops
+        every update being processed at once (they stay pending for the next active process)."""
+        try:
+            await self._read()
+        finally:
+            chains = list(self._chains.values())
+            for task in chains:
+                task.cancel()
+            await asyncio.gather(*chains, return_exceptions=True)
+
+    async def _read(self) -> None:
         await self._ensure_group()
         start = "0-0"
         while True:  # the previous holder's entries in flight
@@ -241,8 +252,20 @@ class Poller:
     async def run(self) -> None:
         """Poll until cancelled; returns when the lease was found lost at a write."""
         offset = await self.ingest.offset()
+        pause = 0.5
         while True:
-            updates = await self.bot.get_updates(offset=offset or None, timeout=self.timeout, allowed_updates=_ALL_UPDATES)
+            try:
+                updates = await self.bot.get_updates(offset=offset or None, timeout=self.timeout, allowed_updates=_ALL_UPDATES)
+            except BadRequest:
+                raise  # (a NetworkError too) a call Telegram refuses: the runner logs it
+            except (Conflict, NetworkError) as e:
+                # 409: a long poll of a former holder (or of this process before it stepped down)
+                # is still open; or Telegram is unreachable. Both pass: poll again shortly.
+                log.warning("getUpdates: %s; polling again in %.1f s", e, pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+                continue
+            pause = 0.5
             if not updates:
                 continue
             batch = [u.to_dict() for u in updates]

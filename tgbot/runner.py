@@ -45,6 +45,14 @@ log = logging.getLogger(__name__)
 STOP_GRACE = 3.0
 
 
+async def _bounded(work: Any, what: str, seconds: float = 10.0) -> None:
+    """Await ``work`` for at most ``seconds``; log it when it took longer (it goes on unawaited)."""
+    try:
+        await asyncio.wait_for(asyncio.shield(work), seconds)
+    except asyncio.TimeoutError:
+        log.error("stepping down: %s did not stop within %.0f s", what, seconds)
+
+
 class Runner:
     """One bot process (see the module docstring). ``app``: the PTB Application, built without an
     Updater (:func:`tgbot.app.build_application`)."""
@@ -149,12 +157,13 @@ class Runner:
                     log.error("%s stopped", task.get_name(), exc_info=task.exception())
         finally:
             self.role = "standby"
+            log.info("bot @%s stepping down", self.app.bot.username)
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await _bounded(asyncio.gather(*tasks, return_exceptions=True), "the update processing")
             self.consumer = None
-            await timers.close()
-            await syncer.close(STOP_GRACE if self._stop.is_set() else 0.0)
+            await _bounded(timers.close(), "the timers")
+            await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
             store.on_commit = lambda before, after: None
             store.forget_tables()
             store.epoch = 0

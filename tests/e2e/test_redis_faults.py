@@ -1,0 +1,146 @@
+"""Redis misbehaving and clocks that lie (issue 14): a stall longer than redis-py's timeout loses
+no tap, and a standby whose clock runs 20 s ahead fires nothing early once it takes over."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+
+import pytest
+import redis as redis_sync
+
+from core.record import replay
+from tests.e2e.harness import BotProcess, Table, active_of
+from tests.e2e.test_full_game import open_table
+from tests.fakes.botapi import BotAPIEmulator
+from tests.redis_server import RedisServer
+from tests.tgbot.live import cb
+from tgbot.model import Table as BotTable
+from tgbot.stats import record_of_game
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def debug_redis():
+    """A private redis-server that accepts DEBUG from localhost (DEBUG SLEEP stalls it)."""
+    server = RedisServer(extra=["--enable-debug-command", "local"])
+    yield server
+    server.stop()
+
+
+def game_log(url: str, token: str, gid: str) -> list[dict]:
+    """The game's action log as stored (the record's actions)."""
+    client = redis_sync.Redis.from_url(url, decode_responses=True)
+    try:
+        return [json.loads(a) for a in client.lrange(f"cheat:{token.partition(':')[0]}:{{g{gid}}}:log", 0, -1)]
+    finally:
+        client.close()
+
+
+def replay_of(url: str, token: str, gid: str) -> dict:
+    """The replay summary (GAME_RECORD.md) of the game's record as stored in Redis."""
+    client = redis_sync.Redis.from_url(url, decode_responses=True)
+    try:
+        prefix = f"cheat:{token.partition(':')[0]}:{{g{gid}}}"
+        deal = json.loads(client.hget(f"{prefix}:game", "deal"))
+        actions = [json.loads(a) for a in client.lrange(f"{prefix}:log", 0, -1)]
+        table = BotTable.from_json(client.hget(f"{prefix}:game", "t"))
+    finally:
+        client.close()
+    record = record_of_game(table, deal, actions)
+    assert record is not None
+    return replay(record).summary()
+
+
+def game_id(emu: BotAPIEmulator, group_id: int) -> str:
+    for m in reversed(emu.chat_messages(group_id)):
+        for b in m.flat_buttons:
+            data = b.get("callback_data", "")
+            if data[:2] in ("j:", "s:"):
+                return data[2:]
+    raise AssertionError("no lobby seen")
+
+
+async def test_a_redis_stall_longer_than_the_timeout_loses_no_tap(debug_redis, tmp_path):
+    emu = BotAPIEmulator(group_window=6.0)
+    await emu.start()
+    url = debug_redis.url.replace("/0", "/1")
+    bot = BotProcess(emu, url, tmp_path / "bot.log", TURN_TIMEOUT="120")
+    bot.start()
+    try:
+        group, users = await open_table(emu, 3, "russian", chat_id=-1004)
+        gid = game_id(emu, group.id)
+        table = Table(emu, group, users, random.Random(5))
+        for _ in range(4):
+            assert await table.step(timeout=40)
+        # The current player picks a card, then Redis stalls for 7 s (more than redis-py's 5 s
+        # socket timeout) and the player plays during the stall.
+        before = len(game_log(url, emu.token, gid))
+        player, panel = await _current_panel(table)
+        await table.tap(player, panel, cb(panel, "k:")[0])
+        panel = await emu.wait_for(lambda: (p := table.panel(player)) and cb(p, "p:") and p, timeout=20)
+        stall = asyncio.create_task(asyncio.to_thread(debug_redis.cli, "DEBUG", "SLEEP", "7"))
+        await asyncio.sleep(0.3)  # (the stall has begun: DEBUG SLEEP answers only at its end)
+        answer = await table.tap(player, panel, cb(panel, "p:")[0], timeout=40)
+        await stall
+        assert answer is not None, bot.log()[-3000:]
+        log = game_log(url, emu.token, gid)
+        played = [a for a in log[before:] if "play" in a]
+        assert len(played) == 1, (log[before:], answer)  # applied once, after Redis answered
+        while await table.step(timeout=40):
+            pass
+        await emu.wait_for(table.finished, timeout=60)
+        assert table.unanswered == []
+        summary = replay_of(url, emu.token, gid)
+        assert summary["status"] == "finished", summary
+        assert "Traceback" not in bot.log(), bot.log()[-3000:]
+    finally:
+        bot.stop()
+        await emu.stop()
+
+
+async def _current_panel(table: Table):
+    """The player whose panel offers card picks now, and that panel."""
+    for _ in range(400):
+        for user, message, buttons in table.actionable():
+            if any(b["callback_data"].startswith("k:") for b in buttons):
+                return user, message
+        await asyncio.sleep(0.05)
+    raise AssertionError("nobody has cards to pick")
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="Debian's faketime is not installed (.ci/run installs it)")
+async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server, tmp_path):
+    turn = 16.0
+    emu = BotAPIEmulator(group_window=6.0)
+    await emu.start()
+    url = redis_server.url.replace("/0", "/11")
+    first = BotProcess(emu, url, tmp_path / "first.log", TURN_TIMEOUT=str(turn))
+    ahead = BotProcess(emu, url, tmp_path / "ahead.log", wrapper=("faketime", "-f", "+20s"), TURN_TIMEOUT=str(turn))
+    ahead.keep_data = True
+    first.start()
+    try:
+        assert await active_of([first]) is first
+        ahead.start()
+        group, users = await open_table(emu, 3, "russian", chat_id=-1005)
+        table = Table(emu, group, users, random.Random(3))
+        assert await table.step(timeout=40)
+        # Somebody's turn begins; nobody taps. The active process dies and the standby, whose
+        # clock runs 20 s ahead, takes over and must wait for the turn's real end.
+        player, _panel = await _current_panel(table)
+        loop = asyncio.get_running_loop()
+        turn_began = loop.time()
+        last = max(m.message_id for m in emu.chat_messages(group.id))
+        first.kill9()
+        assert await active_of([ahead], timeout=30) is ahead
+        await emu.wait_message(group.id, lambda m: m.message_id > last and m.text and player.first_name in m.text, timeout=60)
+        waited = loop.time() - turn_began
+        print(f"turn of {turn:.0f} s: the automatic move came after {waited:.1f} s")
+        assert waited >= turn - 1.0, (waited, ahead.log()[-3000:])
+    finally:
+        first.stop()
+        ahead.stop()
+        await emu.stop()
