@@ -11,6 +11,7 @@ lives in one Redis Cluster slot; the rate limiter's group window shares the chat
 - ``cheat:top:{c<chat>}``            hash: ``<user>:g`` games, ``<user>:w`` wins, ``<user>:n`` name
 - ``cheat:top:{c<chat>}:counted``    sorted set: game id → ms (epoch) it was added to the board
 - ``cheat:notify:<chat>``            set: users to tell privately when the chat's next lobby opens
+- ``cheat:user:<user>:notify``       set: the chats where the user asked so (for /forget_me)
 - the game's own hash ``cheat:{g<id>}:game``, field ``counted``: the whole game was counted.
 
 When: a finished game is counted by the group lane of :mod:`tgbot.sync` once its end has been
@@ -213,7 +214,7 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
 async def forget_user(store: Store, user_id: int) -> None:
     """Delete everything stored about ``user_id`` outside running games: totals, counted
     games, leaderboard entries, the user hash (reachability, language), the games index and
-    lobby notifications (found with SCAN over every node of a cluster)."""
+    lobby notifications (through the user's own index of them: nothing scans the keyspace)."""
     totals_key, chats_key, counted_key = user_keys(store, user_id)
     chats = await store.redis.smembers(chats_key)
     pipe = store.redis.pipeline(transaction=False)
@@ -222,13 +223,27 @@ async def forget_user(store: Store, user_id: int) -> None:
     for key in (totals_key, chats_key, counted_key, store.k_user(user_id), store.k_user_games(user_id)):
         pipe.delete(key)  # one key a command: they live in several slots
     await pipe.execute()
-    async for key in store.redis.scan_iter(match=f"{store.p}:notify:*", count=200):
-        await store.redis.srem(key, user_id)
+    asked = await store.redis.smembers(_notify_index(store, user_id))
+    if asked:
+        pipe = store.redis.pipeline(transaction=False)
+        for chat in asked:
+            pipe.srem(f"{store.p}:notify:{chat}", user_id)
+        pipe.delete(_notify_index(store, user_id))
+        await pipe.execute()
+
+
+def _notify_index(store: Store, user_id: int) -> str:
+    """The chats where ``user_id`` asked for a lobby notification (for /forget_me, no scan)."""
+    return f"{store.p}:user:{user_id}:notify"
 
 
 async def want_notify(store: Store, chat_id: int, user_id: int) -> bool:
     """Ask to be told when the chat's next lobby opens; False if already asked."""
-    return bool(await store.redis.sadd(f"{store.p}:notify:{chat_id}", user_id))
+    pipe = store.redis.pipeline(transaction=False)
+    pipe.sadd(f"{store.p}:notify:{chat_id}", user_id)
+    pipe.sadd(_notify_index(store, user_id), chat_id)
+    added, _ = await pipe.execute()
+    return bool(added)
 
 
 _TAKE = """

@@ -56,12 +56,16 @@ def replay_of(url: str, token: str, gid: str) -> dict:
 
 
 def game_id(emu: BotAPIEmulator, group_id: int) -> str:
-    for m in reversed(emu.chat_messages(group_id)):
+    """The id of the game in the group: from its board or lobby, or a player's panel."""
+    messages = [*emu.chat_messages(group_id)]
+    for user in emu.users.values():
+        messages += emu.chat_messages(user.id)
+    for m in reversed(messages):
         for b in m.flat_buttons:
-            data = b.get("callback_data", "")
-            if data[:2] in ("j:", "s:"):
-                return data[2:]
-    raise AssertionError("no lobby seen")
+            op, _, rest = b.get("callback_data", "").partition(":")
+            if op in ("j", "s", "k", "p", "c", "b", "r", "t", "q") and rest:
+                return rest.split(":")[0]
+    raise AssertionError("no game seen")
 
 
 async def test_a_redis_stall_longer_than_the_timeout_loses_no_tap(debug_redis, tmp_path):

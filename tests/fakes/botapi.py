@@ -336,6 +336,8 @@ class BotAPIEmulator:
         self.answers: dict[str, dict] = {}
         self.commands: dict[tuple[str, str], list[dict]] = {}
         self.webhook: dict[str, Any] = {}
+        #: test-only: ``delay(method, raw params)`` → seconds to wait before answering a call
+        self.delay: Callable[[str, dict], float] | None = None
         #: test-only: deliver webhook updates round-robin to these URLs instead of webhook["url"]
         #: (several bot processes behind an imagined load balancer)
         self.webhook_targets: list[str] = []
@@ -432,6 +434,8 @@ class BotAPIEmulator:
                 self.violations.extend(notes)
             if notes and self.strict_unknown:
                 raise bad_request(notes[0])
+            if self.delay is not None and (pause := self.delay(method, raw)):
+                await asyncio.sleep(pause)  # a slow Bot API (test knob)
             handler = getattr(self, f"_api_{method}", None)
             if handler is None:
                 result = self._api_generic(method, params)
