@@ -334,7 +334,7 @@ class Store:
         self.epoch = 0
         self.on_commit: Callable[[Table | None, Table], None] = lambda before, after: None
         self._tables: dict[str, Table] = {}
-        self._applied: dict[str, set[str]] = {}
+        self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
         self._locks: dict[str, asyncio.Lock] = {}
         self._commit_script = redis.register_script(_COMMIT)
         self._raise_epoch = redis.register_script(_RAISE_EPOCH)
@@ -410,7 +410,7 @@ class Store:
             return cached  # a commit landed while this read was under way
         if table.live:
             self._tables[gid] = table
-            self._applied[gid] = set(applied)
+            self._applied[gid] = dict.fromkeys(applied)
         return table
 
     async def raise_epoch(self, gid: str) -> None:
@@ -499,7 +499,10 @@ class Store:
         if new.live:
             self._tables[gid] = new
             if mark:
-                self._applied.setdefault(gid, set()).add(mark[0])
+                marks = self._applied.setdefault(gid, {})
+                marks[mark[0]] = None
+                if len(marks) > RECENT_UPDATES:
+                    del marks[next(iter(marks))]  # as the stored set keeps only the latest
         else:
             self._tables.pop(gid, None)
             self._applied.pop(gid, None)
