@@ -336,6 +336,11 @@ class Store:
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, set[str]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        # Loads in flight per game, and the commits of that game that landed meanwhile (a load
+        # that raced a commit reads again rather than keep an older table; kept only while
+        # a load of the game is under way).
+        self._reading: dict[str, int] = {}
+        self._landed: dict[str, int] = {}
         self._commit_script = redis.register_script(_COMMIT)
         self._raise_epoch = redis.register_script(_RAISE_EPOCH)
         self._pop_if_head = redis.register_script(_POP_IF_HEAD)
@@ -395,23 +400,36 @@ class Store:
 
     async def load(self, gid: str) -> Table | None:
         """The table of game ``gid`` (from memory once loaded), or ``None`` if there is none."""
-        table = self._tables.get(gid)
-        if table is not None:
+        while True:
+            table = self._tables.get(gid)
+            if table is not None:
+                return table
+            self._reading[gid] = self._reading.get(gid, 0) + 1
+            landed = self._landed.get(gid, 0)
+            try:
+                pipe = self.redis.pipeline(transaction=False)
+                pipe.hget(self.k_game(gid), "t")
+                pipe.zrange(self.k_applied(gid), 0, -1)
+                raw, applied = await pipe.execute()
+            finally:
+                raced = self._landed.get(gid, 0) != landed
+                left = self._reading.pop(gid) - 1
+                if left:
+                    self._reading[gid] = left
+                else:
+                    self._landed.pop(gid, None)
+            if not raw:
+                return None
+            table = Table.from_json(raw)
+            cached = self._tables.get(gid)
+            if cached is not None and cached.version >= table.version:
+                return cached  # a commit landed while this read was under way
+            if raced:
+                continue  # a commit of this game landed meanwhile (one that ended it: none cached)
+            if table.live:
+                self._tables[gid] = table
+                self._applied[gid] = set(applied)
             return table
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hget(self.k_game(gid), "t")
-        pipe.zrange(self.k_applied(gid), 0, -1)
-        raw, applied = await pipe.execute()
-        if not raw:
-            return None
-        table = Table.from_json(raw)
-        cached = self._tables.get(gid)
-        if cached is not None and cached.version >= table.version:
-            return cached  # a commit landed while this read was under way
-        if table.live:
-            self._tables[gid] = table
-            self._applied[gid] = set(applied)
-        return table
 
     async def raise_epoch(self, gid: str) -> None:
         """Mark game ``gid`` as this epoch's before this process first touches it."""
@@ -496,6 +514,8 @@ class Store:
             return -2  # (a creation already made by this update: the caller loads it)
         if got == 0:
             return 0
+        if gid in self._reading:
+            self._landed[gid] = self._landed.get(gid, 0) + 1
         if new.live:
             self._tables[gid] = new
             if mark:
