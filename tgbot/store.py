@@ -394,7 +394,17 @@ class Store:
         return self._locks.setdefault(gid, asyncio.Lock())
 
     async def load(self, gid: str) -> Table | None:
-        """The table of game ``gid`` (from memory once loaded), or ``None`` if there is none."""
+        """The table of game ``gid`` (from memory once loaded), or ``None`` if there is none. A
+        read from Redis waits for the game's transaction in flight, so it never keeps a table
+        older than the one that transaction commits."""
+        table = self._tables.get(gid)
+        if table is not None:
+            return table
+        async with self.lock(gid):
+            return await self._read(gid)
+
+    async def _read(self, gid: str) -> Table | None:
+        """:meth:`load` for the holder of the game's lock."""
         table = self._tables.get(gid)
         if table is not None:
             return table
@@ -405,9 +415,6 @@ class Store:
         if not raw:
             return None
         table = Table.from_json(raw)
-        cached = self._tables.get(gid)
-        if cached is not None and cached.version >= table.version:
-            return cached  # a commit landed while this read was under way
         if table.live:
             self._tables[gid] = table
             self._applied[gid] = dict.fromkeys(applied)
@@ -434,7 +441,7 @@ class Store:
         :class:`ConflictError` (every attempt met another writer)."""
         async with self.lock(gid):
             for _ in range(attempts):
-                table = await self.load(gid)
+                table = await self._read(gid)
                 if table is None:
                     raise Refused("no_game")
                 mark = self._mark(gid)

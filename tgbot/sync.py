@@ -26,6 +26,7 @@ that group alone and runs again with the newest state.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -113,7 +114,9 @@ class Syncer:
             key = (gid, lane)
             self._dirty.add(key)
             if key not in self._running:
-                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}")
+                # a context of its own: not the requesting update's (a lane's commit, a moved
+                # chat's, is no commit of that update: tgbot.store.current_update)
+                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}", context=contextvars.Context())
 
     async def idle(self) -> None:
         """Wait until no sync is running (tests and shutdown)."""

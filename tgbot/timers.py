@@ -14,6 +14,7 @@ was active fires once, at the take-over.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 
 from . import model
@@ -47,7 +48,9 @@ class Timers:
             return
         loop = asyncio.get_running_loop()
         delay = max(0.0, table.deadline - self.clock.now())
-        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id)
+        # A context of its own: a timer set by an update's commit must not fire as that update
+        # (its commit would be recorded as the update's, see tgbot.store.current_update).
+        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id, context=contextvars.Context())
 
     def _fire(self, gid: str) -> None:
         self._handles.pop(gid, None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import fakeredis
 import pytest
 from redis.asyncio import Redis
@@ -30,11 +32,16 @@ def store(redis):
 
 
 class FakeSyncer:
+    """Records :meth:`tgbot.sync.Syncer.request` calls; ``requested`` is set at each (a test
+    clears it and waits on it instead of on the clock)."""
+
     def __init__(self) -> None:
         self.requests: list[str] = []
+        self.requested = asyncio.Event()
 
-    def request(self, gid: str, grant=None) -> None:
+    def request(self, gid: str) -> None:
         self.requests.append(gid)
+        self.requested.set()
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from redis.exceptions import MaxConnectionsError, NoScriptError, RedisClusterExc
 
 from tgbot import model, stats
 from tgbot.model import Status
-from tgbot.store import GatedCluster, Store, connect, new_game_id
+from tgbot.store import GatedCluster, Store, connect, current_update, new_game_id
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.helpers import lobby, play_on
@@ -45,7 +45,9 @@ STRICT = "#!lua\n"
 #: through the store (keeps the module near 20 s).
 TAPS = 250
 #: The modules whose Lua scripts are checked.
-SCRIPT_MODULES = ("tgbot.store", "tgbot.stats", "tgbot.sync", "tgbot.ratelimit")
+SCRIPT_MODULES = ("tgbot.store", "tgbot.stats", "tgbot.lease", "tgbot.ingest", "tgbot.sync", "tgbot.ratelimit")
+#: Scripts that must be among those checked (the commit, the fencing, the lease, the ingest).
+REQUIRED_SCRIPTS = {"tgbot.store._COMMIT", "tgbot.store._RAISE_EPOCH", "tgbot.lease._ACQUIRE", "tgbot.lease._RELEASE", "tgbot.ingest._INGEST"}
 
 
 def _text(value: object) -> str:
@@ -153,12 +155,12 @@ def _calls(body: str, fn: str) -> list[list[str]]:
 
 
 def test_every_script_names_its_keys_in_KEYS():
-    # Scripts the game below does not run (a 429's block, a contested chat index, a failed
-    # edit's rollback) are checked by reading: every key a script touches is KEYS[...], or the
+    # Scripts the game below does not run (a contested chat index, a lease released, a
+    # webhook's ingest) are checked by reading: every key a script touches is KEYS[...], or the
     # parameter of a local function that is only ever called with KEYS[...].
     scripts = {f"{m}.{name}": value for m in SCRIPT_MODULES for name, value in vars(importlib.import_module(m)).items()
                if isinstance(value, str) and "redis.call(" in value}
-    assert len(scripts) >= 15, sorted(scripts)
+    assert REQUIRED_SCRIPTS <= set(scripts), sorted(scripts)
     for name, body in scripts.items():
         helpers = {fn: [p.strip() for p in params.split(",")] for fn, params in re.findall(r"local function (\w+)\(([\w, ]+)\)", body)}
         as_key: set[str] = set()  # helper parameters a redis.call uses as its key
@@ -233,7 +235,7 @@ async def test_a_burst_waits_for_a_connection_instead_of_failing(redis_cluster):
 
 async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard):
     redis = await _client(redis_cluster.url)
-    store = Store(redis)
+    store = Store(redis, prefix="cheat:123")
     try:
         gids = [new_game_id() for _ in range(24)]
         assert len({redis.get_node_from_key(store.k_game(g)).name for g in gids}) == 3
@@ -242,7 +244,14 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
             assert await store.create(lobby(3, gid=gid, thread=thread))
             assert await store.claim_chat(-100, thread, gid)
             await store.transact(gid, lambda t: model.start(t, 1, False, 7))
-            assert await store.first_delivery(5000 + thread, gid) and not await store.first_delivery(5000 + thread, gid)
+            # the commit records its update in the game's slot; a second delivery is recognised
+            for _ in range(2):
+                token = current_update.set((5000 + thread, {}))
+                try:
+                    await store.transact(gid, lambda t: model.set_seat_lang(t, 1, "en"))
+                finally:
+                    current_update.reset(token)
+            assert await redis.zrange(store.k_applied(gid), 0, -1) == [f"{5000 + thread}.0"]
         assert sorted(t.id for t in await store.chat_games(-100)) == sorted(gids)  # SCAN on every primary
         assert sorted(await store.live_games()) == sorted(gids)
         assert {t.id for t in await store.user_games(2)} == set(gids)

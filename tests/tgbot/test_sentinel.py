@@ -153,7 +153,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels):
         # a script the store has loaded on the old primary only
         assert await store.claim_chat(-100, None, GID)
         new = await _fail_over(sentinels, client)
-        assert await store.redis.execute_command("SCRIPT", "EXISTS", store._cas.sha) == [0]  # not on the new primary
+        assert await store.redis.execute_command("SCRIPT", "EXISTS", store._commit_script.sha) == [0]  # not on the new primary
         after = await play(None)
         assert after > 0
         table = await store.load(GID)
@@ -170,7 +170,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels):
             assert await direct.llen(store.k_log(GID)) == len(log)
         finally:
             await direct.aclose()
-        assert await store.redis.execute_command("SCRIPT", "EXISTS", store._cas.sha) == [1]  # loaded again
+        assert await store.redis.execute_command("SCRIPT", "EXISTS", store._commit_script.sha) == [1]  # loaded again
         assert await store.chat_game(-100, None) is None  # the game's end freed the chat (a script)
     finally:
         await client.aclose()

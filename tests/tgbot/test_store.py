@@ -1,4 +1,6 @@
-"""Store: the CAS transaction path, indexes, dedup and deadline claims (fakeredis and real Redis)."""
+"""Store: the game's owner (tables in memory, a lock per game), the compare-and-set commit, its
+guarantees (exactly once per update, fencing by the lease's epoch), and the indexes (fakeredis and
+a private redis-server)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ import pytest
 import core
 from tgbot import model
 from tgbot.model import Refused, Seat, Status
-from tgbot.store import FINISHED_TTL, RECENT_TAPS, Store
+from tgbot.codec import _GID
+from tgbot.model import Table
+from tgbot.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, current_update, game_id_for_update
 from tests.tgbot.helpers import lobby, started
 
 REAL_DB_FOR_RETRY = 8  # conftest.REAL_DB is 7; the e2e tests use 1 and 2
@@ -27,7 +31,6 @@ async def test_create_load_round_trip(store):
         await store.transact("nope", lambda t: model.Change(t))
     assert e.value.code == "no_game"
     assert "abc" in await store.live_games()
-    assert [g for g, _ in await store.due(t.deadline)] == ["abc"]
 
 
 async def test_started_table_round_trip(store):
@@ -72,7 +75,7 @@ async def test_stale_version_commit_fails_and_transact_retries(store):
     ch = model.join(stale, Seat(11, "B"), 1000, 900)
     ch.log.append({"seat": 0, "believe": True})
     ch.outbox.append({"seq": 1, "kind": "x"})
-    assert not await store._commit(stale, ch)
+    assert await store._commit(stale, ch, None) == 0
     cur = await store.load("g")
     assert [s.user_id for s in cur.seats] == [1, 10] and cur.version == 2
     assert await store.redis.llen(store.k_log("g")) == 0  # nothing of the failed commit
@@ -148,7 +151,6 @@ async def test_ended_game_gets_ttl_and_frees_chat(store):
     assert 0 < await store.redis.ttl(store.k_game("e")) <= FINISHED_TTL
     assert await store.redis.get(store.k_chat(t.chat_id, None)) is None
     assert await store.chat_game(t.chat_id, None) is None
-    assert await store.redis.zscore(store.k_deadlines, "e") is None
     assert await store.claim_chat(t.chat_id, None, "next")
     # the ended game stays in the live set until the syncer forgets it
     assert "e" in await store.live_games()
@@ -162,29 +164,6 @@ async def test_claim_chat_takes_over_a_dead_index(store):
     assert await store.redis.get(store.k_chat(-5, 3)) == "new"
 
 
-async def test_first_delivery(store):
-    assert await store.first_delivery(42) is True
-    assert await store.first_delivery(42) is False
-    assert await store.first_delivery(43) is True
-    assert 0 < await store.redis.ttl(f"{store.p}:upd:42") <= 24 * 3600
-
-
-async def test_a_tap_is_remembered_with_its_game_and_reads_the_table(store):
-    assert await store.create(lobby(2, gid="g1"))
-    assert await store.first_delivery(100, "g1") is True
-    calls = []
-    store.redis.hget = lambda *a: calls.append(a)  # the next load must not ask Redis
-    assert (await store.load("g1")).id == "g1" and calls == []  # read in the same round trip
-    del store.redis.hget
-    assert await store.first_delivery(100, "g1") is False
-    assert await store.first_delivery(99, "g1") is True  # out of order, not seen yet
-    # the game keeps its latest RECENT_TAPS ids; an id older than all of them counts as seen
-    for i in range(101, 101 + RECENT_TAPS):
-        assert await store.first_delivery(i, "g1") is True
-    assert await store.redis.zcard(store.k_upd("g1")) == RECENT_TAPS
-    assert await store.first_delivery(100, "g1") is False and await store.first_delivery(50, "g1") is False
-    assert await store.first_delivery(101 + RECENT_TAPS, "g1") is True
-    assert 0 < await store.redis.ttl(store.k_upd("g1")) <= 24 * 3600
 
 
 async def test_dm_flag(store):
@@ -195,55 +174,7 @@ async def test_dm_flag(store):
     assert not await store.can_dm(5)
 
 
-async def test_claim_deadline_only_one_of_two_stores(store):
-    other = Store(store.redis)
-    await store.create(lobby(3, gid="d", now=1000, timeout=10))  # deadline 1010
-    assert not await store.claim_deadline("d", 1005, 30)  # not due
-    r = await asyncio.gather(store.claim_deadline("d", 1011, 30), other.claim_deadline("d", 1011, 30))
-    assert sorted(r) == [False, True]
-    assert await store.redis.zscore(store.k_deadlines, "d") == 1041
-    assert not await other.claim_deadline("d", 1020, 30)  # leased
-    assert await other.claim_deadline("d", 1041, 30)  # the lease ran out
-    assert not await store.claim_deadline("missing", 2000, 30)
 
-
-async def test_deadlines_index_is_never_later_than_the_table(store):
-    assert await store.create(replace(lobby(3, gid="D"), deadline=500.0))
-    assert await store.redis.zscore(store.k_deadlines, "D") == 500
-    # later: not written (the earlier entry fires as stale and is moved then)
-    await store.transact("D", lambda t: model.Change(replace(t, deadline=800.0)))
-    assert await store.redis.zscore(store.k_deadlines, "D") == 500
-    # earlier: written with the change
-    await store.transact("D", lambda t: model.Change(replace(t, deadline=300.0)))
-    assert await store.redis.zscore(store.k_deadlines, "D") == 300
-    # no deadline any more: the entry stays until it fires (stale) and is dropped
-    await store.transact("D", lambda t: model.Change(replace(t, deadline=None)))
-    assert await store.redis.zscore(store.k_deadlines, "D") == 300
-    await store.reschedule(await store.load("D"))
-    assert await store.redis.zscore(store.k_deadlines, "D") is None
-
-
-async def test_a_card_pick_claims_its_panel_with_the_de_duplication(store):
-    t, _ = started(3, gid="K")
-    assert await store.create(t)
-    t = await store.load("K")
-    uid = t.seats[0].user_id
-    await store.tg_set("K", p0=7, pd0="digest", **{f"s{uid}": 0})
-    # the first pick of "A" at this version: claimed in the de-duplication's round trip
-    assert await store.first_delivery(1, "K", (7, "A", uid))
-    table = await store.load("K")
-    assert await store.take_pick_claim(table, 0, 7, "A") == ("digest", None)
-    assert (await store.tg_get("K"))["pd0"] == store.pick_identity(table, "A")
-    # the same pick again (a double tap): the panel shows it already
-    assert await store.first_delivery(2, "K", (7, "A", uid))
-    assert await store.take_pick_claim(await store.load("K"), 0, 7, "A") is True
-    # a pick the tap turned out not to stand for (stale: redrawn without picks) is put back
-    assert await store.first_delivery(3, "K", (7, "AA", uid))
-    assert await store.take_pick_claim(await store.load("K"), 0, 7, "") is None
-    assert (await store.tg_get("K"))["pd0"] == store.pick_identity(table, "A")
-    # not that user's current panel: no claim, the redraw's own claim decides
-    assert await store.first_delivery(4, "K", (8, "A", uid))
-    assert await store.take_pick_claim(await store.load("K"), 0, 8, "A") is None
 
 
 async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_server):
@@ -266,3 +197,269 @@ async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_
         await client.aclose()
         await admin.aclose()
 
+
+
+# -- exactly once: a second delivery of an update is recognised from what its commit stored -----
+
+
+def _deliver(update_id: int):
+    """The context of one delivery of update ``update_id`` (as the consumer sets it)."""
+    return current_update.set((update_id, {}))
+
+
+async def _stored(store: Store, gid: str) -> tuple[Table, int, int]:
+    """The game as Redis holds it (not the copy in memory): table, log length, outbox length."""
+    raw = await store.redis.hget(store.k_game(gid), "t")
+    return Table.from_json(raw), await store.redis.llen(store.k_log(gid)), await store.redis.llen(store.k_outbox(gid))
+
+
+async def test_a_second_delivery_of_an_update_is_applied_once(store):
+    await store.create(lobby(1, gid="g"))
+    calls = []
+
+    def join_b(t):
+        calls.append(t.version)
+        return model.join(t, Seat(10, "B"), 1000, 900)
+
+    token = _deliver(500)
+    try:
+        first = await store.transact("g", join_b)
+    finally:
+        current_update.reset(token)
+    assert first.change.reply == "joined" and calls == [1]
+    assert await store.redis.zrange(store.k_applied("g"), 0, -1) == ["500.0"]
+    # Telegram delivers it again (this process): recognised from memory, fn not even run
+    token = _deliver(500)
+    try:
+        again = await store.transact("g", join_b)
+    finally:
+        current_update.reset(token)
+    assert calls == [1] and again.change.reply == "ok" and again.change.table.version == 2
+    # a take-over delivers it again (another process, nothing in memory): recognised from Redis
+    other = Store(store.redis)
+    token = _deliver(500)
+    try:
+        third = await other.transact("g", join_b)
+    finally:
+        current_update.reset(token)
+    assert calls == [1] and third.change.table.version == 2
+    table, _, _ = await _stored(store, "g")
+    assert table.version == 2 and [s.user_id for s in table.seats] == [1, 10]
+    # a first delivery of another update is never taken for a second one
+    token = _deliver(501)
+    try:
+        assert (await other.transact("g", lambda t: model.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
+    finally:
+        current_update.reset(token)
+    assert [s.user_id for s in (await _stored(store, "g"))[0].seats] == [1, 10, 11]
+
+
+async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_commit(store):
+    """An update may commit twice to one game (the sixth join, then the start): each commit
+    records ``<update id>.<n>``, so a second delivery skips what was applied and applies the rest
+    (a crash between the two commits)."""
+    await store.create(lobby(1, gid="g"))
+    token = _deliver(700)
+    try:
+        await store.transact("g", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+        # a change that writes nothing takes no mark: the next commit is still ``.1``
+        await store.transact("g", lambda t: model.Change(t))
+    finally:
+        current_update.reset(token)
+    assert await store.redis.zrange(store.k_applied("g"), 0, -1) == ["700.0"]
+    # "crash" before the second commit; the update is delivered again to a new process
+    other = Store(store.redis)
+    token = _deliver(700)
+    try:
+        assert (await other.transact("g", lambda t: model.join(t, Seat(10, "B"), 1000, 900))).change.reply == "ok"
+        assert (await other.transact("g", lambda t: model.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
+    finally:
+        current_update.reset(token)
+    assert sorted(await store.redis.zrange(store.k_applied("g"), 0, -1)) == ["700.0", "700.1"]
+    assert [s.user_id for s in (await _stored(store, "g"))[0].seats] == [1, 10, 11]
+
+
+async def test_a_game_remembers_its_latest_updates(store):
+    await store.create(lobby(0, gid="g"))
+    for i in range(RECENT_UPDATES + 5):
+        token = _deliver(1000 + i)
+        try:
+            await store.transact("g", lambda t, i=i: model.set_lang(t, ("en", "ru")[i % 2]))
+        finally:
+            current_update.reset(token)
+    marks = await store.redis.zrange(store.k_applied("g"), 0, -1)
+    assert len(marks) == RECENT_UPDATES and marks[-1] == f"{1000 + RECENT_UPDATES + 4}.0"
+
+
+async def test_a_creation_delivered_twice_makes_one_game(store):
+    gid = game_id_for_update("42", 900)
+    token = _deliver(900)
+    try:
+        assert await store.create(lobby(1, gid=gid))
+    finally:
+        current_update.reset(token)
+    token = _deliver(900)
+    try:
+        assert not await Store(store.redis).create(lobby(1, gid=gid))  # the handler finds its game
+    finally:
+        current_update.reset(token)
+    assert (await store.load(gid)).version == 1
+
+
+async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
+    """redis-py sends a script again when its answer did not come in time (RETRY): the second run
+    finds the update it records and answers -2, which the Store takes for its commit."""
+    await store.create(lobby(1, gid="g"))
+    script = store._commit_script
+    runs: list[int] = []
+
+    async def sent_twice(keys, args):
+        runs.append(int(await script(keys=keys, args=args)))  # the answer is lost...
+        runs.append(int(await script(keys=keys, args=args)))  # ...and the command sent again
+        return runs[-1]
+
+    store._commit_script = sent_twice
+    token = _deliver(77)
+    try:
+        done = await store.transact("g", lambda t: model.join(t, Seat(10, "B"), 1000, 900).__class__(
+            model.join(t, Seat(10, "B"), 1000, 900).table, log=[{"x": 1}], outbox=[{"seq": 1, "kind": "k"}], reply="joined"))
+    finally:
+        current_update.reset(token)
+        store._commit_script = script
+    assert runs == [1, -2]
+    assert done.change.reply == "joined" and done.change.table.version == 2
+    table, nlog, nout = await _stored(store, "g")
+    assert table == done.change.table == await store.load("g")  # memory and Redis agree
+    assert (nlog, nout) == (1, 1)  # log and outbox appended once
+    # the same script run twice by hand: committed, then "applied already"
+    args_keys = [store.k_game("h"), store.k_log("h"), store.k_outbox("h"), store.k_tg("h"), store.k_applied("h")]
+    argv = ["", "1", lobby(0, gid="h").to_json(), "", "0", "0", "5.0", 5, "0"]
+    assert [await script(keys=args_keys, args=argv) for _ in range(2)] == [1, -2]
+
+
+# -- fencing: a process whose lease epoch is older can never commit ------------------------------
+
+
+async def test_an_older_epoch_is_fenced_and_changes_nothing(store):
+    old = Store(store.redis)
+    old.epoch = 5
+    assert await old.create(lobby(1, gid="f"))
+    assert (await old.load("f")).version == 1  # cached by the old holder
+    assert await store.redis.hget(store.k_game("f"), "epoch") == "5"
+    # a new holder takes over: it raises the game's epoch before it first touches the game
+    new = Store(store.redis)
+    new.epoch = 9
+    await new.raise_epoch("f")
+    assert await store.redis.hget(store.k_game("f"), "epoch") == "9"
+    before = await _stored(store, "f")
+    with pytest.raises(FencedError):
+        await old.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+    assert await _stored(store, "f") == before  # nothing of it written
+    assert old._tables == {}  # the fenced holder dropped what it kept in memory
+    # the new holder commits; the old one stays fenced, also after reading the game again
+    await new.transact("f", lambda t: model.join(t, Seat(11, "C"), 1000, 900))
+    with pytest.raises(FencedError):
+        await old.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+    table, _, _ = await _stored(store, "f")
+    assert [s.user_id for s in table.seats] == [1, 11] and table.version == 2
+    assert await store.redis.hget(store.k_game("f"), "epoch") == "9"
+
+
+async def test_raise_epoch_never_lowers_it(store):
+    s = Store(store.redis)
+    s.epoch = 9
+    assert await s.create(lobby(1, gid="f"))
+    s.epoch = 3
+    await s.raise_epoch("f")
+    assert await store.redis.hget(store.k_game("f"), "epoch") == "9"
+    s.epoch = 12
+    await s.raise_epoch("f")
+    assert await store.redis.hget(store.k_game("f"), "epoch") == "12"
+    await s.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))  # the same epoch commits
+    assert await store.redis.hget(store.k_game("f"), "epoch") == "12"
+
+
+# -- the owner: the table in memory is the one in Redis ------------------------------------------
+
+
+async def test_the_table_in_memory_stays_the_one_in_redis(store):
+    await store.create(lobby(3, gid="m"))
+    await store.transact("m", lambda t: model.start(t, 1, False, 11))
+    from tests.tgbot.helpers import ai_players
+
+    players = ai_players(3, 3)
+    reads = 0
+    orig = store.redis.pipeline
+
+    def counting_pipeline(*a, **kw):
+        nonlocal reads
+        reads += 1
+        return orig(*a, **kw)
+
+    store.redis.pipeline = counting_pipeline
+    try:
+        for _ in range(30):
+            t = await store.load("m")
+            if not t.live:
+                break
+            seat = t.state.current
+            action = players[seat].act(core.view(t.state, seat))
+            await store.transact("m", lambda cur: model.act(cur, cur.seats[seat].user_id, cur.turn, action))
+            assert store._tables["m"] == (await _stored(store, "m"))[0]
+    finally:
+        del store.redis.pipeline
+    assert reads == 0  # every load and transaction after the first read came from memory
+    assert await Store(store.redis).load("m") == await store.load("m")
+    # the game's end drops it from memory; a load reads the ended table from Redis
+    await store.transact("m", lambda t: model.cancel(t, 1, False))
+    assert "m" not in store._tables
+    assert (await store.load("m")).status is Status.CANCELLED
+
+
+@pytest.mark.parametrize("ending", [False, True], ids=["move", "end"])
+async def test_a_load_racing_a_commit_never_caches_an_older_table(store, ending):
+    """A load (the view sync's, not under the game's lock) reads the game while a transaction
+    commits: what stays in memory is never older than what was committed."""
+    await store.create(lobby(2, gid="r"))
+    store.forget_tables()
+    gate, read = asyncio.Event(), asyncio.Event()
+    orig = store.redis.pipeline
+
+    class SlowRead:
+        """The first load's read: done in Redis, then its answer held back until the commit."""
+
+        def __init__(self, pipe):
+            self.pipe = pipe
+
+        def __getattr__(self, name):
+            return getattr(self.pipe, name)
+
+        async def execute(self):
+            got = await self.pipe.execute()
+            read.set()
+            await gate.wait()
+            return got
+
+    def pipeline(*a, **kw):
+        del store.redis.pipeline  # only the first
+        return SlowRead(orig(*a, **kw))
+
+    store.redis.pipeline = pipeline
+    racing = asyncio.create_task(store.load("r"))
+    await read.wait()
+    fn = (lambda t: model.cancel(t, 1, False)) if ending else (lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+    done = await store.transact("r", fn)
+    gate.set()
+    raced = await racing
+    assert raced.version in (1, 2)
+    newest = (await _stored(store, "r"))[0]
+    assert newest == done.change.table and newest.version == 2
+    assert store._tables.get("r") in (None, newest)
+    assert await store.load("r") == newest
+
+
+def test_game_id_for_update_is_deterministic():
+    a = game_id_for_update("123", 42)
+    assert a == game_id_for_update("123", 42)  # a second delivery opens (finds) the same game
+    assert len({a, game_id_for_update("123", 43), game_id_for_update("124", 42)}) == 3
+    assert len(a) == 8 and _GID.match(a)  # fits a callback's game id

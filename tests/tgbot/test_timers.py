@@ -1,101 +1,233 @@
-"""Deadlines: fire_due with an explicit clock."""
+"""Deadlines: :class:`tgbot.timers.Timers`, one asyncio timer per game in the active process,
+measured on Redis's clock (here a fake one the test sets) and fired through the game's
+transaction. Tests wait on the fake syncer's event or await :meth:`Timers.fire` themselves,
+never on the wall clock's speed: a timer due now is set with no delay."""
 
 from __future__ import annotations
 
-from tgbot import model, timers
+import asyncio
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from tgbot import model
 from tgbot.model import Seat, Status
-from tgbot.store import Store
+from tgbot.store import Store, current_update
+from tgbot.timers import Timers
 from tests.tgbot.helpers import lobby
 
 
-async def test_untouched_lobby_expires_exactly_once(store, syncer):
+class FakeClock:
+    """A :class:`tgbot.clock.RedisClock` stand-in: ``now()`` is what the test sets."""
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def now(self) -> float:
+        return self.t
+
+
+def wired(store: Store, syncer, clock: FakeClock) -> Timers:
+    """Timers over ``store`` as the runner wires them: every commit sets the game's timer."""
+    timers = Timers(store, syncer, clock)
+    store.on_commit = lambda before, after: timers.schedule(after)
+    return timers
+
+
+def delay(timers: Timers, gid: str) -> float:
+    """Seconds until game ``gid``'s timer fires (on the loop's clock)."""
+    return timers._handles[gid].when() - asyncio.get_running_loop().time()
+
+
+async def fired(syncer) -> None:
+    """Wait until the next timer fire asks for a view sync (every fire does)."""
+    await asyncio.wait_for(syncer.requested.wait(), 10)
+    syncer.requested.clear()
+
+
+async def test_an_untouched_lobby_expires_exactly_once(store, syncer):
+    clock = FakeClock(1000)
+    timers = wired(store, syncer, clock)
     t = lobby(2, gid="L", now=1000, timeout=60)
     await store.claim_chat(t.chat_id, None, "L")
-    await store.create(t)
-    assert await timers.fire_due(store, syncer, now=1059) == 0
-    assert (await store.load("L")).status is Status.LOBBY
-    assert await timers.fire_due(store, syncer, now=1060) == 1
+    await store.create(t)  # its commit sets the timer, 60 s ahead on Redis's clock
+    assert timers.pending() == 1 and 59 < delay(timers, "L") <= 60
+    await timers.fire("L")  # early (a wrong clock elsewhere, a stale timer): nothing happens
+    assert (await store.load("L")).version == 1 and (await store.load("L")).status is Status.LOBBY
+    clock.t = 1060
+    syncer.requests.clear()
+    syncer.requested.clear()
+    timers.schedule(await store.load("L"))  # due now: fires at once
+    await fired(syncer)
     got = await store.load("L")
     assert got.status is Status.CANCELLED and got.ended == "expired" and got.deadline is None
-    assert syncer.requests == ["L"]
-    assert await store.redis.zscore(store.k_deadlines, "L") is None
+    assert syncer.requests == ["L"] and timers.pending() == 0  # an ended game keeps no timer
     assert await store.chat_game(t.chat_id, None) is None
-    assert await timers.fire_due(store, syncer, now=1061) == 0
-    assert await timers.fire_due(store, syncer, now=5000) == 0
-    assert syncer.requests == ["L"] and (await store.load("L")).version == got.version
+    # fired again (a second timer, a retry): the table's deadline is gone, nothing changes
+    clock.t = 5000
+    await asyncio.gather(timers.fire("L"), timers.fire("L"))
+    assert (await store.load("L")).version == got.version and timers.pending() == 0
+    await timers.close()
 
 
-async def test_touched_lobby_left_alone_and_reindexed(store, syncer):
+async def test_two_fires_of_one_deadline_apply_it_once(store, syncer):
+    clock = FakeClock(100)
+    timers = wired(store, syncer, clock)
+    await store.create(lobby(0, gid="X", now=0, timeout=10))
+    await asyncio.gather(timers.fire("X"), timers.fire("X"), timers.fire("X"))  # one at a time, by the game's lock
+    got = await store.load("X")
+    assert got.ended == "expired" and got.version == 2
+    await timers.close()
+
+
+async def test_a_touched_lobby_moves_its_timer(store, syncer):
+    clock = FakeClock(1000)
+    timers = wired(store, syncer, clock)
     await store.create(lobby(1, gid="T", now=1000, timeout=60))  # deadline 1060
-    # touched at 1050: its own deadline moves to 1110 (the index follows on commit)
-    await store.transact("T", lambda t: model.join(t, Seat(9, "Z"), 1050, 60))
-    # simulate a stale index entry (e.g. a crash before the index update)
-    await store.redis.zadd(store.k_deadlines, {"T": 1060})
-    assert await timers.fire_due(store, syncer, now=1070) == 0
+    assert 59 < delay(timers, "T") <= 60
+    clock.t = 1050
+    await store.transact("T", lambda t: model.join(t, Seat(9, "Z"), 1050, 60))  # touched: 1110
+    assert timers.pending() == 1 and 59 < delay(timers, "T") <= 60
+    # the old timer, had it fired (a timer set before the touch), changes nothing, and the
+    # game's timer is set to the table's own deadline again
+    clock.t = 1070
+    await timers.fire("T")
     t = await store.load("T")
-    assert t.status is Status.LOBBY and t.deadline == 1110
-    assert await store.redis.zscore(store.k_deadlines, "T") == 1110  # re-indexed
-    assert syncer.requests == []
-    assert await timers.fire_due(store, syncer, now=1110) == 1
-    assert (await store.load("T")).status is Status.CANCELLED
+    assert t.status is Status.LOBBY and t.deadline == 1110 and t.version == 2
+    assert timers.pending() == 1 and 39 < delay(timers, "T") <= 40
+    clock.t = 1110
+    await timers.fire("T")
+    assert (await store.load("T")).status is Status.CANCELLED and timers.pending() == 0
+    await timers.close()
 
 
-async def test_deadline_passed_while_down_fires_once_on_first_poll(store, syncer):
-    import time
-
-    old = time.time() - 3600
-    await store.create(lobby(3, gid="D", now=old, timeout=60))
-    fresh = Store(store.redis)  # "the bot after a restart"
-    assert await timers.fire_due(fresh, syncer) == 1
-    assert await timers.fire_due(fresh, syncer) == 0
-    assert (await fresh.load("D")).ended == "expired"
+async def test_a_deadline_that_passed_while_no_process_was_active_fires_once_at_the_take_over(store, syncer):
+    # the game was written by an earlier active process, which then died; no timer ran since
+    await store.create(lobby(3, gid="D", now=1000, timeout=60))
+    for takeover in range(2):
+        fresh = Store(store.redis)  # the next active process: nothing in memory
+        fresh.epoch = 10 + takeover
+        clock = FakeClock(5000 + takeover)
+        timers = wired(fresh, syncer, clock)
+        syncer.requested.clear()
+        # the runner's take-over: every live game's epoch raised, its timer set
+        for gid in await fresh.live_games():
+            await fresh.raise_epoch(gid)
+            table = await fresh.load(gid)
+            timers.schedule(table)
+        if takeover == 0:
+            await fired(syncer)
+        assert (await fresh.load("D")).ended == "expired" and timers.pending() == 0
+        await timers.close()
+    assert (await Store(store.redis).load("D")).version == 2  # fired once over both take-overs
     assert syncer.requests == ["D"]
 
 
-async def test_two_processes_fire_once(store, syncer):
-    import asyncio
-
-    await store.create(lobby(0, gid="X", now=0, timeout=10))
-    other = Store(store.redis)
-    r = await asyncio.gather(timers.fire_due(store, syncer, now=100), timers.fire_due(other, syncer, now=100))
-    assert sorted(r) == [0, 1] and syncer.requests == ["X"]
-
-
-async def test_running_game_and_gone_game(store, syncer):
-    await store.create(lobby(3, gid="R", now=0, timeout=10))
-    await store.transact("R", lambda t: model.start(t, 1, False, 3))
-    await store.redis.zadd(store.k_deadlines, {"R": 5, "gone": 5})
-    assert await timers.fire_due(store, syncer, now=100) == 0
-    assert (await store.load("R")).status is Status.PLAYING
-    assert await store.redis.zcard(store.k_deadlines) == 0
-
-
-async def test_turn_timers_through_the_store_fire_once_each(store, syncer):
-    import asyncio
-
-    t = lobby(3, gid="P", now=0, timeout=10)
-    await store.create(t)
+async def test_turn_timers_fire_once_each_and_a_stale_one_changes_nothing(store, syncer):
+    clock = FakeClock(0)
+    timers = wired(store, syncer, clock)
+    await store.create(lobby(3, gid="P", now=0, timeout=10))
     await store.transact("P", lambda t: model.start(t, 1, False, 4, now=0, turn_timeout=100, ai_delay=0.5))
-    # the index is never later than the table's deadline, but a deadline that moved later is
-    # not written with the change: the lobby's earlier entry fires as stale and is moved then
-    assert await store.redis.zscore(store.k_deadlines, "P") == 10
-    assert await timers.fire_due(store, syncer, now=20) == 0
-    assert await store.redis.zscore(store.k_deadlines, "P") == 75
-    other = Store(store.redis)
-    # the reminder, then the automatic move, each fired by exactly one of two processes
-    r = await asyncio.gather(timers.fire_due(store, syncer, now=80), timers.fire_due(other, syncer, now=80))
-    assert sorted(r) == [0, 1]
+    t = await store.load("P")
+    assert t.deadline == 75 and t.deadline_kind == "remind" and 74 < delay(timers, "P") <= 75
+    clock.t = 20  # the lobby's old deadline (10) firing late: stale
+    await timers.fire("P")
+    assert (await store.load("P")).version == t.version
+    # the reminder, then the automatic move, each once though fired twice
+    clock.t = 80
+    await asyncio.gather(timers.fire("P"), timers.fire("P"))
     assert [n["kind"] for _, n in await store.outbox("P")] == ["remind"]
-    r = await asyncio.gather(timers.fire_due(store, syncer, now=100), timers.fire_due(other, syncer, now=100))
-    assert sorted(r) == [0, 1]
+    assert 19 < delay(timers, "P") <= 20  # the turn's end, 100
+    clock.t = 100
+    await asyncio.gather(timers.fire("P"), timers.fire("P"))
     got = await store.load("P")
     assert got.turn == 1 and got.deadline == 175 and got.deadline_kind == "remind"
-    assert await store.redis.zscore(store.k_deadlines, "P") == 175
-    _, log = await store.record("P")
-    assert len(log) == 1
+    assert len((await store.record("P"))[1]) == 1
     assert [n["kind"] for _, n in await store.outbox("P")] == ["remind", "auto"]
-    # a stale index entry (the player acted meanwhile) does nothing and is re-indexed
-    await store.redis.zadd(store.k_deadlines, {"P": 120})
-    assert await timers.fire_due(store, syncer, now=130) == 0
-    assert (await store.load("P")).version == got.version
-    assert await store.redis.zscore(store.k_deadlines, "P") == 175
+    assert 74 < delay(timers, "P") <= 75
+    # a stale fire (the player acted meanwhile): nothing committed, the timer stays right
+    clock.t = 130
+    await timers.fire("P")
+    assert (await store.load("P")).version == got.version and 44 < delay(timers, "P") <= 45
+    await timers.close()
+
+
+async def test_a_timer_of_a_game_that_is_gone_does_nothing(store, syncer):
+    timers = wired(store, syncer, FakeClock(100))
+    await timers.fire("gone")
+    assert timers.pending() == 0 and await store.load("gone") is None
+    await timers.close()
+
+
+async def test_a_failed_fire_is_tried_again(store, syncer, monkeypatch):
+    clock = FakeClock(100)
+    timers = wired(store, syncer, clock)
+    await store.create(lobby(1, gid="F", now=0, timeout=10))
+    real = store.transact
+    calls = 0
+
+    async def failing_once(*a, **kw):
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RedisConnectionError("Redis went away")
+        return await real(*a, **kw)
+
+    monkeypatch.setattr(store, "transact", failing_once)
+    await timers.fire("F")
+    assert (await store.load("F")).status is Status.LOBBY
+    assert timers.pending() == 1 and 0 < delay(timers, "F") <= 1.0  # again in a second
+    await timers.fire("F")
+    assert (await store.load("F")).ended == "expired"
+    await timers.close()
+
+
+async def test_close_cancels_every_timer_and_the_fires_in_flight(store, syncer):
+    clock = FakeClock(0)
+    timers = wired(store, syncer, clock)
+    await store.create(lobby(1, gid="A", now=0, timeout=600))
+    await store.create(lobby(1, gid="B", now=0, timeout=10))
+    assert timers.pending() == 2
+    clock.t = 20
+    async with store.lock("B"):  # B's fire starts and waits for the game's lock
+        timers.schedule(await store.load("B"))
+        while not timers._firing:
+            await asyncio.sleep(0)
+        await timers.close()
+        assert timers.pending() == 0 and not timers._firing
+    timers.schedule(await store.load("A"))  # closed: no timer is set any more
+    assert timers.pending() == 0
+    assert (await store.load("B")).status is Status.LOBBY and (await store.load("B")).version == 1
+
+
+async def test_a_timer_set_while_an_update_is_processed_fires_as_no_update(store, syncer):
+    """A timer set by a tap's commit fires later in a context of its own: its commit is not
+    recorded as that tap's, so a second delivery of the tap (after a crash) still applies the
+    tap's own later commits."""
+    clock = FakeClock(0)
+    timers = wired(store, syncer, clock)
+    await store.create(lobby(3, gid="U", now=0, timeout=10))
+    await store.transact("U", lambda t: model.start(t, 1, False, 4, now=0, turn_timeout=100, ai_delay=0.5))
+    t = await store.load("U")
+    users = [s.user_id for s in t.seats]
+    clock.t = 80  # the reminder is due: the tap's commit sets a timer that fires at once
+    token = current_update.set((4242, {}))
+    try:
+        await store.transact("U", lambda t: model.set_seat_lang(t, users[0], "en"))
+        syncer.requested.clear()
+        await fired(syncer)  # the reminder, while the tap is still being processed
+    finally:
+        current_update.reset(token)
+    assert [n["kind"] for _, n in await store.outbox("U")] == ["remind"]
+    assert await store.redis.zrange(store.k_applied("U"), 0, -1) == ["4242.0"]
+    # the process dies before the tap's second commit; the tap is delivered again
+    await timers.close()
+    other = Store(store.redis)
+    token = current_update.set((4242, {}))
+    try:
+        await other.transact("U", lambda t: model.set_seat_lang(t, users[0], "en"))
+        await other.transact("U", lambda t: model.set_seat_lang(t, users[1], "fr"))
+    finally:
+        current_update.reset(token)
+    got = await other.load("U")
+    assert [s.lang for s in got.seats[:2]] == ["en", "fr"]
