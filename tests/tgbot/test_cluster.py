@@ -45,7 +45,7 @@ STRICT = "#!lua\n"
 #: through the store (keeps the module near 20 s).
 TAPS = 250
 #: The modules whose Lua scripts are checked.
-SCRIPT_MODULES = ("tgbot.store", "tgbot.stats", "tgbot.lease", "tgbot.ingest", "tgbot.sync", "tgbot.ratelimit")
+SCRIPT_MODULES = ("tgbot.store", "tgbot.stats", "tgbot.lease", "tgbot.ingest", "tgbot.sync")  # (the rate limiter has none)
 #: Scripts that must be among those checked (the commit, the fencing, the lease, the ingest).
 REQUIRED_SCRIPTS = {"tgbot.store._COMMIT", "tgbot.store._RAISE_EPOCH", "tgbot.lease._ACQUIRE", "tgbot.lease._RELEASE", "tgbot.ingest._INGEST"}
 

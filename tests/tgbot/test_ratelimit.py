@@ -1,178 +1,324 @@
-"""The Redis rate limiter: group and overall windows shared across limiter instances (processes),
-uncounted calls never wait, a 429 blocks only its chat, deferring callers get Throttled."""
+"""The in-process rate limiter (tgbot/ratelimit.py): Telegram's overall and group windows hold,
+a 429 delays only the chat it names, callback answers and other uncounted calls never wait, a
+game's messages go before command replies in one group, deferred calls get Throttled, and
+assume_full() fills every group's window after a take-over.
+
+Time is virtual (:class:`Clock`, handed to the limiter): a test moves it on and then lets the
+event loop run what became ready; nothing depends on how fast the machine is.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
+from typing import Any
 
 import pytest
-from redis.asyncio import Redis
-from telegram.error import NetworkError, RetryAfter
+from telegram.error import RetryAfter
 
 from tgbot import ratelimit
-from tgbot.ratelimit import RedisRateLimiter, Throttled, counted
+from tgbot.ratelimit import (
+    CLAIM_GRACE,
+    SAFETY,
+    Priority,
+    RateLimiter,
+    Throttled,
+    counted,
+)
 
-DB = 9
+UNCOUNTED = ("answerCallbackQuery", "getUpdates", "deleteMessage", "setMyCommands", "getMe", "getChatMember",
+             "setWebhook", "sendChatAction")
 
 
-@pytest.fixture
-async def rredis(redis_server):
-    client = Redis.from_url(redis_server.url.replace("/0", f"/{DB}"), decode_responses=True)
-    await client.flushdb()
-    yield client
-    await client.flushdb()
-    await client.aclose()
+async def settle() -> None:
+    """Let every task that can run now run (a fixed number of event-loop turns, no wall clock)."""
+    for _ in range(50):
+        await asyncio.sleep(0)
 
 
-def _limiter(redis, **kw) -> RedisRateLimiter:
-    lim = RedisRateLimiter(**{"group_max": 3, "group_period": 30.0, "overall_max": 100, "overall_period": 1.0, **kw})
-    lim.attach(redis)
-    return lim
+class Clock:
+    """Virtual seconds: ``sleep`` returns when :meth:`advance` has moved past its end."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (self.now + seconds, next(self._order), woken))
+        await woken
+
+    async def advance(self, seconds: float) -> None:
+        """Move time on by ``seconds``, waking the sleepers in the order of their ends."""
+        await settle()  # calls started before now run first
+        end = self.now + seconds
+        while self._sleepers and self._sleepers[0][0] <= end:
+            at, _, woken = heapq.heappop(self._sleepers)
+            self.now = max(self.now, at)
+            if not woken.done():
+                woken.set_result(None)
+            await settle()
+        self.now = end
+        await settle()
+
+
+class Rig:
+    """A limiter on a virtual clock, and the Bot API calls it let through: (label, time)."""
+
+    def __init__(self, **params: Any) -> None:
+        self.clock = Clock()
+        params = {"group_max": 3, "group_period": 40.0, "overall_max": 100, "overall_period": 1.0, **params}
+        self.limiter = RateLimiter(**params, clock=self.clock, sleep=self.clock.sleep)
+        self.made: list[tuple[str, float]] = []
+
+    def call(self, chat: int | None, label: str, endpoint: str = "sendMessage", errors: tuple[Exception, ...] = (),
+             gate: asyncio.Event | None = None, **rate_limit_args: Any) -> asyncio.Task:
+        """Start one call; it raises ``errors`` one after the other at its first attempts,
+        and (given ``gate``) stays in flight until the gate opens."""
+        left = list(errors)
+
+        async def callback() -> bool:
+            self.made.append((label, self.clock.now))
+            if gate is not None:
+                await gate.wait()
+            if left:
+                raise left.pop(0)
+            return True
+
+        data = {"chat_id": chat} if chat is not None else {}
+        return asyncio.ensure_future(self.limiter.process_request(callback, (), {}, endpoint, data, rate_limit_args or None))
+
+    def labels(self) -> list[str]:
+        return [label for label, _ in self.made]
+
+    def time_of(self, label: str) -> float:
+        return next(t - 1000.0 for made, t in self.made if made == label)
 
 
 def test_counted_methods():
-    assert counted("sendMessage") and counted("editMessageText") and counted("copyMessage")
-    assert not counted("answerCallbackQuery") and not counted("getUpdates") and not counted("sendChatAction")
-    assert not counted("deleteMessage")
+    assert counted("sendMessage") and counted("editMessageText") and counted("copyMessage") and counted("sendPhoto")
+    assert not any(counted(m) for m in UNCOUNTED)
 
 
-async def test_group_window_is_shared_between_processes(rredis):
-    a, b = _limiter(rredis), _limiter(rredis)  # two processes on one Redis
-    assert (await a.admit(-1))[1] == 0
-    assert (await b.admit(-1))[1] == 0
-    assert (await a.admit(-1))[1] == 0
-    wait, reason = await b.admit(-1)
-    assert reason == 2 and 29 < wait <= 30 * ratelimit.SAFETY + ratelimit.LATENCY + 0.05
-    # another group and a private chat are not held up
-    assert (await b.admit(-2))[1] == 0
-    assert (await a.admit(42))[1] == 0
+async def test_the_group_window_holds_and_other_chats_go_on():
+    rig = Rig(group_max=3, group_period=40.0)
+    first = [rig.call(-1, f"g{i}", defer=True) for i in range(3)]
+    await settle()
+    assert all(t.done() and t.result() is True for t in first)
+    reply = rig.call(-1, "reply")  # would wait 42 s: dropped at once, past REPLY_WAIT
+    deferred = rig.call(-1, "deferred", defer=True)
+    others = [rig.call(-2, "other group"), rig.call(42, "private")]
+    await settle()
+    assert isinstance(reply.exception(), Throttled) and isinstance(deferred.exception(), Throttled)
+    assert deferred.exception().seconds == pytest.approx(40 * SAFETY)
+    assert all(t.done() for t in others) and rig.labels() == ["g0", "g1", "g2", "other group", "private"]
+    await rig.clock.advance(40 * SAFETY - 0.01)
+    early = rig.call(-1, "early", defer=True)
+    await settle()
+    assert isinstance(early.exception(), Throttled)
+    await rig.clock.advance(0.02)
+    late = rig.call(-1, "on time", defer=True)
+    await settle()
+    assert late.result() is True and rig.labels()[-1] == "on time"
 
 
-async def test_overall_slots_are_leased_in_growing_batches_from_the_shared_window(rredis, monkeypatch):
-    monkeypatch.setattr(ratelimit, "LEASE_TTL", 60.0)  # no lease runs out during the test
-    a = _limiter(rredis, overall_max=100)
-    assert [(await a.admit(40 + i))[1] for i in range(7)] == [0] * 7
-    assert a.calls == 3  # leases of 1, 2 and 4 slots, each spent in time
-    # another process gets what is left of the shared window, then waits
-    b = _limiter(rredis, overall_max=9)
-    assert [(await b.admit(50 + i))[1] for i in range(3)] == [0, 0, 1]
-    # a group's message takes a leased slot and one round trip for its own window
-    c = _limiter(rredis, overall_max=100)
-    assert (await c.admit(-1))[1] == 0 and c.calls == 2
+async def test_a_slot_is_held_until_a_period_after_its_call_finished():
+    # Telegram counts a message when it arrives, at the latest when its answer comes back:
+    # a call 3 s in flight holds its group's slot until 3 s + the period after it started
+    rig = Rig(group_max=1, group_period=4.0)
+    gate = asyncio.Event()
+    slow = rig.call(-1, "slow", gate=gate)
+    await rig.clock.advance(3.0)
+    gate.set()
+    await settle()
+    assert slow.result() is True
+    reply = rig.call(-1, "reply")
+    await rig.clock.advance(4 * SAFETY - 0.01)
+    assert rig.labels() == ["slow"]
+    await rig.clock.advance(0.02)
+    assert reply.result() is True and rig.time_of("reply") == pytest.approx(3 + 4 * SAFETY, abs=0.02)
 
 
-async def test_a_lease_left_unspent_is_given_back_and_shrinks(rredis, monkeypatch):
-    monkeypatch.setattr(ratelimit, "LEASE_TTL", 60.0)
-    lim = _limiter(rredis)
-    for i in range(4):
-        await lim.admit(42)  # leases of 1, 2, then 4 (one of them spent)
-    assert await rredis.zcard(lim.overall_keys[0]) == 7
-    lim._slots_until = 0.0  # the 4-slot lease runs out
-    await lim.admit(42)
-    # its 3 unspent slots were given back; the new lease is one slot again
-    assert await rredis.zcard(lim.overall_keys[0]) == 5 and lim._lease_size == 1
+async def test_the_overall_window_holds_and_deferred_calls_wait_for_it():
+    rig = Rig(overall_max=5, overall_period=1.0, group_max=100)
+    calls = [rig.call(100 + i, f"p{i}") for i in range(6)] + [rig.call(-1, "deferred", defer=True)]
+    await settle()
+    assert rig.labels() == [f"p{i}" for i in range(5)]
+    await rig.clock.advance(1 * SAFETY + 0.001)
+    assert all(t.done() and t.result() is True for t in calls)
+    times = sorted(t for _, t in rig.made)
+    assert max(sum(1 for u in times if t <= u < t + SAFETY) for t in times) <= 5
 
 
-async def test_uncounted_never_touch_redis_and_deferred_calls_raise(rredis):
-    lim = _limiter(rredis, group_max=1)
-    made = []
-
-    async def call(*args, **kw):
-        made.append(args)
-        return True
-
-    for _ in range(5):
-        await lim.process_request(call, ("ans",), {}, "answerCallbackQuery", {"callback_query_id": "1"}, None)
-    assert lim.calls == 0 and len(made) == 5
-    await lim.process_request(call, ("m1",), {}, "sendMessage", {"chat_id": -5}, {"defer": True})
-    with pytest.raises(Throttled) as e:
-        await lim.process_request(call, ("m2",), {}, "editMessageText", {"chat_id": -5}, {"defer": True})
-    assert e.value.seconds > 25 and ("m2",) not in made
+async def test_uncounted_calls_never_wait():
+    rig = Rig(group_max=1, overall_max=2)
+    await rig.call(-1, "fills both windows")
+    blocked = rig.call(-2, "429", errors=(RetryAfter(30),), defer=True)
+    await settle()
+    assert isinstance(blocked.exception(), RetryAfter)
+    # every window full, chat -2 blocked: calls that send no message still go at once
+    uncounted = [rig.call(chat, method, endpoint=method) for method in UNCOUNTED for chat in (-1, -2, 42, None)]
+    await settle()
+    assert all(t.done() and t.result() is True for t in uncounted)
+    assert len(rig.made) == 2 + 4 * len(UNCOUNTED)
 
 
-async def test_429_blocks_that_chat_only(rredis):
-    lim = _limiter(rredis, group_max=100)
-    other = _limiter(rredis, group_max=100)
-
-    async def too_many(*args, **kw):
-        raise RetryAfter(2)
-
-    async def ok(*args, **kw):
-        return True
-
-    with pytest.raises(RetryAfter):
-        await lim.process_request(too_many, (), {}, "sendMessage", {"chat_id": -7}, {"defer": True})
-    # every process sees the block for that chat; another chat goes at once
-    wait, reason = await other.admit(-7)
-    assert reason == 3 and 1 < wait <= 2
-    assert await asyncio.wait_for(other.process_request(ok, (), {}, "sendMessage", {"chat_id": -8}, None), 1)
-    with pytest.raises(Throttled):
-        await other.process_request(ok, (), {}, "sendMessage", {"chat_id": -7}, {"defer": True})
+async def test_a_429_blocks_only_the_chat_it_names_for_its_retry_after():
+    rig = Rig(group_max=100)
+    hit = rig.call(-7, "hit", errors=(RetryAfter(10),), defer=True)
+    await settle()
+    assert isinstance(hit.exception(), RetryAfter) and not isinstance(hit.exception(), Throttled)
+    again = rig.call(-7, "again", defer=True)
+    reply = rig.call(-7, "reply")  # 10 s > REPLY_WAIT: dropped
+    others = [rig.call(-8, "other group"), rig.call(42, "private"), rig.call(-8, "deferred", defer=True)]
+    await settle()
+    assert isinstance(again.exception(), Throttled) and again.exception().seconds == pytest.approx(10)
+    assert isinstance(reply.exception(), Throttled)
+    assert all(t.done() and t.result() is True for t in others)
+    await rig.clock.advance(10.001)
+    assert await rig.call(-7, "after the block", defer=True) is True
 
 
-async def test_429_in_a_private_chat_blocks_it_for_every_process(rredis):
-    lim, other = _limiter(rredis), _limiter(rredis)
-
-    async def too_many(*args, **kw):
-        raise RetryAfter(2)
-
-    with pytest.raises(RetryAfter):
-        await lim.process_request(too_many, (), {}, "editMessageText", {"chat_id": 42}, {"defer": True})
-    assert (await lim.admit(42))[1] == 3
-    # another process learns of it with its next lease; other private chats go on
-    wait, reason = await other.admit(42)
-    assert reason == 3 and 1 < wait <= 2
-    assert (await other.admit(43))[1] == 0
+async def test_a_reply_that_met_a_429_is_made_again_after_it_while_others_go_on():
+    rig = Rig()
+    reply = rig.call(42, "reply", errors=(RetryAfter(2),))
+    await settle()
+    other = rig.call(43, "another private chat")
+    group = rig.call(-1, "a group")
+    await settle()
+    assert other.done() and group.done() and not reply.done()
+    await rig.clock.advance(2.001)
+    assert reply.result() is True and [label for label, t in rig.made if label == "reply"] == ["reply", "reply"]
+    assert rig.time_of("another private chat") == 0
 
 
-async def test_only_one_of_several_starting_processes_sets_the_webhook(rredis):
-    workers = [_limiter(rredis) for _ in range(3)]
-    made = []
-
-    async def set_webhook(*args, **kw):
-        made.append(1)
-        return True
-
-    results = await asyncio.gather(*(w.process_request(set_webhook, (), {}, "setWebhook", {"url": "https://x/h"}, None) for w in workers))
-    assert results == [True, True, True] and len(made) == 1
-
-
-async def test_a_failed_set_webhook_leaves_it_to_the_next_process(rredis):
-    first, second = _limiter(rredis), _limiter(rredis)
-
-    async def refused(*args, **kw):
-        raise NetworkError("timed out")
-
-    with pytest.raises(NetworkError):
-        await first.process_request(refused, (), {}, "setWebhook", {"url": "https://x/h"}, None)
-    made = []
-
-    async def set_webhook(*args, **kw):
-        made.append(1)
-        return True
-
-    # (a worker restarted after the failure, within the lock's 30 s, sets it after all)
-    assert await second.process_request(set_webhook, (), {}, "setWebhook", {"url": "https://x/h"}, None) is True
-    assert made == [1]
+async def test_a_game_message_goes_before_a_reply_waiting_for_the_same_group():
+    rig = Rig(group_max=2, group_period=4.0)
+    period = 4 * SAFETY
+    await rig.call(-1, "a")
+    await rig.clock.advance(2.0)
+    await rig.call(-1, "b")
+    reply = rig.call(-1, "reply")  # waits for a's slot, at `period`
+    await rig.clock.advance(1.0)
+    game = rig.call(-1, "game", priority=Priority.GAME)  # came later, waits for the same slot
+    await rig.clock.advance(period - 3 + 0.001)
+    assert game.result() is True and not reply.done()
+    await rig.clock.advance(2.0)  # b's slot
+    assert reply.result() is True
+    assert rig.labels() == ["a", "b", "game", "reply"]
+    assert rig.time_of("game") == pytest.approx(period, abs=0.01)
+    assert rig.time_of("reply") == pytest.approx(period + 2, abs=0.01)
+    assert Priority("game") is Priority.GAME  # callers may pass the string
 
 
-async def test_a_reply_that_would_wait_past_reply_wait_is_dropped(rredis, monkeypatch):
-    # a group spamming commands past its window: a reply waits a few seconds at most, then is
-    # dropped (Throttled) rather than sent a minute late or holding its update that long
-    monkeypatch.setattr(ratelimit, "REPLY_WAIT", 1.0)
-    lim = _limiter(rredis, group_max=1)
-    made = []
+async def test_a_throttled_game_call_keeps_its_claim_on_the_next_slot(monkeypatch):
+    monkeypatch.setattr(ratelimit, "REPLY_WAIT", 60.0)
+    rig = Rig(group_max=1, group_period=4.0)
+    period = 4 * SAFETY
+    await rig.call(-1, "board", defer=True)  # deferred: priority GAME by default
+    await rig.clock.advance(1.0)
+    sync = rig.call(-1, "sync", defer=True)
+    await settle()
+    assert isinstance(sync.exception(), Throttled)
+    reply = rig.call(-1, "reply")  # the slot at `period` is the sync's
+    await rig.clock.advance(sync.exception().seconds + 0.001)
+    assert rig.labels() == ["board"]
+    assert await rig.call(-1, "sync again", defer=True) is True
+    await rig.clock.advance(2 * period)
+    assert reply.result() is True and rig.labels() == ["board", "sync again", "reply"]
 
-    async def call(*args, **kw):
-        made.append(args)
-        return True
 
-    await lim.process_request(call, ("r1",), {}, "sendMessage", {"chat_id": -9}, None)
-    with pytest.raises(Throttled):
-        await asyncio.wait_for(lim.process_request(call, ("r2",), {}, "sendMessage", {"chat_id": -9}, None), 0.5)
-    assert made == [("r1",)]
-    # a short wait is still waited out
-    short = _limiter(rredis, group_max=1, group_period=0.2)
-    await short.process_request(call, ("s1",), {}, "sendMessage", {"chat_id": -10}, None)
-    await asyncio.wait_for(short.process_request(call, ("s2",), {}, "sendMessage", {"chat_id": -10}, None), 2)
-    assert made[-2:] == [("s1",), ("s2",)]
+async def test_a_claim_lapses_when_the_game_call_does_not_come_back(monkeypatch):
+    monkeypatch.setattr(ratelimit, "REPLY_WAIT", 60.0)
+    rig = Rig(group_max=1, group_period=4.0)
+    await rig.call(-1, "board", defer=True)
+    sync = rig.call(-1, "sync", defer=True)
+    await settle()
+    assert isinstance(sync.exception(), Throttled)
+    reply = rig.call(-1, "reply")
+    await rig.clock.advance(4 * SAFETY + CLAIM_GRACE - 0.01)
+    assert not reply.done()
+    await rig.clock.advance(0.02)
+    assert reply.result() is True
+    assert rig.time_of("reply") == pytest.approx(4 * SAFETY + CLAIM_GRACE)
+
+
+async def test_a_reply_waits_for_its_group_up_to_reply_wait():
+    rig = Rig(group_max=1, group_period=4.0)
+    await rig.call(-1, "first")
+    reply = rig.call(-1, "waits 4.2 s")
+    await rig.clock.advance(4 * SAFETY + 0.001)
+    assert reply.result() is True
+    long = Rig(group_max=1, group_period=10.0)
+    await long.call(-1, "first")
+    dropped = long.call(-1, "would wait 10.5 s")
+    await settle()
+    assert isinstance(dropped.exception(), Throttled) and dropped.exception().retry_after == 11
+    assert long.labels() == ["first"]
+
+
+async def test_a_cancelled_waiting_call_leaves_no_trace():
+    rig = Rig(group_max=1, group_period=4.0)
+    await rig.call(-1, "first")
+    game = rig.call(-1, "game", priority="game")
+    await settle()
+    game.cancel()
+    await settle()
+    reply = rig.call(-1, "reply")
+    await rig.clock.advance(4 * SAFETY + 0.001)
+    assert reply.result() is True and rig.labels() == ["first", "reply"]
+
+
+async def test_assume_full_fills_every_group_window_for_one_period():
+    rig = Rig(group_max=2, group_period=10.0, overall_max=30)
+    period = 10 * SAFETY
+    await rig.call(-1, "known group")
+    await rig.clock.advance(1.0)
+    rig.limiter.assume_full()  # at 1 s: a take-over
+    known = rig.call(-1, "known", defer=True)
+    private = rig.call(42, "private")  # no group window; the overall one is full for ~1 s
+    await rig.clock.advance(4.0)
+    new = rig.call(-2, "first seen within the period", defer=True)
+    await settle()
+    assert known.exception().seconds == pytest.approx(period)
+    assert new.exception().seconds == pytest.approx(period - 4)
+    assert private.result() is True and rig.time_of("private") == pytest.approx(1 + SAFETY, abs=0.01)
+    await rig.clock.advance(period - 4 + 0.001)
+    assert await rig.call(-2, "after the period", defer=True) is True
+    assert await rig.call(-3, "first seen after it", defer=True) is True
+
+
+async def test_assume_full_for_a_given_period():
+    rig = Rig(group_max=2, group_period=10.0)
+    rig.limiter.assume_full(3.0)
+    await rig.clock.advance(2.0)
+    held = rig.call(-1, "held", defer=True)
+    await settle()
+    assert held.exception().seconds == pytest.approx(1.0)
+    await rig.clock.advance(1.001)
+    assert await rig.call(-1, "free", defer=True) is True
+    rig.limiter.assume_full(0.5)  # shorter than the overall window too
+    await rig.clock.advance(0.501)
+    after = [rig.call(-2, "new group", defer=True), rig.call(42, "private")]
+    await settle()
+    assert all(t.done() and t.result() is True for t in after)
+    rig.limiter.assume_full(0)  # nothing to assume (e.g. the previous holder left long ago)
+    now = rig.call(-4, "at once", defer=True)
+    await settle()
+    assert now.result() is True
+
+
+async def test_idle_chats_are_forgotten():
+    rig = Rig(overall_max=10_000)
+    for i in range(500):
+        await rig.call(10_000 + i, "private")
+    await rig.call(-1, "group")  # a group's window is kept while it holds a slot
+    assert len(rig.limiter._chats) < 200
+    for i in range(500):
+        await rig.call(20_000 + i, "private")
+    assert "-1" in rig.limiter._chats
