@@ -43,6 +43,9 @@ RECENT_UPDATES = 10_000
 GROUP = "bot"
 #: Updates processed at once, at most (the reader waits for room beyond that).
 IN_FLIGHT = 256
+#: Seconds from an update's processing to its acknowledgement (which covers every update processed
+#: meanwhile: one round trip for a burst).
+ACK_DELAY = 0.05
 #: Seconds between tries of an update whose processing met a Redis failure: doubling up to this.
 RETRY_MAX = 8.0
 
@@ -150,6 +153,7 @@ class Consumer:
         self._chains: dict[str, asyncio.Task[None]] = {}
         self._room = asyncio.Semaphore(IN_FLIGHT)
         self._done: list[str] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
         """Claim what was left pending, then read new entries, until cancelled; a cancel stops
@@ -158,6 +162,8 @@ class Consumer:
             await self._read()
         finally:
             chains = list(self._chains.values())
+            if self._flusher is not None:
+                chains.append(self._flusher)
             for task in chains:
                 task.cancel()
             await asyncio.gather(*chains, return_exceptions=True)
@@ -221,8 +227,19 @@ class Consumer:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX)
             self._done.append(entry_id)
+            if self._flusher is None or self._flusher.done():
+                self._flusher = asyncio.create_task(self._flush_soon())
         finally:
             self._room.release()
+
+    async def _flush_soon(self) -> None:
+        """Acknowledge within :data:`ACK_DELAY` of processing (one round trip for every update
+        processed meanwhile), so a take-over repeats little."""
+        await asyncio.sleep(ACK_DELAY)
+        try:
+            await self._flush()
+        except Exception as e:  # the next flush takes them
+            log.warning("acknowledging processed updates failed: %s", e)
 
     async def _flush(self) -> None:
         """Acknowledge and delete the processed entries (one round trip)."""

@@ -1,6 +1,7 @@
 """The active process's lease: exactly one process per bot token works, the others stand by.
 
-DESIGN.md, Processes. The lease is one Redis key, ``<prefix>:{b<bot>}:lease``, whose value is
+DESIGN.md, Processes. The lease is one Redis key, ``<prefix>:{b<bot>}:lease`` (beside it the
+epoch counter and the time of the last renewal), whose value is
 ``"<holder> <epoch>"`` and which expires after :data:`LEASE_SECONDS` unless its holder renews it
 (every :data:`RENEW_EVERY` seconds). The epoch is a fencing number: each new holder gets a larger
 one, and a game's commit refuses any epoch older than the one the game last saw
@@ -32,23 +33,28 @@ RENEW_EVERY = 1.0
 #: Seconds before the lease's end at which its holder stops counting itself active.
 MARGIN = 1.5
 
-# KEYS: 1 the lease, 2 the epoch counter. ARGV: 1 holder, 2 lease ms. Takes a free lease with a
-# new epoch ({1, epoch}), renews our own ({1, epoch}), or reports the holder's ({0, value}).
+# KEYS: 1 the lease, 2 the epoch counter, 3 when a holder last renewed (ms, Redis's clock). ARGV:
+# 1 holder, 2 lease ms. Takes a free lease with a new epoch ({1, epoch, previous renewal ms}),
+# renews our own ({1, epoch, ''}), or reports the holder's ({0, value}).
 _ACQUIRE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local holder, epoch = string.match(cur, '^(%S+) (%d+)$')
   if holder == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    return {1, epoch}
+    redis.call('SET', KEYS[3], string.format('%d', now))
+    return {1, epoch, ''}
   end
   return {0, cur}
 end
-local t = redis.call('TIME')
-local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
+local previous = redis.call('GET', KEYS[3]) or ''
 redis.call('SET', KEYS[2], string.format('%d', epoch))
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. string.format('%d', epoch), 'PX', ARGV[2])
-return {1, string.format('%d', epoch)}
+redis.call('SET', KEYS[3], string.format('%d', now))
+return {1, string.format('%d', epoch), previous}
 """
 
 # KEYS: 1 the lease. ARGV: 1 its value as we hold it. Gives it up if it is still ours.
@@ -64,12 +70,15 @@ class Lease:
     ``holder``: a name unique to this process (host, pid and a random part); ``epoch``: the
     fencing number of the lease this process holds (0 while it holds none)."""
 
-    def __init__(self, redis: Any, keys: tuple[str, str], seconds: float = LEASE_SECONDS) -> None:
+    def __init__(self, redis: Any, keys: tuple[str, str, str], seconds: float = LEASE_SECONDS) -> None:
         self.redis = redis
         self.keys = list(keys)
         self.seconds = seconds
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.epoch = 0
+        #: When the lease was last renewed before this process took it (epoch seconds on Redis's
+        #: clock; None: never): the previous holder may have sent messages until it lapsed.
+        self.previous_renewal: float | None = None
         self._valid_until = 0.0
         self._acquire = redis.register_script(_ACQUIRE)
         self._release = redis.register_script(_RELEASE)
@@ -87,8 +96,10 @@ class Lease:
         """Take the lease if it is free, or renew it if it is ours (one round trip). True when
         this process holds it now; on False, :attr:`epoch` is 0. Raises what redis-py raises."""
         started = time.monotonic()
-        got, value = await self._acquire(keys=self.keys, args=[self.holder, int(self.seconds * 1000)])
+        got, value, *previous = await self._acquire(keys=self.keys, args=[self.holder, int(self.seconds * 1000)])
         if int(got) and (self.epoch in (0, int(value))):
+            if self.epoch == 0:
+                self.previous_renewal = int(previous[0]) / 1000 if previous and previous[0] else None
             self.epoch = int(value)
             self._valid_until = started + self.seconds - MARGIN
             return True

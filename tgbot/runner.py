@@ -31,6 +31,7 @@ from . import handlers, ingest
 from .ingest import Outcome, outcome
 from .clock import RedisClock
 from .lease import RENEW_EVERY, Lease
+from .ratelimit import RateLimiter
 from .settings import Settings
 from .store import FencedError, Store, connect, current_update
 from .sync import Syncer
@@ -85,7 +86,7 @@ class Runner:
         self.redis = await connect(self.settings.redis_url)
         self.store = store = Store(self.redis, prefix=f"cheat:{self.bot_id}")
         self.ingest = ingest.Ingest(self.redis, (store.k_bot("updates"), store.k_bot("recent"), store.k_bot("offset"), store.k_bot("lease")))
-        self.lease = Lease(self.redis, (store.k_bot("lease"), store.k_bot("epoch")))
+        self.lease = Lease(self.redis, (store.k_bot("lease"), store.k_bot("epoch"), store.k_bot("renewed")))
         await self.app.initialize()
         try:
             self._servers.append(await start_internal(self.settings.http_listen, self.health))
@@ -137,9 +138,7 @@ class Runner:
 
         store.on_commit = on_commit
         self.app.bot_data["svc"] = handlers.Services(self.settings, store, syncer, self.app.bot.username or "", self.clock, self.bot_id, timers)
-        limiter = self.app.bot.rate_limiter
-        if limiter is not None and hasattr(limiter, "assume_full"):
-            limiter.assume_full()
+        self._assume_windows_full()
         tasks: list[asyncio.Task[Any]] = []
         try:
             await self._take_over(store, syncer, timers)
@@ -168,6 +167,15 @@ class Runner:
             store.forget_tables()
             store.epoch = 0
             log.info("bot @%s no longer active", self.app.bot.username)
+
+    def _assume_windows_full(self) -> None:
+        """The previous holder may have sent messages until its lease lapsed: count every group's
+        window as full until those have left Telegram's window (nothing after a long pause)."""
+        assert self.lease is not None
+        limiter = self.app.bot.rate_limiter
+        previous = self.lease.previous_renewal
+        if isinstance(limiter, RateLimiter) and previous is not None:
+            limiter.assume_full(previous + self.lease.seconds + limiter.group_period - self.clock.now())
 
     async def _take_over(self, store: Store, syncer: Syncer, timers: Timers) -> None:
         """Commands, the webhook, and every live game: its epoch raised, timer set, views synced."""

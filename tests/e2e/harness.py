@@ -105,6 +105,17 @@ class BotProcess:
 _CARDS = re.compile(r"(\d+)")
 
 
+def telegram_errors(emu: BotAPIEmulator) -> list[dict]:
+    """The emulator's error answers, less those a crash or a take-over makes by design: a
+    restarted poller's 409 while the dead one's long poll is still open, a second answer to a
+    tap processed again after a ``kill -9`` (Telegram refuses it; the first one was given), and
+    an edit repeated because the process died before recording it ("message is not modified")."""
+    return [e for e in emu.errors
+            if not (e["method"] == "getUpdates" and e["error_code"] == 409)
+            and not (e["method"] == "answerCallbackQuery" and e["error_code"] == 400)
+            and "message is not modified" not in e["description"]]
+
+
 async def active_of(bots: list[BotProcess], timeout: float = 30.0) -> BotProcess:
     """The one process whose /healthz says active (waits until exactly one does); fails when two
     say so at once."""

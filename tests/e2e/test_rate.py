@@ -28,7 +28,7 @@ def group_calls(emu: BotAPIEmulator, chat_id: int) -> list[dict]:
 async def plays_of(redis: Redis) -> dict[int, int]:
     """chat id -> number of actions (plays, challenges, beliefs: log entries) of the games here."""
     out = {}
-    async for key in redis.scan_iter("cheat:{g*}:game"):
+    async for key in redis.scan_iter("cheat:*:{g*}:game"):
         table = Table_.from_json(await redis.hget(key, "t"))
         log = await redis.lrange(key.replace(":game", ":log"), 0, -1)
         out[table.chat_id] = len(log)

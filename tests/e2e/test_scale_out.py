@@ -75,8 +75,8 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
     url = redis_server.url.replace("/0", "/14")
     redis = Redis.from_url(url, decode_responses=True)
     await redis.flushdb()
-    store = Store(redis)
     emu = BotAPIEmulator(group_window=6.0, global_rate=300)
+    store = Store(redis, prefix=f"cheat:{emu.bot_id}")
     await emu.start()
     ports = [free_port() for _ in range(3)]
     emu.webhook_targets = [f"http://127.0.0.1:{p}/hook" for p in ports]
@@ -118,7 +118,7 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
 
         # the stored record of every game replays to its stored state, one log entry per turn
         games = 0
-        async for key in redis.scan_iter("cheat:{g*}:game"):
+        async for key in redis.scan_iter("cheat:*:{g*}:game"):
             gid = key.split("{g")[1].split("}")[0]
             table = await store.load(gid)
             if table.state is None:
