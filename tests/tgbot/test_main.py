@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import aiohttp
 
 from tests.fakes.botapi import BotAPIEmulator
 from tests.redis_server import RedisSentinelServers, RedisServer, free_port
@@ -15,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("BOT_TOKEN", "REDIS_URL", "TELEGRAM_BASE_URL", "WEBHOOK_URL")}
+    env = {k: v for k, v in os.environ.items() if k not in ("BOT_TOKEN", "REDIS_URL", "TELEGRAM_BASE_URL", "WEBHOOK_URL", "HTTP_LISTEN")}
+    env["HTTP_LISTEN"] = "127.0.0.1:0"  # /healthz on a free port (never the default 8080)
     env.update(extra)
     return env
 
@@ -104,12 +107,18 @@ async def test_memory_store_warns_and_starts(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "tgbot"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                 env=_env(BOT_TOKEN=emu.token, TELEGRAM_BASE_URL=emu.base_url, PYTHONUNBUFFERED="1"))
     try:
-        await emu.wait_call("getUpdates", timeout=20)
-        await emu.wait_call("setMyCommands", timeout=10)
+        # it took the lease of the embedded store: the take-over registers the commands (the
+        # emulator records a getUpdates only when its long poll of 10 s ends: not waited for)
+        await emu.wait_call("setMyCommands", timeout=30)
         assert proc.poll() is None
         text = log.read_text()
         assert "REDIS_URL is not set" in text and "WARNING" in text
-        assert "ready" in text or await asyncio.sleep(0.5) is None
+        port = re.search(r"listening on 127\.0\.0\.1:(\d+) \(/healthz\)", text)
+        assert port, text
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{port.group(1)}/healthz") as r:
+                health = await r.json()
+        assert r.status == 200 and health["role"] == "active" and health["epoch"] > 0, health
     finally:
         proc.terminate()
         try:
