@@ -447,9 +447,14 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         rows.append([_button(tr.t("I believe"), Tap("believe", table.id, turn=table.turn), BELIEVE)])
         rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn), CHALLENGE)])
     else:
+        head = len(lines)  # the turn's heading: the deadline goes right under it, above the prompts
         rows += _play_rows(table, v, picks, tr, lines)
     if v.my_turn and not me.ai and table.turn_end is not None:
-        lines.append("⏱ " + tr.t("Automatic move {deadline} unless you move first.", deadline=deadline(tr, table.turn_end, table.turn_timeout)))
+        timer = "⏱ " + tr.t("Automatic move {deadline} unless you move first.", deadline=deadline(tr, table.turn_end, table.turn_timeout))
+        if pv.answering:
+            lines.append(timer)
+        else:
+            lines.insert(head + 1, timer)
     rows.append([_button(tr.t("Refresh"), Tap("refresh", table.id))])
     return Rendered(_cap("\n".join(lines)), InlineKeyboardMarkup(rows))
 
