@@ -26,11 +26,11 @@ from typing import Any
 
 from telegram import Update
 
+from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimUser
+from tests.fakes.html import parse_html
 from tgbot.app import build_application
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from tgbot.settings import Settings
-from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimUser
-from tests.fakes.html import parse_html
 
 GROUP = -100777
 SHOWN = {"sendMessage", "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery", "deleteMessage", "sendDocument"}

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer",
-    "leave_confirm", "timer_menu", "clock", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
+    "leave_confirm", "timer_menu", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
     "private_hint", "settings_menu", "stats_text", "top_text", "stop_confirm", "plain_names", "note", "deadline", "duration",
     "number", "ordinal", "place_text", "rank_due", "BELIEVE", "CHALLENGE", "PLAY",
 ]
@@ -138,7 +138,7 @@ def number(tr: Translator, value: float, fmt: str | None = None) -> str:
 def duration(tr: Translator, seconds: float, short: bool = False) -> str:
     """A span of time as people say it: «90 секунд», «3 минуты», «1 час» (``short``: the
     button forms «90 с», «3 мин», «1 час»). Whole minutes and hours are named as such."""
-    s = max(0, int(round(seconds)))
+    s = max(0, round(seconds))
     if s and s % 3600 == 0:
         return tr.n("{n} hour", "{n} hours", s // 3600)
     if s >= 60 and s % 60 == 0 or s >= 600:
@@ -159,7 +159,7 @@ def deadline(tr: Translator, end: float, left: float) -> str:
 
 def _relative(tr: Translator, seconds: float) -> str:
     """«примерно через 90 секунд», "in about 90 seconds": a time ahead, as a duration."""
-    s = max(1, int(round(seconds)))
+    s = max(1, round(seconds))
     if s % 3600 == 0:
         return tr.n("in about {n} hour", "in about {n} hours", s // 3600)
     if s >= 60 and s % 60 == 0 or s >= 600:
