@@ -78,7 +78,8 @@ def check_language(texts: list[str], lang: str, forbidden: set[str], where: str)
     assert texts, where
     for text in texts:
         if lang != "ru":
-            assert not CYRILLIC.search(text), f"{where} ({lang}): Cyrillic in {text!r}"
+            # only the game's own name is Cyrillic in every language (the word table)
+            assert not CYRILLIC.search(text.replace("Верю — не верю", "")), f"{where} ({lang}): Cyrillic in {text!r}"
         for frag in forbidden:
             assert frag not in text, f"{where} ({lang}): {frag!r} (another language) in {text!r}"
 
