@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from functools import cached_property, lru_cache
 
+from babel.numbers import format_decimal
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import CallbackQueryLimit, MessageLimit
 
@@ -26,7 +26,7 @@ from core.cards import RANKS, Hand, Rank
 
 from .codec import Tap, encode
 from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
-from .model import Status, Table
+from .model import REMIND_AT, Status, Table
 
 if TYPE_CHECKING:
     from core.stats import SeatStats
@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer",
-    "leave_confirm", "timer_menu", "clock", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
-    "private_hint", "settings_menu", "stats_text", "top_text", "stop_confirm", "plain_names", "note",
+    "leave_confirm", "timer_menu", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
+    "private_hint", "settings_menu", "stats_text", "top_text", "stop_confirm", "plain_names", "note", "deadline", "duration",
+    "number", "ordinal", "place_text", "rank_due", "BELIEVE", "CHALLENGE", "PLAY",
 ]
 
 #: Names are cut to this many characters on screen.
@@ -47,6 +48,10 @@ MAX_NAME = 32
 BOT_NAMES: tuple[str, ...] = (N_("Bot Vasya"), N_("Bot Masha"), N_("Bot Petya"), N_("Bot Olya"), N_("Bot Fedya"), N_("Bot Zina"))
 #: Marks an AI-played seat on the board and in the lobby.
 AI_MARK = "🤖"
+
+#: Button styles (Bot API ``InlineKeyboardButton.style``): green for «Верю», red for «Не верю!»,
+#: blue for the buttons that put cards on the pile.
+BELIEVE, CHALLENGE, PLAY = "success", "danger", "primary"
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ class Rendered:
         only button kinds this bot draws); computed once, without PTB's ``to_dict``."""
         rows = None
         if self.markup is not None:
-            rows = [[(b.text, b.callback_data, b.url) for b in row] for row in self.markup.inline_keyboard]
+            rows = [[(b.text, b.callback_data, b.url, b.style) for b in row] for row in self.markup.inline_keyboard]
         return hashlib.blake2b(repr((self.text, rows)).encode(), digest_size=8).hexdigest()
 
 
@@ -124,9 +129,57 @@ def name(table: Table, seat: int, tr: Translator | None = None) -> str:
     return "\u2068" + esc(clean_name(raw, fallback)) + "\u2069"
 
 
-def clock(epoch: float) -> str:
-    """``HH:MM:SS`` in UTC of an epoch time (deadlines on panels; edits are not live)."""
-    return time.strftime("%H:%M:%S", time.gmtime(epoch))
+def number(tr: Translator, value: float, fmt: str | None = None) -> str:
+    """``value`` written the way ``tr``'s language writes numbers (Babel's ``format_decimal``:
+    «3,25» in Russian, French and Italian, "3.25" in English; thousands grouped)."""
+    return format_decimal(value, format=fmt, locale=tr.lang)
+
+
+def duration(tr: Translator, seconds: float, short: bool = False) -> str:
+    """A span of time as people say it: «90 секунд», «3 минуты», «1 час» (``short``: the
+    button forms «90 с», «3 мин», «1 час»). Whole minutes and hours are named as such."""
+    s = max(0, round(seconds))
+    if s and s % 3600 == 0:
+        return tr.n("{n} hour", "{n} hours", s // 3600)
+    if s >= 60 and s % 60 == 0 or s >= 600:
+        m = round(s / 60)
+        return tr.t("{n} min", n=m) if short else tr.n("{n} minute", "{n} minutes", m)
+    return tr.t("{n} s", n=s) if short else tr.n("{n} second", "{n} seconds", s)
+
+
+def deadline(tr: Translator, end: float, left: float) -> str:
+    """A moment ``end`` (epoch seconds) as Telegram's date-time entity, relative ("in 2
+    minutes", counted live and shown in each reader's own language by their client); the text
+    inside, for clients that do not know the entity, is the duration ``left`` («примерно через
+    90 секунд»), never a clock time. ``left`` is given, not measured, so that renders of one
+    moment are equal."""
+    fallback = _relative(tr, left)
+    return f'<tg-time unix="{int(end)}" format="r">{esc(fallback)}</tg-time>'
+
+
+def _relative(tr: Translator, seconds: float) -> str:
+    """«примерно через 90 секунд», "in about 90 seconds": a time ahead, as a duration."""
+    s = max(1, round(seconds))
+    if s % 3600 == 0:
+        return tr.n("in about {n} hour", "in about {n} hours", s // 3600)
+    if s >= 60 and s % 60 == 0 or s >= 600:
+        return tr.n("in about {n} minute", "in about {n} minutes", round(s / 60))
+    return tr.n("in about {n} second", "in about {n} seconds", s)
+
+
+#: Ordinal numbers for places 1 to 6 (msgids; each language writes its own: «1-е», "1st",
+#: « 1re », «1º»). Babel knows ordinal plural categories but not these forms.
+_ORDINALS = {1: N_("1st"), 2: N_("2nd"), 3: N_("3rd"), 4: N_("4th"), 5: N_("5th"), 6: N_("6th")}
+
+
+def ordinal(tr: Translator, place: int) -> str:
+    """«2-е», "2nd", « 2e », «2º» (places 1 to 6; beyond, the bare number)."""
+    return tr.t(_ORDINALS[place]) if place in _ORDINALS else number(tr, place)
+
+
+def place_text(tr: Translator, place: int) -> str:
+    """«2-е место», "2nd place", « 2e place », «2º posto»."""
+    return tr.t("{ordinal} place", ordinal=ordinal(tr, place))
 
 
 def _marked(table: Table, seat: int) -> str:
@@ -139,11 +192,6 @@ def title(table: Table) -> str:
     return "\u2068" + esc(clean_name(table.title, "—")) + "\u2069"
 
 
-def rank_name(tr: Translator, rank: Rank) -> str:
-    """A rank's full name, singular («дама», "Queen", « dame », «donna»)."""
-    return tr.t(_RANK_NAMES[rank])
-
-
 def rank_count(tr: Translator, count: int, rank: Rank) -> str:
     """A count of one rank with the language's plural («2 дамы», "2 Queens", « 2 dames »,
     «2 donne»): the claim style in every language."""
@@ -151,25 +199,33 @@ def rank_count(tr: Translator, count: int, rank: Rank) -> str:
     return tr.n(one, many, count)
 
 
+def rank_due(tr: Translator, rank: Rank) -> str:
+    """The rank as the cards to put down, in the form a language uses after "put down"
+    (Russian accusative plural, animate for Т, В, Д, К: «кладите тузов», «кладите семёрки»;
+    "Sevens"; « des dames »; «donne»)."""
+    return tr.t(_RANK_DUE[rank])
+
+
 def rank_short(tr: Translator, rank: Rank) -> str:
     """A rank's short label for buttons and hands (A, 2 … 10, J, Q, K or the language's own)."""
     return tr.t(_RANK_SHORT[rank])
 
 
-_RANK_NAMES = {
-    Rank.ACE: N_("ace"),
-    Rank.TWO: N_("two"),
-    Rank.THREE: N_("three"),
-    Rank.FOUR: N_("four"),
-    Rank.FIVE: N_("five"),
-    Rank.SIX: N_("six"),
-    Rank.SEVEN: N_("seven"),
-    Rank.EIGHT: N_("eight"),
-    Rank.NINE: N_("nine"),
-    Rank.TEN: N_("ten"),
-    Rank.JACK: N_("jack"),
-    Rank.QUEEN: N_("queen"),
-    Rank.KING: N_("king"),
+#: The rank as what is put down ("play Sevens"): see :func:`rank_due`.
+_RANK_DUE = {
+    Rank.ACE: N_("Aces"),
+    Rank.TWO: N_("Twos"),
+    Rank.THREE: N_("Threes"),
+    Rank.FOUR: N_("Fours"),
+    Rank.FIVE: N_("Fives"),
+    Rank.SIX: N_("Sixes"),
+    Rank.SEVEN: N_("Sevens"),
+    Rank.EIGHT: N_("Eights"),
+    Rank.NINE: N_("Nines"),
+    Rank.TEN: N_("Tens"),
+    Rank.JACK: N_("Jacks"),
+    Rank.QUEEN: N_("Queens"),
+    Rank.KING: N_("Kings"),
 }
 _RANK_PLURALS = {
     Rank.ACE: Np_("{n} Ace", "{n} Aces"),
@@ -229,8 +285,13 @@ def variant_name(tr: Translator, variant: str) -> str:
     return tr.t("Russian variant") if variant == "russian" else tr.t("Classic variant")
 
 
-def _button(text: str, tap: Tap) -> InlineKeyboardButton:
-    return InlineKeyboardButton(text, callback_data=encode(tap))
+def variant_short(tr: Translator, variant: str) -> str:
+    """The variant's name on a button of a row («Русский», «Классический»)."""
+    return tr.t("Russian rules") if variant == "russian" else tr.t("Classic rules")
+
+
+def _button(text: str, tap: Tap, style: str | None = None) -> InlineKeyboardButton:
+    return InlineKeyboardButton(text, callback_data=encode(tap), style=style)
 
 
 def _cap(text: str) -> str:
@@ -246,7 +307,7 @@ def lobby(table: Table) -> Rendered:
     """The lobby message: players, variant, and the join/leave/start/cancel/variant buttons."""
     tr = translator(table.lang)
     lines = [
-        "<b>" + tr.t("«I doubt it» — new game") + "</b>",
+        "<b>" + tr.t("«I doubt it»: a new game, join in") + "</b>",
         tr.t("Variant: {variant}", variant=variant_name(tr, table.variant)),
         tr.t("Players ({count}/6):", count=len(table.seats)),
     ]
@@ -261,7 +322,7 @@ def lobby(table: Table) -> Rendered:
         [
             [_button(tr.t("Join"), Tap("join", table.id)), _button(tr.t("Leave"), Tap("leave", table.id))],
             [_button(tr.t("Start"), Tap("start", table.id)), _button(tr.t("Cancel"), Tap("cancel", table.id))],
-            [_button(tr.t("Switch to: {variant}", variant=variant_name(tr, other)), Tap("variant", table.id, arg=other))],
+            [_button(tr.t("Switch to the Russian variant") if other == "russian" else tr.t("Switch to the classic variant"), Tap("variant", table.id, arg=other))],
             [_button(tr.t("Add a bot"), Tap("addbot", table.id))]
             + ([_button(tr.t("Remove a bot"), Tap("rmbot", table.id))] if any(s.bot for s in table.seats) else []),
         ]
@@ -284,12 +345,12 @@ def board(table: Table, bot_username: str) -> Rendered:
         marker = "▶ " if pv.current == i else ""
         place = ""
         if pv.result is not None:
-            place = tr.t("place {place}", place=pv.result.places[i]) + " · "
+            place = place_text(tr, pv.result.places[i]) + " · "
         lines.append(f"{marker}{i + 1}. {_marked(table, i)} — {place}" + tr.n("{n} card", "{n} cards", pv.hand_sizes[i]))
     lines.append("")
-    lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)) + " · " + tr.t("plays: {plays}", plays=pv.plays))
+    lines.append(tr.t("Pile: {cards}", cards=tr.n("{n} card", "{n} cards", pv.pile_size)) + " · " + tr.t("plays: {plays}", plays=number(tr, pv.plays)))
     if pv.claims:
-        claims = " · ".join(tr.t("{player}: {claim}", player=name(table, c.seat), claim=claim_text(tr, c.count, c.claim)) for c in pv.claims)
+        claims = " · ".join(tr.t("{player} — {claim}", player=name(table, c.seat), claim=claim_text(tr, c.count, c.claim)) for c in pv.claims)
         lines.append(tr.t("This round: {claims}", claims=claims))
     lines.append("")
     lines.append(_status_line(table, pv, tr))
@@ -309,12 +370,16 @@ def _status_line(table: Table, pv: core.PublicView, tr: Translator) -> str:
     who = name(table, pv.current)  # type: ignore[arg-type]
     if pv.phase is core.Phase.FINAL_CHECK:
         last = pv.claims[-1]
-        return tr.t("{player} played their last cards. {who}: believe or not?", player=name(table, last.seat), who=who)
+        return tr.t("{player} has played their last cards. {who}, do you believe it?", player=name(table, last.seat), who=who)
     if pv.phase is core.Phase.CAP_CHECK:
-        return tr.t("That was the last play of the game. {who}: believe or not?", who=who)
+        return tr.t("That was the last play of the game. {who}, do you believe it?", who=who)
+    due = pv.required_claim
     if pv.phase is core.Phase.OPENING:
-        return tr.t("{who} opens a new round.", who=who)
-    return tr.t("{who} to play or to say «I doubt it!».", who=who)
+        if due is None:
+            return tr.t("{who} opens a new round and names the cards.", who=who)
+        return tr.t("{who} opens a new round: {ranks} are due.", who=who, ranks=rank_due(tr, due))
+    return tr.t("{who} to play {ranks} or to say «I doubt it!».", who=who, ranks=rank_due(tr, due))  # type: ignore[arg-type]
+
 
 
 def result_line(table: Table, result: core.Result, tr: Translator) -> str:
@@ -342,7 +407,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     assert table.state is not None
     v = core.view(table.state, seat)
     pv = v.public
-    lines = [tr.t("Game in «{group}»", group=title(table))]
+    lines = [tr.t("Game in the group «{group}»", group=title(table))]
     lines.append(tr.t("Your cards ({count}): {hand}", count=v.hand.size, hand=hand_text(tr, v.hand)))
     sizes = " · ".join(f"{name(table, i, tr)} {pv.hand_sizes[i]}" for i in range(pv.players))
     lines.append(tr.t("Hands: {sizes}", sizes=sizes))
@@ -350,12 +415,13 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     if pv.claims:
         last = pv.claims[-1]
         lines.append(tr.t("Last claim: {player} — {claim}", player=name(table, last.seat, tr), claim=claim_text(tr, last.count, last.claim)))
+    due = pv.required_claim
     rows: list[list[InlineKeyboardButton]] = []
     if table.status is not Status.PLAYING:
         if pv.result is not None:
             lines.append("")
             lines.append(result_line(table, pv.result, tr))
-            lines.append(tr.t("Your place: {place}", place=pv.result.places[seat]))
+            lines.append(tr.t("Your result: {place}", place=place_text(tr, pv.result.places[seat])))
             # The final panel's only button: the game's record as a file.
             return Rendered(_cap("\n".join(lines)), InlineKeyboardMarkup([[_button(tr.t("Get the game's record"), Tap("rec", table.id))]]))
         lines.append(tr.t("The game was stopped. No result."))
@@ -369,31 +435,54 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         lines.append("<b>" + tr.t("The AI is playing for you.") + "</b>")
         rows.append([_button(tr.t("Take my seat back"), Tap("takeback", table.id))])
         if not v.my_turn:
-            lines.append(tr.t("Turn: {who}", who=name(table, pv.current, tr)))  # type: ignore[arg-type]
+            lines.append(_turn_line(table, pv, tr, due))
     elif not v.my_turn:
-        lines.append(tr.t("Turn: {who}", who=name(table, pv.current, tr)))  # type: ignore[arg-type]
+        lines.append(_turn_line(table, pv, tr, due))
     elif pv.answering:
         last = pv.claims[-1]
         if pv.phase is core.Phase.FINAL_CHECK:
-            lines.append("<b>" + tr.t("{player} played their last cards: {claim}. Believe or not?", player=name(table, last.seat, tr), claim=claim_text(tr, last.count, last.claim)) + "</b>")
+            lines.append("<b>" + tr.t("{player} has played their last cards: {claim}. Do you believe it?", player=name(table, last.seat, tr), claim=claim_text(tr, last.count, last.claim)) + "</b>")
         else:
-            lines.append("<b>" + tr.t("Last play of the game: {claim}. Believe or not?", claim=claim_text(tr, last.count, last.claim)) + "</b>")
-        rows.append([_button(tr.t("I believe"), Tap("believe", table.id, turn=table.turn)), _button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn))])
+            lines.append("<b>" + tr.t("The last play of the game: {claim}. Do you believe it?", claim=claim_text(tr, last.count, last.claim)) + "</b>")
+        rows.append([_button(tr.t("I believe"), Tap("believe", table.id, turn=table.turn), BELIEVE)])
+        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn), CHALLENGE)])
     else:
+        head = len(lines)  # the turn's heading: the deadline goes right under it, above the prompts
         rows += _play_rows(table, v, picks, tr, lines)
     if v.my_turn and not me.ai and table.turn_end is not None:
-        lines.append("⏱ " + tr.t("Move by {time} UTC, or an automatic move is made.", time=clock(table.turn_end)))
+        timer = "⏱ " + tr.t("Automatic move {deadline} unless you move first.", deadline=deadline(tr, table.turn_end, table.turn_timeout))
+        if pv.answering:
+            lines.append(timer)
+        else:
+            lines.insert(head + 1, timer)
     rows.append([_button(tr.t("Refresh"), Tap("refresh", table.id))])
     return Rendered(_cap("\n".join(lines)), InlineKeyboardMarkup(rows))
+
+
+def _turn_line(table: Table, pv: core.PublicView, tr: Translator, due: Rank | None) -> str:
+    """Whose turn it is, on a panel that is not theirs, with the rank due when one is."""
+    who = name(table, pv.current, tr)  # type: ignore[arg-type]
+    if pv.answering:
+        return tr.t("Turn: {who} (believe or not)", who=who)
+    if due is None:
+        return tr.t("Turn: {who} (opens the round and names the cards)", who=who)
+    return tr.t("Turn: {who} · {ranks} are due", who=who, ranks=rank_due(tr, due))
+
+
+#: Card buttons per row of the panel (see tests/tgbot/test_keyboards.py for the width budget).
+PICKS_PER_ROW = 4
+CLAIMS_PER_ROW = 5
 
 
 def _play_rows(table: Table, v: core.PlayerView, picks: str, tr: Translator, lines: list[str]) -> list[list[InlineKeyboardButton]]:
     picked = Hand.from_str(picks) if picks else Hand()
     required = v.required_claim
-    if v.phase is core.Phase.OPENING:
-        lines.append("<b>" + tr.t("Your turn: open the round. Pick 1 to 4 cards, then name a rank.") + "</b>")
+    if v.phase is core.Phase.OPENING and required is None:
+        lines.append("<b>" + tr.t("Your turn, and you open the round: pick 1 to 4 cards, then say what they are.") + "</b>")
+    elif v.phase is core.Phase.OPENING:
+        lines.append("<b>" + tr.t("Your turn, and you open the round: play 1 to 4 {ranks}.", ranks=rank_due(tr, required)) + "</b>")
     else:
-        lines.append("<b>" + tr.t("Your turn: play 1 to 4 cards as {rank}, or say «I doubt it!».", rank=rank_name(tr, required)) + "</b>")  # type: ignore[arg-type]
+        lines.append("<b>" + tr.t("Your turn: play 1 to 4 {ranks} or say «I doubt it!».", ranks=rank_due(tr, required)) + "</b>")  # type: ignore[arg-type]
     if picks:
         lines.append(tr.t("Picked: {cards}", cards=hand_text(tr, picked)))
     rows: list[list[InlineKeyboardButton]] = []
@@ -404,11 +493,13 @@ def _play_rows(table: Table, v: core.PlayerView, picks: str, tr: Translator, lin
             nxt = picked + Hand.from_ranks([rank])
         else:
             nxt = picked - Hand.from_ranks([rank] * chosen)
-        label = rank_short(tr, rank) + (f" ×{held}" if held > 1 else "")
-        if chosen:
-            label = f"✅ {label} ({chosen})"
+        short = rank_short(tr, rank)
+        if not chosen:
+            label = short + (f" ×{held}" if held > 1 else "")
+        else:
+            label = f"✓{short} {chosen}/{held}" if held > 1 else f"✓ {short}"
         row.append(_button(label, Tap("pick", table.id, turn=table.turn, cards=nxt.to_str())))
-        if len(row) == 5:
+        if len(row) == PICKS_PER_ROW:
             rows.append(row)
             row = []
     if row:
@@ -417,19 +508,19 @@ def _play_rows(table: Table, v: core.PlayerView, picks: str, tr: Translator, lin
         rows.append([_button(tr.t("Clear"), Tap("pick", table.id, turn=table.turn, cards=""))])
         if required is not None:
             label = tr.t("Play: {claim}", claim=claim_text(tr, picked.size, required))
-            rows.append([_button(label, Tap("play", table.id, turn=table.turn, cards=picks, claim=required.char))])
+            rows.append([_button(label, Tap("play", table.id, turn=table.turn, cards=picks, claim=required.char), PLAY)])
         else:
-            lines.append(tr.t("Name the rank you claim:"))
+            lines.append(tr.t("What do you claim? Tap it to play:"))
             claim_row: list[InlineKeyboardButton] = []
             for rank in RANKS:
-                claim_row.append(_button("▶ " + rank_short(tr, rank), Tap("play", table.id, turn=table.turn, cards=picks, claim=rank.char)))
-                if len(claim_row) == 5:
+                claim_row.append(_button("▶ " + rank_short(tr, rank), Tap("play", table.id, turn=table.turn, cards=picks, claim=rank.char), PLAY))
+                if len(claim_row) == CLAIMS_PER_ROW:
                     rows.append(claim_row)
                     claim_row = []
             if claim_row:
                 rows.append(claim_row)
     if v.can_challenge:
-        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn))])
+        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn), CHALLENGE)])
     return rows
 
 
@@ -445,28 +536,28 @@ def announcement(table: Table, note: dict, figures: "list[SeatStats] | None" = N
     if kind == "ChallengeResolved":
         revealed = revealed_text(tr, note["revealed"])
         lines = [
-            tr.t("{challenger} doesn't believe {player}!", challenger=name(table, note["challenger"]), player=name(table, note["player"])),
-            tr.t("Claimed: {claim}. Revealed: {cards}.", claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
-            tr.t("It was true.") if note["truthful"] else tr.t("It was a bluff!"),
+            tr.t("{challenger}: «I doubt it!»", challenger=name(table, note["challenger"])),
+            tr.t("Claim: {player} — {claim}. Turned over: {cards}.", player=name(table, note["player"]), claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
+            tr.t("No lie there!") if note["truthful"] else tr.t("A bluff!"),
             tr.t("{loser} takes the pile: {cards}.", loser=name(table, note["loser"]), cards=tr.n("{n} card", "{n} cards", note["pile_taken"])),
         ]
         return "\n".join(lines)
     if kind == "Believed":
         revealed = revealed_text(tr, note["revealed"])
         lines = [
-            tr.t("{believer} believes {player}.", believer=name(table, note["believer"]), player=name(table, note["player"])),
-            tr.t("Claimed: {claim}. Revealed: {cards}.", claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
+            tr.t("{believer}: «I believe»", believer=name(table, note["believer"])),
+            tr.t("Claim: {player} — {claim}. Turned over: {cards}.", player=name(table, note["player"]), claim=claim_text(tr, len(note["revealed"]), Rank.from_str(note["claim"])), cards=revealed),
         ]
         if note["truthful"]:
-            lines.append(tr.t("It was true. The pile stays."))
+            lines.append(tr.t("No lie there! The pile stays where it is."))
         else:
-            lines.append(tr.t("It was a bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"]), cards=tr.n("{n} card", "{n} cards", note["pile_taken"])))
+            lines.append(tr.t("A bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"]), cards=tr.n("{n} card", "{n} cards", note["pile_taken"])))
         return "\n".join(lines)
     if kind == "GameEnded":
         result = core.Result(tuple(note["places"]), note["winner"], note["draw"], note["capped"])
         lines = ["<b>" + tr.t("Game over.") + "</b>"]
         if result.capped:
-            lines.append(tr.t("The play limit of {cap} plays was reached.", cap=core.PLAY_CAP))
+            lines.append(tr.t("The limit of {cap} plays is reached.", cap=number(tr, core.PLAY_CAP)))
         lines.append(result_line(table, result, tr))
         order = sorted(range(len(result.places)), key=lambda i: (result.places[i], i))
         sizes = table.state.hand_sizes if table.state is not None else None
@@ -481,54 +572,78 @@ def announcement(table: Table, note: dict, figures: "list[SeatStats] | None" = N
             return tr.t("Every player has left. The game ends without result.")
         return tr.t("The game was stopped. No result.")
     if kind == "auto":
-        text = tr.t("{player} did not move in time: an automatic move was made.", player=name(table, note["seat"]))
+        text = "⏱ " + tr.t("{player} is out of time: an automatic move is made.", player=name(table, note["seat"]))
         if note.get("ai"):
-            text += "\n" + tr.t("The AI plays for {player} until they take their seat back.", player=name(table, note["seat"]))
+            text += "\n" + tr.t("{player}: the AI plays this seat until its player comes back.", player=name(table, note["seat"]))
         return text
     if kind == "left":
-        return tr.t("{player} left the game; the AI plays their seat.", player=name(table, note["seat"]))
+        return tr.t("{player} leaves the game: the AI plays this seat to the end.", player=name(table, note["seat"]))
     if kind == "remind":
-        seat_lang = table.seats[note["seat"]].lang or table.lang
-        return translator(seat_lang).t("⏰ Your turn in «{group}»: move by {time} UTC, or an automatic move is made.", group=title(table), time=clock(note["end"]))
+        seat_tr = seat_translator(table, note["seat"])
+        left = table.turn_timeout * (1 - REMIND_AT)
+        return "⏰ " + seat_tr.t("Your turn in the group «{group}»: automatic move {deadline} unless you move first.", group=title(table), deadline=deadline(seat_tr, note["end"], left))
     return None
 
 
 # -- rules, help, language choice -----------------------------------------------------------------
 
-#: /rules: the game in the bot's words (from RULES.md: both variants, the final check, the cap, tips).
+#: /rules: the game in the bot's words (from RULES.md: both variants, no passing, the final
+#: check, the cap, the timer, tips).
 RULES = N_(
-    "<b>Rules of «I doubt it»</b>\n"
-    "3 to 6 players share one 52-card deck; suits do not matter, only ranks. Get rid of all your cards to win.\n\n"
-    "<b>A turn.</b> Put 1 to 4 cards face down on the pile and name their rank. The number of cards is always true; the rank may be a lie. "
-    "The next player either plays on (and so believes you), or says «I doubt it!».\n"
-    "<b>Russian variant</b> (default): whoever opens a round names any rank; everyone else in that round must claim the same rank.\n"
-    "<b>Classic variant</b>: the rank is fixed and goes up with every play of the game: A, 2, 3 … K, then A again, even after a challenge.\n\n"
-    "<b>«I doubt it!»</b> Only the last play is turned over. If it was true, the doubter takes the whole pile; if it was a bluff, the player who made it does. "
-    "The winner of the showdown opens the next round.\n\n"
-    "<b>Going out.</b> Playing your last cards does not win yet: the next player must believe or doubt. "
-    "Believed, or doubted but true: you win. Doubted and a bluff: you take the pile and play goes on. "
-    "If a believed last play was a bluff, the believer takes the pile.\n\n"
-    "<b>End.</b> The others are ranked by the cards they hold, fewer is better, equal counts share a place. "
-    "After 300 plays the next player must believe or doubt, and the game ends: fewest cards wins, a tie for fewest is a draw.\n\n"
-    "<b>With this bot.</b> /start_game in a group opens a lobby; press «Join». Your cards and buttons come here, in private chat. "
-    "Pick cards, name the rank when you open a round, press «Play». The group sees hand sizes, the pile and the claims, never your cards.\n\n"
-    "<b>Tips.</b> Count the cards: there are four of each rank. Play true cards when you can. Bluff small on a small pile. "
-    "Distrust a player who is about to go out."
+    "<b>«I doubt it»: the rules</b>\n"
+    "3 to 6 players, one 52-card deck. Suits do not matter, only what the cards are: four Aces, four Twos and so on. "
+    "All cards are dealt. The first to get rid of all their cards wins.\n\n"
+    "<b>A turn.</b> Put 1 to 4 cards face down on the pile and say what they are. The number of cards is always true; "
+    "what you say may be a lie. The next player either plays on, and so believes you, or says «I doubt it!». "
+    "Passing is not allowed.\n"
+    "<b>Russian variant</b> (the usual one): whoever opens a round says any cards they like; for the rest of the round "
+    "everyone claims the same.\n"
+    "<b>Classic variant</b>: what is claimed is set and goes up with every play of the game: Aces, Twos, Threes … Kings, "
+    "then Aces again, after a showdown too.\n\n"
+    "<b>«I doubt it!»</b> Only the last play is turned over. If it is true, whoever doubted takes the whole pile; "
+    "if it is a bluff, whoever played it does. The one who was right opens the next round.\n\n"
+    "<b>Last cards.</b> Playing your last cards does not win yet: the next player must say «I believe» or «I doubt it!». "
+    "Believed: you win, even with a bluff (the believer then takes the pile). Doubted and true: you win. "
+    "Doubted and a bluff: you take the pile and the game goes on.\n\n"
+    "<b>End.</b> The others are placed by the cards left in their hands: fewer is better, equal counts share a place. "
+    "After 300 plays the next player must believe or doubt, and the game ends: fewest cards wins, "
+    "several with the fewest share first place.\n\n"
+    "<b>Time.</b> Each turn has a time limit (set by the chat's admins). If it runs out, the bot makes a move for you: one card. "
+    "After two such moves in a row the AI plays your seat until you tap «Take my seat back».\n\n"
+    "<b>Tips.</b> Count the cards: there are only four of each. Play true cards when you can. "
+    "Bluff with one card while the pile is small: getting caught costs little then. "
+    "Be wary of a player who is about to run out of cards."
 )
 
-#: /help: how to use the bot (shorter than the rules).
+#: /help: how to use the bot, every command, the timer, automatic moves and AI seats.
 HELP = N_(
     "<b>How to play with this bot</b>\n"
     "1. Open a private chat with me and press «Start» once: your cards and buttons come there.\n"
-    "2. In a group, /start_game opens a lobby. Press «Join». The creator or a chat admin presses «Start» when 3 to 6 players are in; with 6 the game starts by itself.\n"
-    "3. On your turn your private panel shows your hand: tap 1 to 4 cards, name the rank if you open the round, then play. "
-    "Or tap «I doubt it!» to check the last play.\n"
+    "2. In a group, /start_game opens the lobby; press «Join». The creator or a chat admin presses «Start game» "
+    "when 3 to 6 are in; with 6 the game starts by itself. «Add a bot» seats the AI.\n"
+    "3. On your turn your private panel shows your cards: tap 1 to 4, say what they are if you open the round, play. "
+    "Or tap «I doubt it!».\n"
     "4. The group sees the board, every showdown and the result.\n\n"
-    "<b>Commands</b>\n"
-    "/board: post the board again\n"
-    "/stop_game: stop the game (creator or admin)\n"
-    "/language: in a group, the group's language (admins); in private chat, your own\n"
-    "/rules: the rules of the game"
+    "<b>Time.</b> Your panel shows how long you have. A quarter before the end I remind you; then an automatic move "
+    "is made. After two in a row the AI plays for you: «Take my seat back» on your panel returns it.\n\n"
+    "<b>In a group</b>\n"
+    "/start_game: open a lobby\n"
+    "/board: show the board again\n"
+    "/add_bot: seat the AI in the lobby\n"
+    "/leave: leave the game (the AI plays your seat to the end)\n"
+    "/stats: your statistics (as a reply: someone else's)\n"
+    "/top: the best players of the chat\n"
+    "/notify_me: a private note when the next game opens\n"
+    "<b>For the creator or admins</b>\n"
+    "/stop_game: stop the game\n"
+    "/kick (as a reply): the AI takes that player's seat\n"
+    "/timer: the time for a turn\n"
+    "/settings: variant, timer, language, seating\n"
+    "/language: the group's language\n"
+    "<b>In private chat</b>\n"
+    "/language: your own language\n"
+    "/forget_me: delete everything I store about you\n"
+    "/rules: the rules · /help: this help"
 )
 
 
@@ -576,10 +691,14 @@ def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[in
     """The turn-timer menu for chat admins: the current setting and one button per choice
     (seconds), plus «an hour» (the timer is never off)."""
     tr = translator(lang)
-    text = tr.t("Turn timer: {seconds} s. Choose:", seconds=int(current))
-    row = [_button(tr.t("{seconds} s", seconds=c), Tap("timer", str(chat_id), arg=str(c))) for c in choices]
-    rows = [row[:3], row[3:], [_button(tr.t("an hour"), Tap("timer", str(chat_id), arg="long"))]]
+    text = tr.t("Time for a turn: {duration}. Choose:", duration=duration(tr, current))
+    row = [_button(duration(tr, c, short=True), Tap("timer", str(chat_id), arg=str(c))) for c in choices]
+    rows = [row[:TIMERS_PER_ROW], row[TIMERS_PER_ROW:], [_button(duration(tr, 3600, short=True), Tap("timer", str(chat_id), arg="long"))]]
     return Rendered(text, InlineKeyboardMarkup([r for r in rows if r]))
+
+
+#: Timer buttons per row («✅ 10 мин» must fit a third of a row).
+TIMERS_PER_ROW = 3
 
 
 def _mark(text: str, on: bool) -> str:
@@ -598,20 +717,20 @@ def settings_menu(lang: str | None, chat_id: int, cfg: "ChatSettings", turn: flo
         [
             "<b>" + tr.t("Settings of this chat (admins)") + "</b>",
             tr.t("Variant: {variant}", variant=variant_name(tr, variant)),
-            tr.t("Turn timer: {seconds} s", seconds=seconds),
+            tr.t("Time for a turn: {duration}", duration=duration(tr, seconds)),
             tr.t("Language: {language}", language=tr.t(LANGUAGE_NAMES[lang or "ru"])),
             tr.t("Seats: shuffled at the start") if cfg.shuffle else tr.t("Seats: in join order"),
             tr.t("Changes apply from the next game on."),
         ]
     )
-    timer = [_button(_mark(tr.t("{seconds} s", seconds=c), c == seconds), Tap("settings", chat, arg=f"t{c}")) for c in choices]
-    timer.append(_button(_mark(tr.t("an hour"), seconds == long), Tap("settings", chat, arg="tlong")))
+    timer = [_button(_mark(duration(tr, c, short=True), c == seconds), Tap("settings", chat, arg=f"t{c}")) for c in choices]
+    timer.append(_button(_mark(duration(tr, long, short=True), seconds == long), Tap("settings", chat, arg="tlong")))
     langs = [_button(_mark(translator(code).t(LANGUAGE_NAMES[code]), code == lang), Tap("settings", chat, arg=f"l{code}")) for code in LANGUAGES]
     rows = [
-        [_button(_mark(variant_name(tr, v), v == variant), Tap("settings", chat, arg=f"v{v}")) for v in ("russian", "classic")],
-        timer[:4],
-        timer[4:],
-        langs,
+        [_button(_mark(variant_short(tr, v), v == variant), Tap("settings", chat, arg=f"v{v}")) for v in ("russian", "classic")],
+        *(timer[i : i + TIMERS_PER_ROW] for i in range(0, len(timer), TIMERS_PER_ROW)),
+        langs[:2],
+        langs[2:],
         [
             _button(_mark(tr.t("Join order"), not cfg.shuffle), Tap("settings", chat, arg="sjoin")),
             _button(_mark(tr.t("Shuffle seats"), cfg.shuffle), Tap("settings", chat, arg="sshuffle")),
@@ -623,17 +742,21 @@ def settings_menu(lang: str | None, chat_id: int, cfg: "ChatSettings", turn: flo
 def stats_text(lang: str | None, who: str, totals: "Totals", places: dict[int, int]) -> str:
     """A player's figures over all counted games (/stats). ``who`` is a raw name."""
     tr = translator(lang)
-    head = "<b>" + tr.t("Statistics of {player}", player="\u2068" + esc(clean_name(who, "—")) + "\u2069") + "</b>"
+    head = "<b>" + tr.t("Statistics: {player}", player="\u2068" + esc(clean_name(who, "—")) + "\u2069") + "</b>"
     if not totals.games:
         return head + "\n" + tr.t("No finished game yet.")
+    def k(x: float) -> str:
+        return number(tr, x)
+
+    finishes = " · ".join(tr.n("{place}: {n} time", "{place}: {n} times", c, place=ordinal(tr, p)) for p, c in sorted(places.items()))
     lines = [
         head,
-        tr.n("{n} game", "{n} games", totals.games) + " · " + tr.t("wins: {wins}", wins=totals.wins) + " · " + tr.t("draws: {draws}", draws=totals.draws),
-        tr.t("Mean place: {place}", place=f"{totals.mean_place:.2f}"),
-        tr.t("Places: {places}", places=", ".join(f"{p}: {c}" for p, c in sorted(places.items()))),
-        tr.t("Plays: {plays} · bluffs: {bluffs} (caught {caught}, got through {through})", plays=totals.plays, bluffs=totals.bluffs, caught=totals.bluffs_caught, through=totals.bluffs_through),
-        tr.t("«I doubt it!» said: {made} (right {right})", made=totals.challenges, right=totals.challenges_right),
-        tr.t("Piles taken: {piles}", piles=totals.piles_taken),
+        tr.n("{n} game", "{n} games", totals.games) + " · " + tr.t("wins: {wins}", wins=k(totals.wins)) + " · " + tr.t("draws: {draws}", draws=k(totals.draws)),
+        tr.t("Average place: {place}", place=number(tr, round(totals.mean_place, 2), "0.0#")),
+        tr.t("Places: {places}", places=finishes),
+        tr.t("Plays: {plays} · bluffs: {bluffs} (caught {caught}, got through {through})", plays=k(totals.plays), bluffs=k(totals.bluffs), caught=k(totals.bluffs_caught), through=k(totals.bluffs_through)),
+        tr.t("«I doubt it!» said: {made} (right {right})", made=k(totals.challenges), right=k(totals.challenges_right)),
+        tr.t("Piles taken: {piles}", piles=k(totals.piles_taken)),
     ]
     return _cap("\n".join(lines))
 
@@ -643,7 +766,7 @@ def top_text(lang: str | None, rows: list[tuple[int, str, int, int]], min_games:
     tr = translator(lang)
     lines = ["<b>" + tr.t("Best players of this chat") + "</b>"]
     for i, (_, who, wins, games) in enumerate(rows):
-        lines.append(f"{i + 1}. \u2068{esc(clean_name(who, '—'))}\u2069 — " + tr.t("wins: {wins}", wins=wins) + " · " + tr.n("{n} game", "{n} games", games))
+        lines.append(f"{i + 1}. \u2068{esc(clean_name(who, '—'))}\u2069 — " + tr.t("wins: {wins}", wins=number(tr, wins)) + " · " + tr.n("{n} game", "{n} games", games))
     if not rows:
         lines.append(tr.n("Nobody has played {n} game here yet.", "Nobody has played {n} games here yet.", min_games))
     return _cap("\n".join(lines))

@@ -19,12 +19,15 @@ from tests.e2e.harness import telegram_errors, BotProcess, Table
 from tests.e2e.test_full_game import open_table, play_out
 from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import BotAPIEmulator
+from tgbot.i18n import translator
 
 pytestmark = pytest.mark.e2e
 
 FAST = {"TURN_TIMEOUT": "2", "AI_PAUSE_MIN": "0.1", "AI_PAUSE_MAX": "0.3"}
-AUTO = "не успел сходить"
-TAKEOVER = "играет ИИ, пока игрок не вернётся"
+#: The fixed parts of the group's notes (Russian, the default), taken from the catalog.
+AUTO = translator("ru").t("{player} is out of time: an automatic move is made.", player="").strip()
+LEFT = translator("ru").t("{player} leaves the game: the AI plays this seat to the end.", player="").strip()
+TAKEOVER = translator("ru").t("{player}: the AI plays this seat until its player comes back.", player="").strip(" :")
 
 
 def texts(emu: BotAPIEmulator, chat_id: int, needle: str) -> list[str]:
@@ -117,7 +120,7 @@ async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
         await human.start_bot()
         await human.send(group, "/timer")
         menu = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "30 с" for b in m.flat_buttons), timeout=30)
-        assert "Таймер хода сохранён" in (await (await human.tap(menu, "30 с")).answer(15))["text"]
+        assert (await (await human.tap(menu, "30 с")).answer(15))["text"] == translator("ru").t("Turn timer saved for the next games.")
         await human.send(group, "/start_game")
         lobby = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30)
         await (await human.tap(lobby, "Добавить бота")).answer(15)
@@ -148,7 +151,7 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
         confirm = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Да, выйти" for b in m.flat_buttons), timeout=15)
         assert (await (await users[2].tap(confirm, "Да, выйти")).answer(15)) is not None
         await emu.user_left(group, users[1])
-        await emu.wait_for(lambda: len(texts(emu, group.id, "вышел из игры")) == 2, timeout=20)
+        await emu.wait_for(lambda: len(texts(emu, group.id, LEFT)) == 2, timeout=20)
         table.players = [users[0]]
         await play_out(table)
         assert table.finished(), bot.log()[-3000:]

@@ -54,6 +54,10 @@ CHAT_ACTIONS = {"typing", "upload_photo", "record_video", "upload_video", "recor
                 "record_video_note", "upload_video_note"}
 #: GroupAnonymousBot: the sender of anonymous group admins' messages
 ANONYMOUS_ADMIN_ID = 1087968824
+#: InlineKeyboardButton.style: the values the Bot API documents (api.min.json). The Bot API
+#: server (telegram-bot-api, ``Client::get_button_style``) also lets "default", "" and other
+#: letter cases through; the emulator keeps to the documented three (never more lenient).
+BUTTON_STYLES = {"danger", "success", "primary"}
 _COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,64})(?:@([A-Za-z0-9_]{1,64}))?")
 
 
@@ -569,6 +573,9 @@ class BotAPIEmulator:
                 if len(actions) > 1:
                     raise bad_request("can't parse inline keyboard button: exactly one of "
                                       f"{', '.join(actions)} must be specified")
+                if "style" in b and b["style"] not in BUTTON_STYLES:
+                    raise bad_request("can't parse inline keyboard button: invalid button style "
+                                      "specified")
                 if "callback_data" in b:
                     if not 1 <= len(b["callback_data"].encode("utf-8")) <= 64:
                         raise bad_request("BUTTON_DATA_INVALID")

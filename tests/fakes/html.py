@@ -6,8 +6,15 @@ whose ``str`` is the part after ``"Bad Request: can't parse entities: "``.
 
 Supported like Telegram: tags ``b strong i em u ins s strike del span(class="tg-spoiler")
 tg-spoiler a(href) code pre (+ <code class="language-x"> inside) blockquote(expandable)
-tg-emoji(emoji-id)`` (tag names are case-insensitive), the named entities ``&lt; &gt; &amp;
-&quot;`` and numeric ones (``&#NNN;`` / ``&#xHH;``).
+tg-emoji(emoji-id) tg-time(unix, format)`` (tag names are case-insensitive), the named
+entities ``&lt; &gt; &amp; &quot;`` and numeric ones (``&#NNN;`` / ``&#xHH;``).
+
+``<tg-time unix="1796131919" format="r">text</tg-time>`` gives a ``date_time`` entity with
+``unix_time`` and ``date_time_format`` (omitted when empty), as TDLib's ``parse_html`` does: a
+``unix`` that is missing, zero or not a number drops the entity silently; a ``format`` that does
+not match the Bot API's ``r|w?[dD]?[tT]?`` is refused ("Invalid date format used"). TDLib itself
+takes any mix of ``tTdDwW`` and ``R``; the emulator keeps to the documented grammar, so that it is
+never more lenient than Telegram promises.
 
 One deliberate difference: Telegram keeps an ``&`` that does not start a known entity as a
 literal character. With ``strict_amp=True`` (the default) the emulator rejects it, because
@@ -43,9 +50,13 @@ _SIMPLE_TAGS = {
     "blockquote": "blockquote",
     "tg-emoji": "custom_emoji",
     "a": "text_link",
+    "tg-time": "date_time",
 }
+#: ``date_time_format`` as the Bot API documents it (MessageEntity, date-time entity formatting).
+DATE_TIME_FORMAT = re.compile(r"r|w?[dD]?[tT]?")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 _ENTITY_RE = re.compile(r"&(?:(lt|gt|amp|quot)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+_INT_PREFIX = re.compile(r"-?[0-9]*")
 _URL_RE = re.compile(r"^(?:(?:https?|tg|ton)://)?[^\s/$.?#<>\"'][^\s<>\"']*$", re.I)
 
 
@@ -121,6 +132,7 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
             if tag not in _SIMPLE_TAGS:
                 raise HTMLParseError(f'Unsupported start tag "{tag}" at byte offset {boff(begin)}')
             argument = ""
+            date = 0
             while at(i) != ">":
                 while i < n and at(i) in _SPACES:
                     i += 1
@@ -187,11 +199,16 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
                     argument = value
                 elif tag == "blockquote" and attr == "expandable":
                     argument = "1"
+                elif tag == "tg-time" and attr == "unix":
+                    digits = _INT_PREFIX.match(value).group()  # TDLib's to_integer: leading digits, else 0
+                    date = int(digits) if digits not in ("", "-") else 0
+                elif tag == "tg-time" and attr == "format":
+                    argument = value
             if tag == "span" and argument != "spoiler":
                 raise HTMLParseError(
                     f'Tag "span" must have class "tg-spoiler" at byte offset {boff(begin)}')
             stack.append({"tag": tag, "arg": argument, "u16": out_u16, "pos": len(out),
-                          "seq": begin})
+                          "seq": begin, "date": date})
             i += 1  # skip '>'
         else:
             if not stack:
@@ -236,6 +253,14 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
                 if not arg:
                     continue
                 ent["custom_emoji_id"] = arg
+            elif tag == "tg-time":
+                if not DATE_TIME_FORMAT.fullmatch(arg):
+                    raise HTMLParseError("Invalid date format used")
+                if open_["date"] <= 0:
+                    continue  # TDLib keeps the text and drops the entity
+                ent["unix_time"] = open_["date"]
+                if arg:
+                    ent["date_time_format"] = arg
             entities.append((open_["seq"], ent))
     if stack:
         raise HTMLParseError(

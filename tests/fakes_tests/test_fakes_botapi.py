@@ -92,6 +92,26 @@ async def test_type_violation(world):
     assert len(emu.violations) == 1 and emu.errors[-1]["error_code"] == 400
 
 
+# ------------------------------------------------------------------- button styles
+async def test_button_style_only_the_three_documented_values(bot, world):
+    emu, _, _, group = world
+    for style in ("success", "danger", "primary"):
+        await bot.send_message(group.id, "ok", reply_markup=Markup([[Btn("a", callback_data="a", style=style)]]))
+    for style in ("green", "Danger", "default", ""):
+        with pytest.raises(BadRequest, match="invalid button style"):
+            await raw_send(emu, group.id, {"inline_keyboard": [[{"text": "a", "callback_data": "a", "style": style}]]})
+    sent = emu.last_message(group.id, lambda m: m.from_bot and m.buttons)
+    assert sent.flat_buttons[0]["style"] == "primary"
+
+
+async def test_tg_time_reaches_the_message_as_a_date_time_entity(bot, world):
+    _, _, _, group = world
+    msg = await bot.send_message(group.id, 'Ход <tg-time unix="1796131919" format="r">≈ 90 с</tg-time>', parse_mode="HTML")
+    assert msg.text == "Ход ≈ 90 с"
+    with pytest.raises(BadRequest, match="(?i)invalid date format used"):
+        await bot.send_message(group.id, '<tg-time unix="1796131919" format="x">≈ 90 с</tg-time>', parse_mode="HTML")
+
+
 # ------------------------------------------------------------------- limits
 async def test_callback_data_bytes(bot, world):
     emu, _, _, group = world

@@ -75,3 +75,28 @@ def test_parse_errors(src, message):
 
 def test_bare_ampersand_allowed_when_not_strict():
     assert parse_html("Tom & Jerry", strict_amp=False) == ("Tom & Jerry", [])
+
+
+# -- <tg-time>: Telegram's date-time entity (Bot API MessageEntity type "date_time") ------------
+
+@pytest.mark.parametrize("fmt", ["r", "", "w", "d", "D", "t", "T", "wd", "wDT", "dt", "Dt"])
+def test_tg_time_gives_a_date_time_entity(fmt):
+    text, ents = parse_html(f'До <tg-time unix="1796131919" format="{fmt}">≈ 90 с</tg-time>!')
+    assert text == "До ≈ 90 с!"
+    want = {"type": "date_time", "offset": 3, "length": 6, "unix_time": 1796131919}
+    if fmt:
+        want["date_time_format"] = fmt
+    assert ents == [want]
+
+
+def test_tg_time_without_a_usable_unix_keeps_the_text_only():
+    # TDLib: the entity is dropped when unix is missing, zero or not a number
+    for tag in ('<tg-time format="r">', '<tg-time unix="0" format="r">', '<tg-time unix="soon">'):
+        assert parse_html(tag + "x</tg-time>") == ("x", [])
+    assert parse_html("<tg-time unix=17 format=r>x</tg-time>")[1][0]["unix_time"] == 17
+
+
+@pytest.mark.parametrize("fmt", ["rt", "x", "tw", "dD", "TT", "R1", "relative"])
+def test_tg_time_with_a_format_outside_the_grammar_is_refused(fmt):
+    with pytest.raises(HTMLParseError, match="Invalid date format used"):
+        parse_html(f'<tg-time unix="1796131919" format="{fmt}">x</tg-time>')

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import core
@@ -127,7 +129,9 @@ def test_panels_show_time_left_ai_hold_and_take_back():
     t = _game(timeout=90, now=1_700_000_000.0)
     seat = t.state.current
     p = render.panel(t, seat)
-    assert "⏱" in p.text and render.clock(t.turn_end) in p.text
+    # the deadline as Telegram's date-time entity (each reader's own time), never a clock time
+    assert "⏱" in p.text and f'<tg-time unix="{int(t.turn_end)}" format="r">' in p.text
+    assert not re.search(r"\d:\d\d", render.plain(p.text))
     other = (seat + 1) % 3
     assert "⏱" not in render.panel(t, other).text
     held = model.Table(**{**t.__dict__, "seats": model._with_seat(t.seats, seat, ai=True, auto=2)})
@@ -147,7 +151,8 @@ def test_announcements_of_timers_and_leaving():
                  {"kind": "cancelled", "reason": "abandoned"}):
         text = render.announcement(t, note)
         assert text and "{" not in text
-    assert "00:01:40" in render.announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
+    remind = render.announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
+    assert '<tg-time unix="100" format="r">' in remind and not re.search(r"\d:\d\d", render.plain(remind))
     menu = render.timer_menu("ru", -100123, 90, (30, 60, 90, 180, 300, 600))
     datas = [b.callback_data for row in menu.markup.inline_keyboard for b in row]
     assert datas[0] == "w:-100123:30" and datas[-1] == "w:-100123:long"

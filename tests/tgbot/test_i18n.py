@@ -64,12 +64,17 @@ def test_catalog_is_complete_and_keeps_placeholders(lang):
             parse_html(strings[0].replace("{", "").replace("}", ""))
 
 
+#: The game's name, the same in every language (the issue's word table).
+GAME_NAME = "Верю — не верю"
+
+
 @pytest.mark.parametrize("lang", ["en", "fr", "it"])
 def test_no_cyrillic_outside_russian(lang):
+    """Only the game's own name is written in Cyrillic in the other languages."""
     for msg in _catalog(lang):
         if msg.id:
             for s in _strings(msg):
-                assert not re.search("[А-Яа-яЁё]", s), (lang, s)
+                assert not re.search("[А-Яа-яЁё]", s.replace(GAME_NAME, "")), (lang, s)
 
 
 def test_french_typography():

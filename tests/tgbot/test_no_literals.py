@@ -25,7 +25,7 @@ SENDING = {
 #: Calls whose string arguments are msgids or never shown.
 EXEMPT_CALLS = {"t", "n", "N_", "Np_", "debug", "info", "warning", "error", "exception", "critical"}
 #: Technical strings allowed where users could see them.
-ALLOWED = {"<b>", "</b>", "https://t.me/", "?start=", "https://t.me/{bot_username}"}
+ALLOWED = {"<b>", "</b>", "https://t.me/", "?start=", "https://t.me/{bot_username}", '<tg-time unix="', '" format="r">', "</tg-time>"}
 #: Words in a literal: two letters in a row (A/J/Q/K-style single letters are rank codes).
 WORD = re.compile(r"[^\W\d_]{2,}")
 
