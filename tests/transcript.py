@@ -24,13 +24,10 @@ import random
 import sys
 from typing import Any
 
-from telegram import Update
-
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimUser
 from tests.fakes.html import parse_html
-from tgbot.app import build_application
+from tests.tgbot.live import Live
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
-from tgbot.settings import Settings
 
 GROUP = -100777
 SHOWN = {"sendMessage", "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery", "deleteMessage", "sendDocument"}
@@ -135,20 +132,9 @@ async def run(lang: str, variant: str, seed: int, turn: float, out=sys.stdout) -
     group = emu.add_group(GROUP, "Клуб настолок", members=[alice, boris, vera], admins=[alice])
     t = Transcript(emu, out)
     t.names.update({u.id: f"{u.first_name} (private)" for u in users.values()})
-    settings = Settings(BOT_TOKEN=emu.token, REDIS_URL="memory://", TELEGRAM_BASE_URL=emu.base_url, RATE_GROUP_MAX=emu.group_rate,
-                        RATE_GROUP_PERIOD=emu.group_window, TURN_TIMEOUT=turn, AI_PAUSE_MIN=0.2, AI_PAUSE_MAX=0.4)
-    app = build_application(settings)
-    await app.initialize()
-    await app.post_init(app)
-    await app.start()
-    await app.updater.start_polling(poll_interval=0.0, timeout=1, allowed_updates=Update.ALL_TYPES)
-    syncer = app.bot_data["svc"].syncer
-
-    async def settle() -> None:
-        await emu.wait_for(lambda: not emu.pending_updates, 20)
-        for _ in range(3):
-            await syncer.idle()
-            await asyncio.sleep(0.05)
+    live = await Live(emu, "memory://", TURN_TIMEOUT=turn, AI_PAUSE_MIN=0.2, AI_PAUSE_MAX=0.4).start()
+    app = live.app
+    settle = live.settle
 
     async def say(user: SimUser, chat: Any, text: str) -> None:
         t.action(user, text + ("" if chat is group else "  (private chat)"))
@@ -259,11 +245,7 @@ async def run(lang: str, variant: str, seed: int, turn: float, out=sys.stdout) -
         if emu.violations:
             print("\n!! emulator violations:", *emu.violations, sep="\n   ", file=out)
     finally:
-        await app.updater.stop()
-        await syncer.idle()
-        await app.stop()
-        await app.post_shutdown(app)
-        await app.shutdown()
+        await live.stop()
         await emu.stop()
 
 

@@ -30,16 +30,17 @@ def cb(msg: MessageRecord | None, prefix: str) -> list[dict]:
 class Live:
     """One bot Application on ``redis_url`` talking to ``emu``."""
 
-    def __init__(self, emu: BotAPIEmulator, redis_url: str) -> None:
+    def __init__(self, emu: BotAPIEmulator, redis_url: str, **settings: object) -> None:
         self.emu = emu
-        self.settings = Settings(
-            BOT_TOKEN=emu.token,
-            REDIS_URL=redis_url,
-            TELEGRAM_BASE_URL=emu.base_url,
-            RATE_GROUP_MAX=emu.group_rate,
-            RATE_GROUP_PERIOD=emu.group_window,
-            HTTP_LISTEN="127.0.0.1:0",
-        )
+        self.settings = Settings(**{
+            "BOT_TOKEN": emu.token,
+            "REDIS_URL": redis_url,
+            "TELEGRAM_BASE_URL": emu.base_url,
+            "RATE_GROUP_MAX": emu.group_rate,
+            "RATE_GROUP_PERIOD": emu.group_window,
+            "HTTP_LISTEN": "127.0.0.1:0",
+            **settings,
+        })
         self.app = None
         self.runner: Runner | None = None
         self._task: asyncio.Task | None = None
