@@ -87,7 +87,7 @@ async def test_stale_version_commit_fails_and_transact_retries(store):
         calls.append(t.version)
         return model.join(t, Seat(12, "C"), 1000, 900)
 
-    orig_load = store.load
+    orig_load = store._read
     raced = False
 
     async def racing_load(gid):
@@ -99,11 +99,11 @@ async def test_stale_version_commit_fails_and_transact_retries(store):
             await other.transact(gid, lambda t: model.join(t, Seat(13, "D"), 1000, 900))
         return t
 
-    store.load = racing_load  # type: ignore[method-assign]
+    store._read = racing_load  # type: ignore[method-assign]
     try:
         done = await store.transact("g", fn)
     finally:
-        store.load = orig_load  # type: ignore[method-assign]
+        store._read = orig_load  # type: ignore[method-assign]
     assert calls == [2, 3]
     final = await store.load("g")
     assert [s.user_id for s in final.seats] == [1, 10, 13, 12] and final.version == 4
@@ -418,8 +418,9 @@ async def test_the_table_in_memory_stays_the_one_in_redis(store):
 
 @pytest.mark.parametrize("ending", [False, True], ids=["move", "end"])
 async def test_a_load_racing_a_commit_never_caches_an_older_table(store, ending):
-    """A load (the view sync's, not under the game's lock) reads the game while a transaction
-    commits: what stays in memory is never older than what was committed."""
+    """A load (the view sync's) reads the game from Redis while a transaction wants to commit:
+    the transaction waits for the read, so what stays in memory is never older than what was
+    committed."""
     await store.create(lobby(2, gid="r"))
     store.forget_tables()
     gate, read = asyncio.Event(), asyncio.Event()
@@ -448,10 +449,14 @@ async def test_a_load_racing_a_commit_never_caches_an_older_table(store, ending)
     racing = asyncio.create_task(store.load("r"))
     await read.wait()
     fn = (lambda t: model.cancel(t, 1, False)) if ending else (lambda t: model.join(t, Seat(10, "B"), 1000, 900))
-    done = await store.transact("r", fn)
+    committing = asyncio.create_task(store.transact("r", fn))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not committing.done()  # a read from Redis holds the game's lock: the commit waits
     gate.set()
     raced = await racing
-    assert raced.version in (1, 2)
+    done = await committing
+    assert raced.version == 1
     newest = (await _stored(store, "r"))[0]
     assert newest == done.change.table and newest.version == 2
     assert store._tables.get("r") in (None, newest)
