@@ -14,6 +14,7 @@ was active fires once, at the take-over.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 
 from . import model
@@ -47,7 +48,12 @@ class Timers:
             return
         loop = asyncio.get_running_loop()
         delay = max(0.0, table.deadline - self.clock.now())
-        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id)
+        # A fresh context: a timer is set by a commit, often an update's, whose context holds
+        # that update (store.current_update); fired in it, the deadline's commits would be
+        # recorded as that update's (its marks <id>.1, <id>.2, ...), so a later delivery of the
+        # update could find its own next commit "applied" and skip it, and a timer could find
+        # its own commit "applied" and neither fire nor be set again.
+        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id, context=contextvars.Context())
 
     def _fire(self, gid: str) -> None:
         self._handles.pop(gid, None)
