@@ -17,7 +17,9 @@ every tap answered, except where Telegram refused the answer (a tap re-processed
 take-over, already answered or too old); the game's stored action log replays to its stored
 state, each of its actions explained by one tap of that turn or by one deadline, and as many
 actions as taps answered "played" plus deadline moves (short of at most one per take-over: an
-answer or a log line the killed process never got out); no deadline fired twice.
+answer or a log line the killed process never got out); no deadline fired twice; the group saw
+each showdown and belief once, in order; no Bot API error but those a take-over explains (a late
+answer refused, the killed poller's 409, one repeated call per message) and, for now, 429s.
 
 Take-over times (kill -> another process says active on /healthz) are printed, not asserted:
 ``python -m pytest tests/e2e/test_takeover.py -n 0 -q -s``.
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import random
 import re
 import statistics
@@ -172,7 +173,7 @@ async def play(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], rng: r
     """Play ``table`` to its end while ``kills`` times, at random taps, the active process is
     killed and restarted (:func:`kill_active`). Returns the take-over times."""
     times: list[float] = []
-    first, last = 6, 70  # taps: a four-player game takes 100 or more
+    first, last = 5, 50  # taps (picks included): the four-player games here take 90 to 300
     marks = sorted(rng.sample(range(first, last), kills))
 
     async def killer() -> None:
@@ -269,10 +270,10 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     # every tap was answered, or Telegram refused the answer (re-processed after a take-over)
     taps = {u["callback_query"]["id"]: (uid, u["callback_query"]) for uid, u in emu.updates.items() if "callback_query" in u}
 
-    def tried(qid: str) -> bool:
-        return any(c["method"] == "answerCallbackQuery" and c["params"].get("callback_query_id") == qid for c in emu.calls)
+    def tried() -> set[str]:
+        return {c["params"].get("callback_query_id") for c in emu.calls if c["method"] == "answerCallbackQuery"}
 
-    await emu.wait_for(lambda: all(tried(q) for q in taps), timeout=30)
+    await emu.wait_for(lambda: taps.keys() <= tried(), timeout=30)
     for qid in taps:
         if qid in emu.answers:
             continue
@@ -473,11 +474,6 @@ async def test_kill_nine_of_the_active_one_of_three_webhook_processes(url, tmp_p
                 for headers in ({}, {"X-Telegram-Bot-Api-Secret-Token": secret + "x"}):
                     status = await post_when_listening(target, forged, headers)
                     assert status == 403, (target, headers, status)
-            redis = Redis.from_url(url, decode_responses=True)
-            try:  # and not stored
-                assert await redis.zscore(f"cheat:{bot_id}:{{b{bot_id}}}:recent", "999999") is None
-            finally:
-                await redis.aclose()
 
             group, users = await open_table(emu, 4, "russian", chat_id=-1022)
             table = Table(emu, group, users, random.Random(seed))
@@ -485,13 +481,21 @@ async def test_kill_nine_of_the_active_one_of_three_webhook_processes(url, tmp_p
             report("webhook, 3 processes", times)
             assert len(times) == 3
             await check_game(emu, table, bots, url, takeover_starts())
+            redis = Redis.from_url(url, decode_responses=True)
+            try:  # the forged update was not stored (the updates received were)
+                recent = await redis.zrange(f"cheat:{bot_id}:{{b{bot_id}}}:recent", 0, -1)
+                assert len(recent) == len(emu.updates) and "999999" not in recent
+            finally:
+                await redis.aclose()
         assert watch.doubles == [], watch.doubles[:3]
         assert watch.epochs == sorted(watch.epochs) and len(watch.epochs) == len(times) + 1, watch.epochs
         # every take-over set the webhook again, always with the one secret kept in Redis
         hooks = [c for c in emu.calls if c["method"] == "setWebhook" and c["ok"]]
         assert len(hooks) == len(times) + 1 and {c["params"].get("secret_token") for c in hooks} == {secret}
-        # the balancer met the dead processes and moved on to the next
-        assert any(not isinstance(status, int) for _, _, status in emu.deliveries)
+        # (a delivery to a dead process is tried again on the next one: counted, not asserted,
+        # as the one tap in flight at a kill need not be sent to the killed process)
+        failed = [d for d in emu.deliveries if not (isinstance(d[2], int) and 200 <= d[2] < 300)]
+        print(f"webhook deliveries: {len(emu.deliveries)}, {len(failed)} of them failed and were tried again on the next process")
     finally:
         for b in bots:
             b.stop()
@@ -530,7 +534,8 @@ async def test_a_paused_leader_is_fenced_and_steps_down(url, tmp_path):
                 assert await stepping
                 taps = table.taps
                 while table.taps < taps + 8 or loop.time() < paused + LEASE_SECONDS + 2:
-                    assert await table.step(timeout=40)
+                    if not await table.step(timeout=40):
+                        break  # (the game is over)
             finally:
                 leader.resume()
                 mark(f"resumed bot{bots.index(leader)}")
@@ -538,10 +543,12 @@ async def test_a_paused_leader_is_fenced_and_steps_down(url, tmp_path):
             # it steps down at once (its lease is gone) and says so
             await emu.wait_for(lambda: any(s in leader.log()[seen:] for s in STEPPED_DOWN), timeout=15)
             assert (await leader.health() or {}).get("role") == "standby"
+            assert "fired:" not in leader.log()[seen:]  # its timers due meanwhile were fenced, not applied
             assert await active_of(bots) is other
             await play(emu, table, bots, rng, kills=0)
             await check_game(emu, table, bots, url, takeover_starts())
             assert (await leader.health() or {}).get("role") == "standby"
+            assert "fired:" not in leader.log()[seen:]
         assert watch.doubles == [], watch.doubles[:3]
         assert watch.epochs == sorted(watch.epochs) and len(watch.epochs) == 2, watch.epochs
         print("the resumed leader's log after the pause:\n" + "\n".join(leader.log()[seen:].splitlines()[:15]))
