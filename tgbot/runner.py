@@ -115,6 +115,7 @@ class Runner:
         self.role = "active"
         self._step_down.clear()
         store.epoch = lease.epoch
+        store.holds = lease.held
         store.forget_tables()
         await self.clock.sync(self.redis)
         from .migrate import migrate
@@ -158,6 +159,7 @@ class Runner:
             store.on_commit = lambda before, after: None
             store.forget_tables()
             store.epoch = 0
+            store.holds = lambda: False
             log.info("bot @%s no longer active", self.app.bot.username)
 
     async def _take_over(self, store: Store, syncer: Syncer, timers: Timers) -> None:
