@@ -33,6 +33,7 @@ import random
 import re
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -147,9 +148,10 @@ async def wait_standby(bot: BotProcess, timeout: float = 30.0) -> dict:
     raise AssertionError(f"the restarted process did not answer /healthz in {timeout} s")
 
 
-async def kill_active(bots: list[BotProcess], rng: random.Random) -> float:
-    """``kill -9`` the active process; once another says active, restart the killed one (it must
-    stand by) and check exactly one is active. Returns the take-over time (s)."""
+async def kill_active(bots: list[BotProcess], rng: random.Random, taken_over: Callable[[], None] = lambda: None) -> float:
+    """``kill -9`` the active process; once another says active (``taken_over()`` is called
+    then), restart the killed one (it must stand by) and check exactly one is active. Returns
+    the take-over time (s)."""
     loop = asyncio.get_running_loop()
     victim = await active_of(bots)
     before = (await victim.health() or {}).get("epoch", 0)
@@ -159,6 +161,7 @@ async def kill_active(bots: list[BotProcess], rng: random.Random) -> float:
     successor = await wait_active([b for b in bots if b is not victim])
     took = loop.time() - start
     mark(f"bot{bots.index(successor)} active")
+    taken_over()
     after = (await successor.health() or {}).get("epoch", 0)
     assert after > before, (before, after)
     await asyncio.sleep(rng.uniform(0, 1.0))
@@ -175,21 +178,29 @@ async def play(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], rng: r
     times: list[float] = []
     first, last = 5, 50  # taps (picks included): the four-player games here take 90 to 300
     marks = sorted(rng.sample(range(first, last), kills))
+    # With two processes the next kill needs the killed one back: the players wait while it
+    # restarts (a game may otherwise end first: polling play is quick), not during the take-over.
+    may_play = asyncio.Event()
+    may_play.set()
 
     async def killer() -> None:
         loop = asyncio.get_running_loop()
-        for mark in marks:
-            await emu.wait_for(lambda: table.taps >= mark or table.finished(), timeout=300)
+        for at_tap in marks:
+            await emu.wait_for(lambda: table.taps >= at_tap or table.finished(), timeout=300)
             await asyncio.sleep(rng.uniform(0, 0.6))  # the tap just sent is on its way or in work
             if table.finished():
                 return
             t0, at = loop.time(), table.taps
-            times.append(await kill_active(bots, rng))
+            try:
+                times.append(await kill_active(bots, rng, may_play.clear if len(bots) == 2 else lambda: None))
+            finally:
+                may_play.set()
             print(f"take-over {len(times)}: {times[-1]:.2f} s (kill at tap {at}; the killed one restarted and standing by after {loop.time() - t0:.1f} s)")
 
     killing = asyncio.create_task(killer())
     try:
         while table.taps < 3000 and not killing.done():
+            await may_play.wait()
             if not await table.step(timeout=40):
                 break
         if killing.done():
@@ -543,12 +554,12 @@ async def test_a_paused_leader_is_fenced_and_steps_down(url, tmp_path):
             # it steps down at once (its lease is gone) and says so
             await emu.wait_for(lambda: any(s in leader.log()[seen:] for s in STEPPED_DOWN), timeout=15)
             assert (await leader.health() or {}).get("role") == "standby"
-            assert "fired:" not in leader.log()[seen:]  # its timers due meanwhile were fenced, not applied
+            assert not _FIRED.search(leader.log()[seen:])  # its timers due meanwhile were fenced, not applied
             assert await active_of(bots) is other
             await play(emu, table, bots, rng, kills=0)
             await check_game(emu, table, bots, url, takeover_starts())
             assert (await leader.health() or {}).get("role") == "standby"
-            assert "fired:" not in leader.log()[seen:]
+            assert not _FIRED.search(leader.log()[seen:])
         assert watch.doubles == [], watch.doubles[:3]
         assert watch.epochs == sorted(watch.epochs) and len(watch.epochs) == 2, watch.epochs
         print("the resumed leader's log after the pause:\n" + "\n".join(leader.log()[seen:].splitlines()[:15]))
