@@ -124,6 +124,7 @@ class Runner:
         self.role = "active"
         self._step_down.clear()
         store.epoch = lease.epoch
+        store.holds = lease.held
         store.forget_tables()
         await self.clock.sync(self.redis)
         from .migrate import migrate
@@ -166,6 +167,7 @@ class Runner:
             store.on_commit = lambda before, after: None
             store.forget_tables()
             store.epoch = 0
+            store.holds = lambda: False
             log.info("bot @%s no longer active", self.app.bot.username)
 
     def _assume_windows_full(self) -> None:
@@ -178,15 +180,17 @@ class Runner:
             limiter.assume_full(previous + self.lease.seconds + limiter.group_period - self.clock.now())
 
     async def _take_over(self, store: Store, syncer: Syncer, timers: Timers) -> None:
-        """Commands, the webhook, and every live game: its epoch raised, timer set, views synced."""
+        """Every live game's epoch raised first (a former holder can commit nothing from now on),
+        then the commands, the webhook, and every live game's timer and views."""
+        live = await store.live_games()
+        for gid in live:
+            await store.raise_epoch(gid)
         await handlers.register_commands(self.app)
         if self.settings.webhook_url:
             await self.app.bot.set_webhook(self.settings.webhook_url, secret_token=self.secret, allowed_updates=Update.ALL_TYPES)
         else:
             await self.app.bot.delete_webhook()
-        live = await store.live_games()
         for gid in live:
-            await store.raise_epoch(gid)
             table = await store.load(gid)
             if table is not None:
                 timers.schedule(table)

@@ -333,6 +333,9 @@ class Store:
         self.p = prefix
         self.epoch = 0
         self.on_commit: Callable[[Table | None, Table], None] = lambda before, after: None
+        #: Whether this process may commit now (the runner sets :meth:`tgbot.lease.Lease.held`):
+        #: a commit is refused here, without a round trip, once the lease is lost.
+        self.holds: Callable[[], bool] = lambda: True
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -477,6 +480,8 @@ class Store:
     async def _commit(self, before: Table | None, change: Change, mark: tuple[str, int] | None) -> int:
         """One compare-and-set (see ``_COMMIT``); 1 committed (or applied before: -2), 0 conflict.
         Raises :class:`FencedError`."""
+        if not self.holds():
+            raise FencedError(f"game {change.table.id}: this process no longer holds the lease")
         version = (before.version if before else 0) + 1
         new = change.table = replace(change.table, version=version)
         ttl = FINISHED_TTL if not new.live else 0

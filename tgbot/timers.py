@@ -20,7 +20,7 @@ import logging
 from . import model
 from .clock import RedisClock
 from .model import Table
-from .store import Store
+from .store import FencedError, Store
 from .sync import Syncer
 
 __all__ = ["Timers"]
@@ -66,6 +66,9 @@ class Timers:
             done = await self.store.transact(gid, lambda t: model.on_deadline(t, now))
         except model.Refused:
             return  # the game is gone
+        except FencedError as e:
+            log.warning("deadline of %s left to the active process: %s", gid, e)
+            return
         except Exception:
             log.exception("deadline of %s failed; trying again in 1 s", gid)
             if not self._closed:
