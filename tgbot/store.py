@@ -65,8 +65,8 @@ log = logging.getLogger(__name__)
 #: and how many commits it made so far per game, so each commit records ``<update id>.<n>``.
 current_update: contextvars.ContextVar[tuple[int, dict[str, int]] | None] = contextvars.ContextVar("current_update", default=None)
 
-#: Connections per process to Redis (a blocking pool: callers wait for a free one; with
-#: Sentinel, to the primary); on a Redis Cluster, the commands and pipelines in flight per
+#: Connections per process to Redis (a blocking pool: callers wait for a free one; Sentinel
+#: keeps redis-py's own pool); on a Redis Cluster, the commands and pipelines in flight per
 #: process (:class:`GatedCluster`: callers wait too) and so the connections to each node.
 MAX_CONNECTIONS = 64
 #: A command that meets a broken connection or times out is sent again on a new one, up to 3
@@ -258,8 +258,7 @@ async def connect(url: str) -> RedisClient:
     - ``redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]`` (with
       ``?sentinel_password=`` when the sentinels have their own): the primary that these Redis
       Sentinels monitor as ``service``, a :class:`tgbot.sentinel.SentinelRedis` (redis-py's
-      ``Sentinel.master_for``) over a blocking pool of :data:`MAX_CONNECTIONS` connections,
-      which finds the new primary after a fail-over;
+      ``Sentinel.master_for`` and its pool), which follows the primary after a fail-over;
     - else one Redis (or a proxy in front of it): a client over a blocking pool of
       :data:`MAX_CONNECTIONS` connections.
 
