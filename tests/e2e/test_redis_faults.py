@@ -135,13 +135,14 @@ async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server
         # Somebody's turn begins; nobody taps. The active process dies and the standby, whose
         # clock runs 20 s ahead, takes over and must wait for the turn's real end.
         player, _panel = await _current_panel(table)
-        loop = asyncio.get_running_loop()
-        turn_began = loop.time()
+        # when the emulator received the panel of this turn (its clock, not the test's view of it)
+        turn_began = max(c["time"] for c in emu.calls if c["method"] == "sendMessage" and c["chat_id"] == player.id)
         last = max(m.message_id for m in emu.chat_messages(group.id))
         first.kill9()
         assert await active_of([ahead], timeout=30) is ahead
-        await emu.wait_message(group.id, lambda m: m.message_id > last and m.text and player.first_name in m.text, timeout=60)
-        waited = loop.time() - turn_began
+        auto = await emu.wait_message(group.id, lambda m: m.message_id > last and m.text and player.first_name in m.text, timeout=60)
+        sent = min(c["time"] for c in emu.calls if c["method"] == "sendMessage" and c["chat_id"] == group.id and c["ok"] and (c["result"] or {}).get("message_id") == auto.message_id)
+        waited = sent - turn_began
         print(f"turn of {turn:.0f} s: the automatic move came after {waited:.1f} s")
         assert waited >= turn - 1.0, (waited, ahead.log()[-3000:])
     finally:
