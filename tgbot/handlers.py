@@ -16,7 +16,7 @@ from typing import Any, Callable, Coroutine, NamedTuple
 
 from telegram import InputFile, Update
 from telegram.constants import ChatMemberStatus, ChatType
-from telegram.error import BadRequest, TelegramError
+from telegram.error import BadRequest, Forbidden, TelegramError
 from redis.exceptions import RedisError
 from telegram.ext import ContextTypes
 
@@ -216,8 +216,10 @@ async def _notify_lobby(s: Services, table: Table, users: list[int]) -> None:
         lang = pick_language(await s.store.user_lang(user_id), table.lang)
         try:
             await s.syncer.bot.send_message(user_id, render.note("lobby_open", lang, group=render.title(table)))
-        except TelegramError:
+        except Forbidden:  # only a 403 means the user blocked the bot (or never started it)
             await s.store.set_dm(user_id, False)
+        except TelegramError as e:  # a 429, a timeout, a 5xx: transient, says nothing of the user
+            log.info("lobby note to %s not sent: %s", user_id, e)
 
 
 async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -441,8 +443,10 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
         try:
             await context.bot.send_message(user.id, text(lang))
             sent = True
-        except TelegramError:  # never started the bot, or blocked it
+        except Forbidden:  # never started the bot, or blocked it
             await s.store.set_dm(user.id, False)
+        except TelegramError as e:  # a 429, a timeout, a 5xx: transient, the user is still reachable
+            log.info("private text to %s not sent: %s", user.id, e)
     table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
     if table is not None and table.status is Status.PLAYING:
         return

@@ -342,6 +342,9 @@ class BotAPIEmulator:
         self.webhook: dict[str, Any] = {}
         #: test-only: ``delay(method, raw params)`` → seconds to wait before answering a call
         self.delay: Callable[[str, dict], float] | None = None
+        #: test-only: ``fault(method, raw params)`` → an :class:`ApiError` to answer the call
+        #: with instead (a 429, a 5xx Telegram sends when it is unwell), or None
+        self.fault: Callable[[str, dict], ApiError | None] | None = None
         #: test-only: deliver webhook updates round-robin to these URLs instead of webhook["url"]
         #: (several bot processes behind an imagined load balancer)
         self.webhook_targets: list[str] = []
@@ -440,6 +443,8 @@ class BotAPIEmulator:
                 raise bad_request(notes[0])
             if self.delay is not None and (pause := self.delay(method, raw)):
                 await asyncio.sleep(pause)  # a slow Bot API (test knob)
+            if self.fault is not None and (injected := self.fault(method, raw)) is not None:
+                raise injected  # an unwell Bot API (test knob)
             handler = getattr(self, f"_api_{method}", None)
             if handler is None:
                 result = self._api_generic(method, params)

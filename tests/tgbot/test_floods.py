@@ -1,0 +1,57 @@
+"""Telegram's answers as they really are, and the message budget (issue 16: 6, 7, 10, 12).
+
+Driven through the Bot API emulator (tests/fakes/botapi.py) against the bot's real
+Application (in-process, :mod:`tests.tgbot.live`) and a private redis-server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tgbot import handlers
+from tests.fakes.spec import ApiError
+from tests.tgbot.live import cb, live_fixture
+
+pytestmark = pytest.mark.e2e
+
+DB = 13
+
+live = live_fixture(DB)
+
+
+# -- 6. transient errors are not "the user blocked the bot" ----------------------------------
+
+
+@pytest.mark.parametrize("error", [
+    ApiError(500, "Internal Server Error"),
+    ApiError(502, "Bad Gateway"),
+    ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1}),
+], ids=["500", "502", "429"])
+async def test_transient_errors_never_mark_a_player_unreachable(live, error):
+    emu = live.emu
+    a, b, c = (emu.add_user(1600 + i, n) for i, n in enumerate(("Аня", "Борис", "Вера")))
+    group = emu.add_group(-16006, "Клуб", members=[a, b, c], admins=[a])
+    for u in (a, b, c):
+        await u.start_bot()
+    await b.send(group, "/notify_me")
+    await live.settle()
+    victims = {str(a.id), str(b.id)}
+    emu.fault = lambda method, raw: error if method == "sendMessage" and str(raw.get("chat_id")) in victims else None
+    await a.send(group, "/rules")  # the rules go to a's private chat: refused
+    await c.send(group, "/start_game")  # b is told privately that a lobby opened: refused
+    await live.settle()
+    await asyncio.gather(*list(handlers._BACKGROUND))
+    assert any(e["error_code"] == error.code and e["params"].get("chat_id") in (b.id, str(b.id)) for e in emu.errors)
+    assert any(e["error_code"] == error.code and e["params"].get("chat_id") in (a.id, str(a.id)) for e in emu.errors)
+    assert await live.store.can_dm(a.id) and await live.store.can_dm(b.id)
+    emu.fault = None
+    # b's join tap seats b (no deep link: the bot still writes to b)
+    lobby = emu.last_message(group.id, lambda m: cb(m, "j:"))
+    answer = await (await b.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+    assert not answer.get("url")
+    await live.settle()
+    table = await live.store.load(cb(lobby, "j:")[0]["callback_data"][2:])
+    assert table.seat_of(b.id) is not None
+    assert emu.violations == []
