@@ -25,6 +25,7 @@ from core.cards import Hand, Rank
 
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
+from .identity import replied_user
 from .codec import NOT_A_GAME, BadCallback, Tap, decode
 from .ingest import outcome
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
@@ -553,7 +554,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     s = svc(context)
     msg, user = update.effective_message, update.effective_user
     assert msg is not None
-    target = msg.reply_to_message.from_user if msg.reply_to_message is not None and msg.reply_to_message.from_user is not None else user
+    target = replied_user(update) or user
     if target is None or target.is_bot:
         return
     totals, places = await stats.totals(s.store, target.id)
@@ -578,7 +579,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     table, tr = await _chat_table(s, update)
     if table is None:
         return
-    target = msg.reply_to_message.from_user if msg.reply_to_message is not None else None
+    target = replied_user(update)
     if target is None:
         await _reply(update, render.note("kick_reply", tr.lang))
         return

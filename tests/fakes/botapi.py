@@ -782,7 +782,7 @@ class BotAPIEmulator:
     def _reply_to(self, chat: SimChat, params: dict) -> int | None:
         rp = params.get("reply_parameters")
         if not rp:
-            return None
+            return self._topic_reply(chat, self._thread(chat, params))
         if rp.get("chat_id") not in (None, chat.id):
             return None
         msg = self._msg(chat.id, rp["message_id"])
@@ -1066,11 +1066,22 @@ class BotAPIEmulator:
             m = _COMMAND_RE.match(text)
             if m:
                 entities = [{"type": "bot_command", "offset": 0, "length": m.end()}]
+        if reply_to is None and not (service or {}).get("forum_topic_created"):
+            reply_to = self._topic_reply(chat, thread_id)
         rec = self._new_message(chat, user, text=text, entities=entities, thread_id=thread_id,
                                 reply_to=reply_to, service=service or {}, sender_chat=sender_chat)
         if not self._bot_in(chat) or (service is None and not self._sees(chat, rec, text)):
             return None
         return self._queue_update("message", rec.to_dict())
+
+    @staticmethod
+    def _topic_reply(chat: SimChat, thread_id: int | None) -> int | None:
+        """Telegram's implicit reply: in a forum topic, a message that replies to nothing
+        carries ``reply_to_message`` = the topic's creation message (whose id is the topic's
+        ``message_thread_id``)."""
+        if thread_id is not None and chat.is_forum and thread_id in chat.topics:
+            return thread_id
+        return None
 
     def _sees(self, chat: SimChat, rec: MessageRecord, text: str | None) -> bool:
         """Does the bot receive this (non-service) message? Models privacy mode."""

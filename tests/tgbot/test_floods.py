@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from tgbot import handlers
+from tgbot import handlers, render, stats
 from tests.fakes.spec import ApiError
 from tests.tgbot.live import cb, live_fixture
 
@@ -54,4 +54,39 @@ async def test_transient_errors_never_mark_a_player_unreachable(live, error):
     await live.settle()
     table = await live.store.load(cb(lobby, "j:")[0]["callback_data"][2:])
     assert table.seat_of(b.id) is not None
+    assert emu.violations == []
+
+
+# -- 7. forum topics reply implicitly ------------------------------------------------------
+
+
+async def test_topic_implicit_reply_is_no_reply(live):
+    emu = live.emu
+    a, b, c, d = (emu.add_user(1700 + i, n) for i, n in enumerate(("Аня", "Борис", "Вера", "Глеб")))
+    forum = emu.add_group(-1001700, "Форум", members=[a, b, c, d], admins=[a], is_forum=True)
+    topic = await emu.create_topic(forum, "Стол", by=d)  # d created the topic
+    gid = await live.open_game(forum, [a, b, d], thread_id=topic)
+    # Telegram: a message in a topic that replies to nothing replies to the topic's creation
+    uid = await a.send(forum, "/kick", thread_id=topic)
+    update = emu.updates[uid]["message"]
+    assert update["reply_to_message"]["message_id"] == topic and "forum_topic_created" in update["reply_to_message"]
+    await live.settle()
+    table = await live.store.load(gid)
+    assert not table.seats[table.seat_of(d.id)].ai  # the topic's creator keeps their seat
+    assert any(m.text and "/kick" in m.text for m in emu.chat_messages(forum.id, from_bot=True) if m.thread_id == topic)
+    # a bare /stats shows the sender's own figures, not the topic creator's
+    await b.send(forum, "/stats", thread_id=topic)
+    await live.settle()
+    sent = {c["params"]["text"] for c in emu.calls_by("sendMessage") if c["ok"]}
+    for who, shown in ((b, True), (d, False)):
+        totals, places = await stats.totals(live.store, who.id)
+        assert (render.stats_text("ru", who.first_name, totals, places) in sent) is shown
+    # a real reply still names its person
+    d_says = await d.send(forum, "/stats", thread_id=topic)
+    d_msg = emu.updates[d_says]["message"]["message_id"]
+    await a.send(forum, "/kick", thread_id=topic, reply_to=d_msg)
+    await live.settle()
+    table = await live.store.load(gid)
+    seat = table.seat_of(d.id)
+    assert seat is None or table.seats[seat].ai  # the replied-to person lost their seat
     assert emu.violations == []
