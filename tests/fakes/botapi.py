@@ -114,6 +114,12 @@ class SimUser:
         """
         return self.emu._user_sends(self, chat, text, thread_id=thread_id, reply_to=reply_to)
 
+    async def edit(self, message: Any, text: str) -> int | None:
+        """Edit one of the user's own messages (a MessageRecord, or ``(chat, message_id)``) to
+        ``text``: Telegram sends an ``edited_message`` update (same message_id, ``edit_date``)
+        when the bot would have received the message. Returns the update id, or None."""
+        return self.emu._user_edits(self, message, text)
+
     async def start_bot(self, payload: str | None = None) -> int | None:
         """Press Start (or open a ``t.me/bot?start=payload`` link): sends ``/start [payload]``."""
         if self.blocked:
@@ -1110,6 +1116,28 @@ class BotAPIEmulator:
             raise ValueError(f"no topic {thread_id} in {chat.title}")
         rid = reply_to.message_id if isinstance(reply_to, MessageRecord) else reply_to
         return self._user_message(user, chat, text, thread_id=thread_id, reply_to=rid)
+
+    def _user_edits(self, user: SimUser, message: Any, text: str) -> int | None:
+        if isinstance(message, MessageRecord):
+            rec = message
+        else:
+            chat_ref, mid = message
+            rec = self._msg(_chat_id_of(chat_ref), mid)
+            if rec is None:
+                raise LookupError(f"no message {message}")
+        if rec.sender is None or rec.sender.id != user.id or rec.deleted or rec.text is None or rec.service:
+            raise ValueError("a user can only edit their own text messages")
+        chat = self.chats[rec.chat_id]
+        if not text:
+            raise ValueError("a message text cannot be empty")
+        m = _COMMAND_RE.match(text)
+        rec.text = text
+        rec.entities = [{"type": "bot_command", "offset": 0, "length": m.end()}] if m else []
+        rec.edit_date = int(time.time())
+        rec.edited_count += 1
+        if not self._bot_in(chat) or not self._sees(chat, rec, text):
+            return None
+        return self._queue_update("edited_message", rec.to_dict())
 
     async def send_as_anonymous_admin(self, chat: Any, text: str, *,
                                       thread_id: int | None = None) -> int | None:

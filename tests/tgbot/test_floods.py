@@ -90,3 +90,36 @@ async def test_topic_implicit_reply_is_no_reply(live):
     seat = table.seat_of(d.id)
     assert seat is None or table.seats[seat].ai  # the replied-to person lost their seat
     assert emu.violations == []
+
+
+# -- 10. edited messages never re-run a command --------------------------------------------
+
+
+async def test_edited_commands_never_run_again(live):
+    emu = live.emu
+    a, b = emu.add_user(1800, "Аня"), emu.add_user(1801, "Борис")
+    group = emu.add_group(-1800, "Клуб", members=[a, b], admins=[a])
+    gid = await live.open_game(group, [a, b], start=False)
+    opened = emu.last_message(group.id, lambda m: m.text == "/start_game", from_bot=False)
+    uid = await a.send(group, "/add_bot")
+    await live.settle()
+    assert sum(not s.human for s in (await live.store.load(gid)).seats) == 1
+    added = emu.chat_messages(group.id, from_bot=False)[-1]
+    assert added.message_id == emu.updates[uid]["message"]["message_id"]
+    calls = len(emu.calls)
+    for text in ("/add_bot", "/add_bot@cheat_test_bot"):
+        eid = await a.edit(added, text)
+        assert emu.updates[eid]["edited_message"]["message_id"] == added.message_id
+        await live.settle()
+    assert sum(not s.human for s in (await live.store.load(gid)).seats) == 1
+    assert [c["method"] for c in emu.calls[calls:] if c["method"] not in ("getUpdates", "getMe")] == []
+    # an old /start_game edited after the game stopped opens nothing
+    await a.send(group, "/stop_game")
+    await live.settle()
+    assert await live.store.chat_game(group.id, None) is None
+    calls = len(emu.calls)
+    await a.edit(opened, "/start_game ")
+    await live.settle()
+    assert await live.store.chat_game(group.id, None) is None
+    assert [c["method"] for c in emu.calls[calls:] if c["method"] not in ("getUpdates", "getMe")] == []
+    assert emu.violations == []
