@@ -16,7 +16,7 @@ from typing import Any, Callable, Coroutine, NamedTuple
 
 from telegram import InputFile, Update
 from telegram.constants import ChatMemberStatus, ChatType
-from telegram.error import BadRequest, TelegramError
+from telegram.error import BadRequest, Forbidden, TelegramError
 from redis.exceptions import RedisError
 from telegram.ext import ContextTypes
 
@@ -25,6 +25,7 @@ from core.cards import Hand, Rank
 
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
+from .identity import replied_user
 from .codec import NOT_A_GAME, BadCallback, Tap, decode
 from .ingest import outcome
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
@@ -216,8 +217,10 @@ async def _notify_lobby(s: Services, table: Table, users: list[int]) -> None:
         lang = pick_language(await s.store.user_lang(user_id), table.lang)
         try:
             await s.syncer.bot.send_message(user_id, render.note("lobby_open", lang, group=render.title(table)))
-        except TelegramError:
+        except Forbidden:  # only a 403 means the user blocked the bot (or never started it)
             await s.store.set_dm(user_id, False)
+        except TelegramError as e:  # a 429, a timeout, a 5xx: transient, says nothing of the user
+            log.info("lobby note to %s not sent: %s", user_id, e)
 
 
 async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -441,8 +444,10 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
         try:
             await context.bot.send_message(user.id, text(lang))
             sent = True
-        except TelegramError:  # never started the bot, or blocked it
+        except Forbidden:  # never started the bot, or blocked it
             await s.store.set_dm(user.id, False)
+        except TelegramError as e:  # a 429, a timeout, a 5xx: transient, the user is still reachable
+            log.info("private text to %s not sent: %s", user.id, e)
     table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
     if table is not None and table.status is Status.PLAYING:
         return
@@ -549,7 +554,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     s = svc(context)
     msg, user = update.effective_message, update.effective_user
     assert msg is not None
-    target = msg.reply_to_message.from_user if msg.reply_to_message is not None and msg.reply_to_message.from_user is not None else user
+    target = replied_user(update) or user
     if target is None or target.is_bot:
         return
     totals, places = await stats.totals(s.store, target.id)
@@ -574,7 +579,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     table, tr = await _chat_table(s, update)
     if table is None:
         return
-    target = msg.reply_to_message.from_user if msg.reply_to_message is not None else None
+    target = replied_user(update)
     if target is None:
         await _reply(update, render.note("kick_reply", tr.lang))
         return

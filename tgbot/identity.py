@@ -5,7 +5,9 @@ from the user GroupAnonymousBot (id 1087968824) with ``sender_chat`` = the group
 message posted on behalf of a channel also has a ``sender_chat`` (the channel), which is *not*
 an admin of the group. Callback queries always carry the real user who pressed. Forum topics:
 a message in a topic has ``is_topic_message`` and its ``message_thread_id``; the General topic
-has none.
+has none. In a topic, a message that replies to nothing still carries ``reply_to_message`` = the
+topic's creation message (``forum_topic_created``, id = the topic's ``message_thread_id``): that
+is no reply (:func:`replied_user`).
 
 Rules enforced here (the table transitions in :mod:`tgbot.model` check seats and turns):
 
@@ -18,14 +20,14 @@ Rules enforced here (the table transitions in :mod:`tgbot.model` check seats and
 
 from __future__ import annotations
 
-from telegram import Update
+from telegram import Update, User
 from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from .model import Refused, Seat, Table
 
-__all__ = ["ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage"]
+__all__ = ["ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage", "replied_user"]
 
 #: The user id anonymous group admins send messages as (GroupAnonymousBot; TELEGRAM.md).
 ANONYMOUS_ADMIN = 1087968824
@@ -92,3 +94,19 @@ def place(update: Update) -> tuple[int, int | None]:
     assert chat is not None
     thread = msg.message_thread_id if msg is not None and msg.is_topic_message else None
     return chat.id, thread
+
+
+def replied_user(update: Update) -> User | None:
+    """The user the message explicitly replies to, or ``None``: the one place commands read "the
+    replied-to person" (/kick, /stats). Telegram's implicit reply to a forum topic's creation
+    message (every message in a topic that replies to nothing carries it) is no reply, nor is a
+    reply to any service message of a topic's creation."""
+    msg = update.effective_message
+    replied = msg.reply_to_message if msg is not None else None
+    if replied is None or replied.from_user is None:
+        return None
+    if replied.forum_topic_created is not None:
+        return None
+    if msg.is_topic_message and msg.message_thread_id is not None and replied.message_id == msg.message_thread_id:
+        return None
+    return replied.from_user

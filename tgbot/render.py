@@ -294,10 +294,45 @@ def _button(text: str, tap: Tap, style: str | None = None) -> InlineKeyboardButt
     return InlineKeyboardButton(text, callback_data=encode(tap), style=style)
 
 
-def _cap(text: str) -> str:
-    """Keep a message within Telegram's 4096 characters."""
-    limit = MessageLimit.MAX_TEXT_LENGTH
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+#: A token of the bot's HTML: a tag (group 1: "/" of a closing tag, group 2: its name), an
+#: entity (&amp; &lt; &gt; &quot; &#NN;), or one character.
+_HTML_TOKEN = re.compile(r"<(/?)([A-Za-z-]+)(?:\s[^>]*)?>|&(?:#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);|.", re.S)
+
+
+def _units(text: str) -> int:
+    """Length in UTF-16 code units (Telegram's unit: an emoji outside the BMP counts 2)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _cap(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> str:
+    """Keep a message within Telegram's limit as Telegram counts it: the text left after the
+    HTML is parsed (tags count nothing, an entity one character), in UTF-16 code units. A
+    longer one is cut at a whole character or entity, ends with «…», and every tag still open
+    there is closed, so the HTML stays valid."""
+    tokens = list(_HTML_TOKEN.finditer(text))
+    sizes = [0 if m.group(2) is not None else (1 if m.group().startswith("&") and len(m.group()) > 1 else _units(m.group())) for m in tokens]
+    if sum(sizes) <= limit:
+        return text
+    out: list[str] = []
+    open_tags: list[str] = []
+    used, budget = 0, limit - 1  # room for the ellipsis
+    for m, size in zip(tokens, sizes):
+        if m.group(2) is not None:
+            tag = m.group(2).lower()
+            if m.group(1):
+                if tag in open_tags:
+                    del open_tags[len(open_tags) - 1 - open_tags[::-1].index(tag)]
+            else:
+                open_tags.append(tag)
+            out.append(m.group())
+            continue
+        if used + size > budget:
+            break
+        used += size
+        out.append(m.group())
+    out.append("…")
+    out.extend(f"</{tag}>" for tag in reversed(open_tags))
+    return "".join(out)
 
 
 # -- lobby and board (group) -----------------------------------------------------------------------
@@ -541,7 +576,7 @@ def announcement(table: Table, note: dict, figures: "list[SeatStats] | None" = N
             tr.t("No lie there!") if note["truthful"] else tr.t("A bluff!"),
             tr.t("{loser} takes the pile: {cards}.", loser=name(table, note["loser"]), cards=tr.n("{n} card", "{n} cards", note["pile_taken"])),
         ]
-        return "\n".join(lines)
+        return _cap("\n".join(lines))
     if kind == "Believed":
         revealed = revealed_text(tr, note["revealed"])
         lines = [
@@ -552,7 +587,7 @@ def announcement(table: Table, note: dict, figures: "list[SeatStats] | None" = N
             lines.append(tr.t("No lie there! The pile stays where it is."))
         else:
             lines.append(tr.t("A bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"]), cards=tr.n("{n} card", "{n} cards", note["pile_taken"])))
-        return "\n".join(lines)
+        return _cap("\n".join(lines))
     if kind == "GameEnded":
         result = core.Result(tuple(note["places"]), note["winner"], note["draw"], note["capped"])
         lines = ["<b>" + tr.t("Game over.") + "</b>"]

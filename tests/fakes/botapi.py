@@ -114,6 +114,12 @@ class SimUser:
         """
         return self.emu._user_sends(self, chat, text, thread_id=thread_id, reply_to=reply_to)
 
+    async def edit(self, message: Any, text: str) -> int | None:
+        """Edit one of the user's own messages (a MessageRecord, or ``(chat, message_id)``) to
+        ``text``: Telegram sends an ``edited_message`` update (same message_id, ``edit_date``)
+        when the bot would have received the message. Returns the update id, or None."""
+        return self.emu._user_edits(self, message, text)
+
     async def start_bot(self, payload: str | None = None) -> int | None:
         """Press Start (or open a ``t.me/bot?start=payload`` link): sends ``/start [payload]``."""
         if self.blocked:
@@ -342,6 +348,9 @@ class BotAPIEmulator:
         self.webhook: dict[str, Any] = {}
         #: test-only: ``delay(method, raw params)`` → seconds to wait before answering a call
         self.delay: Callable[[str, dict], float] | None = None
+        #: test-only: ``fault(method, raw params)`` → an :class:`ApiError` to answer the call
+        #: with instead (a 429, a 5xx Telegram sends when it is unwell), or None
+        self.fault: Callable[[str, dict], ApiError | None] | None = None
         #: test-only: deliver webhook updates round-robin to these URLs instead of webhook["url"]
         #: (several bot processes behind an imagined load balancer)
         self.webhook_targets: list[str] = []
@@ -440,6 +449,8 @@ class BotAPIEmulator:
                 raise bad_request(notes[0])
             if self.delay is not None and (pause := self.delay(method, raw)):
                 await asyncio.sleep(pause)  # a slow Bot API (test knob)
+            if self.fault is not None and (injected := self.fault(method, raw)) is not None:
+                raise injected  # an unwell Bot API (test knob)
             handler = getattr(self, f"_api_{method}", None)
             if handler is None:
                 result = self._api_generic(method, params)
@@ -777,7 +788,7 @@ class BotAPIEmulator:
     def _reply_to(self, chat: SimChat, params: dict) -> int | None:
         rp = params.get("reply_parameters")
         if not rp:
-            return None
+            return self._topic_reply(chat, self._thread(chat, params))
         if rp.get("chat_id") not in (None, chat.id):
             return None
         msg = self._msg(chat.id, rp["message_id"])
@@ -1061,11 +1072,22 @@ class BotAPIEmulator:
             m = _COMMAND_RE.match(text)
             if m:
                 entities = [{"type": "bot_command", "offset": 0, "length": m.end()}]
+        if reply_to is None and not (service or {}).get("forum_topic_created"):
+            reply_to = self._topic_reply(chat, thread_id)
         rec = self._new_message(chat, user, text=text, entities=entities, thread_id=thread_id,
                                 reply_to=reply_to, service=service or {}, sender_chat=sender_chat)
         if not self._bot_in(chat) or (service is None and not self._sees(chat, rec, text)):
             return None
         return self._queue_update("message", rec.to_dict())
+
+    @staticmethod
+    def _topic_reply(chat: SimChat, thread_id: int | None) -> int | None:
+        """Telegram's implicit reply: in a forum topic, a message that replies to nothing
+        carries ``reply_to_message`` = the topic's creation message (whose id is the topic's
+        ``message_thread_id``)."""
+        if thread_id is not None and chat.is_forum and thread_id in chat.topics:
+            return thread_id
+        return None
 
     def _sees(self, chat: SimChat, rec: MessageRecord, text: str | None) -> bool:
         """Does the bot receive this (non-service) message? Models privacy mode."""
@@ -1094,6 +1116,28 @@ class BotAPIEmulator:
             raise ValueError(f"no topic {thread_id} in {chat.title}")
         rid = reply_to.message_id if isinstance(reply_to, MessageRecord) else reply_to
         return self._user_message(user, chat, text, thread_id=thread_id, reply_to=rid)
+
+    def _user_edits(self, user: SimUser, message: Any, text: str) -> int | None:
+        if isinstance(message, MessageRecord):
+            rec = message
+        else:
+            chat_ref, mid = message
+            rec = self._msg(_chat_id_of(chat_ref), mid)
+            if rec is None:
+                raise LookupError(f"no message {message}")
+        if rec.sender is None or rec.sender.id != user.id or rec.deleted or rec.text is None or rec.service:
+            raise ValueError("a user can only edit their own text messages")
+        chat = self.chats[rec.chat_id]
+        if not text:
+            raise ValueError("a message text cannot be empty")
+        m = _COMMAND_RE.match(text)
+        rec.text = text
+        rec.entities = [{"type": "bot_command", "offset": 0, "length": m.end()}] if m else []
+        rec.edit_date = int(time.time())
+        rec.edited_count += 1
+        if not self._bot_in(chat) or not self._sees(chat, rec, text):
+            return None
+        return self._queue_update("edited_message", rec.to_dict())
 
     async def send_as_anonymous_admin(self, chat: Any, text: str, *,
                                       thread_id: int | None = None) -> int | None:

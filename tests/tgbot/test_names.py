@@ -6,6 +6,7 @@ import unicodedata
 from dataclasses import replace
 
 import pytest
+import core
 
 from tgbot import render
 from tgbot.model import Seat
@@ -72,3 +73,49 @@ def test_six_longest_names_fit_every_message():
     for text in texts:
         plain, _ = parse_html(text)
         assert len(plain) <= 4096 and len(text) <= 4096
+
+
+WORST_NAMES = ["😀" * 32, "&" * 32, "<" * 32, "&<>😀" * 8, "👨‍👩‍👧‍👦" * 5]
+
+
+def _long_round(table, name):
+    """Every seat named ``name`` (+ its number), one card left in each hand, every other card
+    played in one round, one card per claim: the longest board and panels a round makes."""
+    d = table.state.to_dict()
+    cards = "".join(d["hands"])
+    n = len(d["hands"])
+    d["hands"] = [cards[i] for i in range(n)]
+    d["pile"] = [[i % n, c, "5"] for i, c in enumerate(cards[n:])]
+    d["plays"] = len(d["pile"])
+    d["current"] = len(d["pile"]) % n
+    seats = tuple(Seat(i + 1, name + str(i)) for i in range(n))
+    return replace(table, seats=seats, state=core.GameState.from_dict(d), title=name * 8)
+
+
+@pytest.mark.parametrize("worst", WORST_NAMES, ids=["emoji", "amp", "lt", "mixed", "zwj"])
+def test_every_message_fits_telegram_as_telegram_counts(worst):
+    from tests.fakes.html import parse_html, utf16_len
+
+    table, _ = started(6)
+    table = _long_round(table, worst)
+    texts = {"board": render.board(table, "bot").text}
+    texts |= {f"panel{i}": render.panel(table, i).text for i in range(6)}
+    note = {"kind": "GameEnded", "places": [1, 2, 3, 4, 5, 6], "winner": 0, "draw": False, "capped": True}
+    texts["result"] = render.announcement(table, note)
+    longest = 0
+    for what, text in texts.items():
+        plain, _ = parse_html(text)  # valid HTML, as Telegram parses it
+        assert utf16_len(plain) <= 4096, what
+        longest = max(longest, utf16_len(plain))
+    assert longest > 2500  # a long round
+
+
+def test_cap_never_breaks_html():
+    from tests.fakes.html import parse_html, utf16_len
+
+    text = "<b>" + "&amp;😀&lt;" * 20 + "</b> <i>x&gt;</i>" + "é😀" * 30
+    for limit in range(1, 120):
+        capped = render._cap(text, limit)
+        plain, _ = parse_html(capped)
+        assert utf16_len(plain) <= limit
+    assert render._cap(text, 10_000) == text
