@@ -657,18 +657,25 @@ async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: U
 
 async def _send_record(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
     """The game's record (``cheat-record/1`` with the players' names) as a file in the
-    player's private chat."""
+    player's private chat: only once the game is over, at most once per player and game."""
     user = update.effective_user
     assert user is not None
     table = await s.store.load(tap.gid)
     if table is None:
         raise Refused("no_game")
-    if table.seat_of(user.id) is None:
+    seat = table.seat_of(user.id)
+    if seat is None or not table.seats[seat].human:
         raise Refused("not_seated")
+    if table.status is not Status.OVER:
+        # the record holds every hand and the seed: never while the game runs (the data of a
+        # final panel's button may be sent on any message)
+        raise Refused("record_not_yet" if table.live else "no_game")
     deal, log_ = await s.store.record(table.id)
     record = stats.record_of_game(table, deal, log_, render.plain_names(table))
     if record is None:
         raise Refused("no_game")
+    if not await s.store.first_time(table.id, "record", user.id):
+        return "record_again"  # once per player per game: a tap never sends it twice
     data = record.to_json(indent=1).encode()
     await context.bot.send_document(user.id, InputFile(data, filename=stats.RECORD_FILE.format(gid=table.id)))
     return "record_sent"

@@ -859,6 +859,8 @@ _ANSWERS = {
     "timer_set": N_("Turn timer saved for the next games."),
     "settings_saved": N_("Saved for the next games."),
     "record_sent": N_("The record is in your private chat."),
+    "record_again": N_("The record was already sent to your private chat."),
+    "record_not_yet": N_("The record comes once the game is over."),
     "reopened": N_("A new lobby is open."),
     "already_open": N_("A game is already open here."),
     "try_again": N_("Something went wrong: please tap again."),

@@ -170,3 +170,40 @@ def test_final_check_panel_offers_believe_and_challenge():
                 assert {"believe", "challenge", "refresh"} <= ops
                 return
     pytest.fail("no final check reached")
+
+
+# -- anything the codec did not produce is refused, quietly -----------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ALPHABET = "".join(sorted({c for t in TAPS for c in encode(t)})) + "²³¹٣０\n\r\t :é-_"
+
+
+def _mutants() -> st.SearchStrategy[str]:
+    """Callback data near what the bot renders: a real encoding with a character inserted,
+    replaced or dropped, plus arbitrary text."""
+    real = st.sampled_from([encode(t) for t in TAPS])
+    def mutate(data: str, i: int, ch: str, how: int) -> str:
+        i %= len(data) + 1
+        return [data[:i] + ch + data[i:], data[:i] + ch + data[i + 1 :], data[:i] + data[i + 1 :]][how]
+    return st.one_of(
+        st.builds(mutate, real, st.integers(0, 64), st.sampled_from(list(_ALPHABET)), st.integers(0, 2)),
+        st.text(alphabet=_ALPHABET, max_size=70),
+        st.text(max_size=70),
+    )
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_mutants())
+def test_decode_accepts_only_what_encode_produces(data):
+    try:
+        tap = decode(data)
+    except BadCallback:
+        return
+    assert encode(tap) == data
+
+
+@pytest.mark.parametrize("data", ["k:abc:1²:", "k:abc:²:", "j:abc\n", "j:abc\n\n", "c:abc:03", "p:abc:1:7:7\n", "j:äbc", "v:abc:classic\n", "w:-100:60\n"])
+def test_odd_data_is_refused(data):
+    with pytest.raises(BadCallback):
+        decode(data)
