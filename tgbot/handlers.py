@@ -258,7 +258,8 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
 
 async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/add_bot`` in a group: seat an AI player in the chat's open lobby."""
+    """``/add_bot`` in a group: seat an AI player in the chat's open lobby (creator or chat
+    admin)."""
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
@@ -266,8 +267,9 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     if table is None:
         return
     names, now = render.BOT_NAMES, s.now()
+    user_id, admin = await may_manage(context, table, update)
     try:
-        done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout))
+        done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout, user_id=user_id, is_admin=admin))
     except Refused as e:
         await _reply(update, render.answer(e.code, table.lang))
         return
@@ -756,11 +758,17 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
             fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
         else:
             fn = lambda t: model.set_variant(t, user_id, tap.arg, admin, now, timeout)  # noqa: E731
-    elif tap.op == "addbot":
-        names = render.BOT_NAMES
-        fn = lambda t: model.add_bot(t, names, now, timeout)  # noqa: E731
-    elif tap.op == "rmbot":
-        fn = lambda t: model.remove_bot(t, now, timeout)  # noqa: E731
+    elif tap.op in ("addbot", "rmbot"):
+        # AI seats are the creator's or a chat admin's to add and remove
+        table = await s.store.load(gid)
+        if table is None:
+            raise Refused("no_game")
+        user_id, admin = await may_manage(context, table, update)
+        if tap.op == "addbot":
+            names = render.BOT_NAMES
+            fn = lambda t: model.add_bot(t, names, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
+        else:
+            fn = lambda t: model.remove_bot(t, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
     elif tap.op == "takeback":
         fn = lambda t: model.take_back(t, user_id, now)  # noqa: E731
     elif tap.op == "quit":

@@ -57,3 +57,40 @@ async def test_record_only_after_the_end_and_once_per_player(live):
     ans = await (await d.tap(emu.last_message(d.id), f"d:{gid}", strict=False)).answer(15)
     await live.settle()
     assert ans["text"] == render.answer("not_seated", "ru") and _docs(emu, d) == []
+
+
+async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
+    emu = live.emu
+    a, b, c, d = _people(emu, 1410, 4)  # a creates, d is the chat's admin, b and c members
+    group = emu.add_group(-1001410, "Клуб", members=[a, b, c], admins=[d])
+    gid = await live.open_game(group, [a], start=False)
+    lobby = emu.last_message(group.id, lambda m: cb(m, "a:"))
+    before = await live.store.load(gid)
+    # a member who does not run the lobby: five /add_bot and five taps change nothing
+    for _ in range(5):
+        await b.send(group, "/add_bot")
+        ans = await (await b.tap(lobby, cb(lobby, "a:")[0])).answer(15)
+        assert ans["text"] == render.answer("not_allowed", "ru")
+    await live.settle()
+    assert (await live.store.load(gid)).seats == before.seats
+    assert emu.last_message(group.id, lambda m: (m.text or "") == render.answer("not_allowed", "ru")) is not None
+    # the creator adds two, a chat admin one
+    await a.send(group, "/add_bot")
+    await (await a.tap(lobby, cb(lobby, "a:")[0])).answer(15)
+    await d.send(group, "/add_bot")
+    await live.settle()
+    t = await live.store.load(gid)
+    assert [s.bot is not None for s in t.seats] == [False, True, True, True]
+    # a member can't take them out, the admin can
+    lobby = emu.last_message(group.id, lambda m: cb(m, "m:"))
+    ans = await (await c.tap(lobby, cb(lobby, "m:")[0])).answer(15)
+    await live.settle()
+    assert ans["text"] == render.answer("not_allowed", "ru") and len((await live.store.load(gid)).seats) == 4
+    await (await d.tap(lobby, cb(lobby, "m:")[0])).answer(15)
+    await live.settle()
+    assert len((await live.store.load(gid)).seats) == 3
+    # the sixth seat still starts the game by itself
+    for _ in range(3):
+        await a.send(group, "/add_bot")
+        await live.settle()
+    assert (await live.store.load(gid)).status is Status.PLAYING
