@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from telegram.constants import InlineKeyboardButtonLimit
 
-__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES", "NOT_A_GAME"]
+__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES", "NOT_A_GAME", "person"]
 
 #: Telegram's limit on callback_data, in bytes.
 MAX_BYTES = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA
@@ -52,12 +52,14 @@ _OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "addbot": ("a", ()),
     "rmbot": ("m", ()),
     "takeback": ("t", ()),
-    "quit": ("q", ()),
+    # confirmations name whom they were offered to: quit the seat's index, stopok the asking
+    # user (:func:`person`); only that person's tap counts
+    "quit": ("q", ("arg",)),
     "timer": ("w", ("arg",)),
     # /settings: gid is the chat id; arg is the setting's letter and value (vclassic, sshuffle,
     # t60, tlong, lfr).
     "settings": ("e", ("arg",)),
-    "stopok": ("y", ()),
+    "stopok": ("y", ("arg",)),
     "again": ("n", ()),
     "rec": ("d", ()),
 }
@@ -68,7 +70,7 @@ _GID = re.compile(r"[A-Za-z0-9_-]{1,16}", re.ASCII)  # a game id (or a chat id f
 _TURN = re.compile(r"0|[1-9][0-9]{0,5}", re.ASCII)
 _CARDS = re.compile(r"[A2-9TJQK]{0,4}", re.ASCII)
 _CLAIM = re.compile(r"[A2-9TJQK]", re.ASCII)
-_ARG = re.compile(r"[a-z0-9]{1,10}", re.ASCII)
+_ARG = re.compile(r"[a-z0-9]{1,12}", re.ASCII)
 
 
 class BadCallback(ValueError):
@@ -96,6 +98,17 @@ class Tap:
 
 #: Ops whose ``gid`` field is not a game id (a /language choice; a chat id for these two).
 NOT_A_GAME = frozenset({"lang", "timer", "settings"})
+
+
+def person(user_id: int) -> str:
+    """A user id as a callback ``arg`` (base 36: Telegram's ids have at most 52 bits, so at most
+    11 characters; ``0``, an anonymous admin, is ``0``)."""
+    digits, n, out = "0123456789abcdefghijklmnopqrstuvwxyz", abs(user_id), ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
 
 
 def encode(tap: Tap) -> str:

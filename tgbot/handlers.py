@@ -25,7 +25,7 @@ from core.cards import Hand, Rank
 
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
-from .codec import NOT_A_GAME, BadCallback, Tap, decode
+from .codec import NOT_A_GAME, BadCallback, Tap, decode, person
 from .ingest import outcome
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
@@ -235,7 +235,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not admin and user_id != table.creator:
             await _reply(update, render.answer("not_allowed", tr.lang))
             return
-        rendered = render.stop_confirm(table)
+        rendered = render.stop_confirm(table, user_id)
         await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
         return
     try:
@@ -772,6 +772,15 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     elif tap.op == "takeback":
         fn = lambda t: model.take_back(t, user_id, now)  # noqa: E731
     elif tap.op == "quit":
+        # the confirmation acts for the player it was offered to, no one else
+        table = await s.store.load(gid)
+        if table is None:
+            raise Refused("no_game")
+        seat = table.seat_of(user_id)
+        if seat is None:
+            raise Refused("not_seated")
+        if tap.arg != str(seat):
+            raise Refused("not_for_you")
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op == "timer":
         return TapDone(await _set_timer(s, context, update, tap))
@@ -786,6 +795,9 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         if table is None:
             raise Refused("no_game")
         user_id, admin = await may_manage(context, table, update)
+        # the confirmation acts for who asked (an anonymous admin's: for any admin)
+        if tap.arg != person(user_id) and not (tap.arg == person(0) and admin):
+            raise Refused("not_for_you" if admin or user_id == table.creator else "not_allowed")
         fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
     else:
         action = _action_of(tap)

@@ -30,12 +30,12 @@ TAPS = [
     Tap("addbot", "abc"),
     Tap("rmbot", "abc"),
     Tap("takeback", LONG_GID),
-    Tap("quit", "abc"),
+    Tap("quit", "abc", arg="5"),
     Tap("timer", "-1001234567890", arg="600"),
     Tap("timer", "-1001234567890", arg="long"),
     Tap("settings", "-1001234567890", arg="vclassic"),
     Tap("settings", "-1001234567890", arg="tlong"),
-    Tap("stopok", LONG_GID),
+    Tap("stopok", LONG_GID, arg=codec.person(2**52)),
     Tap("again", LONG_GID),
     Tap("rec", LONG_GID),
 ]
@@ -56,7 +56,7 @@ def test_round_trip(tap):
     "data",
     [None, "", "zzz", "j", "j:", "j:a:b", "j:" + "a" * 17, "j:a b", "j:ä", "p:abc:1:77", "p:abc:x:77:7",
      "p:abc:-1:77:7", "p:abc:1234567:7:7", "p:abc:1:77777:7", "p:abc:1:7Z:7", "p:abc:1:77:Z", "p:abc:1:77:77",
-     "p:abc:1:77:", "k:abc:1", "c:abc", "c:abc:1:2", "b:abc:", "v:abc:Classic", "v:abc:", "v:abc:abcdefghijk",
+     "p:abc:1:77:", "k:abc:1", "c:abc", "c:abc:1:2", "b:abc:", "v:abc:Classic", "v:abc:", "v:abc:abcdefghijklm",
      "r:abc:1", "x:abc:", ":abc", "J:abc", "p:abc:1:77:7:"],
 )
 def test_malformed_raises_bad_callback(data):

@@ -94,3 +94,91 @@ async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
         await a.send(group, "/add_bot")
         await live.settle()
     assert (await live.store.load(gid)).status is Status.PLAYING
+
+
+REFUSALS = {render.answer(code, "ru") for code in ("not_seated", "not_allowed", "admins_only", "not_for_you")}
+
+
+async def _snapshot(live, gid, chat_id):
+    store = live.store
+    t = await store.load(gid)
+    return (t.to_json(), await store.chat_settings(chat_id), await store.chat_turn_timeout(chat_id, 0),
+            await store.redis.hgetall(store.k_game(gid)), (await store.chat_game(chat_id, None)).id if await store.chat_game(chat_id, None) else None)
+
+
+async def _press_all(live, stranger, messages, gid, chat_id, skip=("j:",)):
+    """``stranger`` presses every callback button of ``messages``: each answer is a refusal and
+    nothing in the game, the chat's settings or its live game changes."""
+    emu = live.emu
+    pressed = set()
+    for m in messages:
+        for b in m.flat_buttons:
+            data = b.get("callback_data")
+            if data is None or data.startswith(skip):
+                continue
+            before = await _snapshot(live, gid, chat_id)
+            ans = await (await stranger.tap(m, b)).answer(15)
+            await live.settle()
+            assert ans.get("text") in REFUSALS, (data, ans)
+            assert await _snapshot(live, gid, chat_id) == before, data
+            assert not [d for d in emu.chat_messages(stranger.id, from_bot=True) if d.document is not None]
+            pressed.add(data.split(":")[0])
+    return pressed
+
+
+def _keyboards(emu, chat_ids):
+    return [m for cid in chat_ids for m in emu.chat_messages(cid, from_bot=True) if m.flat_buttons]
+
+
+async def test_every_button_refuses_a_stranger(live):
+    emu = live.emu
+    a, b, c, admin, s = _people(emu, 1420, 5)  # s: a member of the group, not seated, no admin
+    group = emu.add_group(-1001420, "Клуб", members=[a, b, c, s], admins=[admin])
+    for u in (a, b, c, s, admin):
+        await u.start_bot()
+    # the lobby (with a bot, so «Remove a bot» shows) and the admins' menus
+    gid = await live.open_game(group, [a], start=False)
+    lobby = emu.last_message(group.id, lambda m: cb(m, "a:"))
+    await (await a.tap(lobby, cb(lobby, "a:")[0])).answer(15)
+    for cmd in ("/timer", "/settings", "/language"):
+        await admin.send(group, cmd)
+    await live.settle()
+    seen = await _press_all(live, s, _keyboards(emu, [group.id]), gid, group.id)
+    assert {"l", "s", "x", "v", "a", "m", "w", "e", "g"} <= seen
+    # the running game: every private panel, the board, the leave and stop confirmations
+    lobby = emu.last_message(group.id, lambda m: cb(m, "m:"))
+    await (await a.tap(lobby, cb(lobby, "m:")[0])).answer(15)
+    for u in (b, c):
+        await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+    await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
+    await live.settle()
+    t = await live.store.load(gid)
+    first = {x.id: x for x in (a, b, c)}[t.seats[t.state.current].user_id]
+    played = await live.pick(first, gid)  # a panel with play buttons
+    seen = await _press_all(live, s, _keyboards(emu, [group.id, a.id, b.id, c.id]), gid, group.id)
+    assert {"k", "p", "r"} <= seen
+    await (await first.tap(played, cb(played, "p:")[0])).answer(15)  # the next one can believe or doubt
+    await live.settle()
+    # one seat played by the AI, not on turn: its panel offers «Take my seat back»
+    t = await live.store.load(gid)
+    idle = (t.state.current + 1) % 3
+    from dataclasses import replace
+    from tgbot import model
+    await live.store.transact(gid, lambda cur: model.Change(replace(cur, seats=model._with_seat(cur.seats, idle, ai=True))))
+    live.app.bot_data["svc"].syncer.request(gid)
+    await a.send(group, "/leave")
+    await a.send(group, "/stop_game")
+    await live.settle()
+    msgs = _keyboards(emu, [group.id, a.id, b.id, c.id])
+    seen = await _press_all(live, s, msgs, gid, group.id)
+    assert {"c", "r", "t", "q", "y"} <= seen
+    # confirmations are the addressee's: another player, and an admin, can't use a's
+    confirms = [m for m in _keyboards(emu, [group.id]) if cb(m, "q:") or cb(m, "y:")]
+    await _press_all(live, b, [m for m in confirms if cb(m, "q:")], gid, group.id)
+    await _press_all(live, admin, [m for m in confirms if cb(m, "y:")], gid, group.id)
+    # the end: final panels (the record) and the board (play again)
+    await play_on(live.store, gid)
+    live.app.bot_data["svc"].syncer.request(gid)
+    await live.settle()
+    seen = await _press_all(live, s, _keyboards(emu, [group.id, a.id, b.id, c.id]), gid, group.id, skip=("j:", "n:"))
+    assert {"d"} <= seen
