@@ -638,22 +638,30 @@ async def _answer_quietly(update: Update, context: ContextTypes.DEFAULT_TYPE, te
 
 
 async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
-    """«Play again» under a finished game: a new lobby in its chat with the same players who
-    can still be reached privately, bots too."""
+    """«Play again» under a finished game (one of its players, or a chat admin): a new lobby in
+    its chat with its AI seats and the presser; the other players are invited privately and
+    take a seat only by tapping Join (no one is forced into a new game)."""
     old = await s.store.load(tap.gid)
     if old is None:
         raise Refused("no_game")
+    presser = actor_id(update)
+    seat = old.seat_of(presser) if presser else None
+    if (seat is None or not old.seats[seat].human) and not await is_admin(context, old.chat_id, update):
+        raise Refused("not_allowed")
     gid = s.new_game_id(update)
     if not await s.store.claim_chat(old.chat_id, old.thread_id, gid):
         current = await s.store.chat_game(old.chat_id, old.thread_id)
         return "reopened" if current is not None and current.id == gid else "already_open"
-    reachable = {x.user_id for x in old.seats if x.human and await s.store.can_dm(x.user_id)}
+    reachable = {presser} if presser and await s.store.can_dm(presser) else set()
     try:
-        table = model.rematch(old, gid, actor_id(update), s.now(), s.settings.lobby_timeout, reachable)
+        table = model.rematch(old, gid, presser, s.now(), s.settings.lobby_timeout, reachable)
     except Refused:
         await s.store.release_chat(old.chat_id, old.thread_id, gid)
         raise
     await _open(s, table)
+    invited = [x.user_id for x in old.seats if x.human and x.user_id != presser]
+    if invited:
+        _background(_notify_lobby(s, table, invited))
     return "reopened"
 
 

@@ -436,9 +436,10 @@ def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: fl
 
 
 def rematch(old: Table, gid: str, creator: int, now: float, timeout: float, reachable: set[int]) -> Table:
-    """A new lobby in ``old``'s chat (topic), with its variant and language, the same players
-    already seated in the same order: bots, and the people in ``reachable`` (the bot may
-    write to them privately). ``old`` must be over."""
+    """A new lobby in ``old``'s chat (topic), with its variant and language, some of the same
+    players already seated in the same order: its bots, and those of its people in
+    ``reachable`` (who asked for the rematch, when the bot may write to them privately; the
+    others are invited and join themselves). ``old`` must be over."""
     if old.live:
         raise Refused("not_in_lobby")
     seats = tuple(

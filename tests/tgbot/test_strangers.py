@@ -180,5 +180,40 @@ async def test_every_button_refuses_a_stranger(live):
     await play_on(live.store, gid)
     live.app.bot_data["svc"].syncer.request(gid)
     await live.settle()
-    seen = await _press_all(live, s, _keyboards(emu, [group.id, a.id, b.id, c.id]), gid, group.id, skip=("j:", "n:"))
-    assert {"d"} <= seen
+    seen = await _press_all(live, s, _keyboards(emu, [group.id, a.id, b.id, c.id]), gid, group.id)
+    assert {"d", "n"} <= seen
+
+
+async def test_play_again_invites_and_seats_only_who_joins(live):
+    emu = live.emu
+    a, b, c, s = _people(emu, 1430, 4)
+    group = emu.add_group(-1001430, "Клуб", members=[a, b, c, s], admins=[a])
+    for u in (a, b, c, s):
+        await u.start_bot()
+    gid = await live.open_game(group, [a, b, c], start=False)
+    lobby = emu.last_message(group.id, lambda m: cb(m, "a:"))
+    await (await a.tap(lobby, cb(lobby, "a:")[0])).answer(15)
+    await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
+    await live.settle()
+    await play_on(live.store, gid)
+    live.app.bot_data["svc"].syncer.request(gid)
+    await live.settle()
+    board = emu.last_message(group.id, lambda m: cb(m, "n:"))
+    # a member who did not play can't open it for them
+    ans = await (await s.tap(board, cb(board, "n:")[0])).answer(15)
+    await live.settle()
+    assert ans["text"] == render.answer("not_allowed", "ru") and (await live.store.chat_game(group.id, None)) is None
+    # a player can: the AI seat comes along, the presser sits, the others are only invited
+    await (await b.tap(board, cb(board, "n:")[0])).answer(15)
+    await live.settle()
+    again = await live.store.chat_game(group.id, None)
+    assert again is not None and again.id != gid
+    assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if x.bot) == 1
+    for u in (a, c):
+        assert emu.last_message(u.id, lambda m: render.title(again) in (m.text or "")) is not None
+    assert emu.last_message(s.id, lambda m: render.title(again) in (m.text or "")) is None
+    # who taps Join takes a seat
+    lobby = emu.last_message(group.id, lambda m: cb(m, f"j:{again.id}"))
+    await (await c.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+    await live.settle()
+    assert [x.user_id for x in (await live.store.load(again.id)).seats if x.human] == [b.id, c.id]
