@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from telegram.constants import InlineKeyboardButtonLimit
 
-__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES", "NOT_A_GAME"]
+__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES", "NOT_A_GAME", "person"]
 
 #: Telegram's limit on callback_data, in bytes.
 MAX_BYTES = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA
@@ -52,18 +52,25 @@ _OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "addbot": ("a", ()),
     "rmbot": ("m", ()),
     "takeback": ("t", ()),
-    "quit": ("q", ()),
+    # confirmations name whom they were offered to: quit the seat's index, stopok the asking
+    # user (:func:`person`); only that person's tap counts
+    "quit": ("q", ("arg",)),
     "timer": ("w", ("arg",)),
     # /settings: gid is the chat id; arg is the setting's letter and value (vclassic, sshuffle,
     # t60, tlong, lfr).
     "settings": ("e", ("arg",)),
-    "stopok": ("y", ()),
+    "stopok": ("y", ("arg",)),
     "again": ("n", ()),
     "rec": ("d", ()),
 }
 _BY_CODE = {code: (name, fields) for name, (code, fields) in _OPS.items()}
-_GID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")  # a game id (or a chat id for ``timer``, ``settings``)
-_CARDS = re.compile(r"^[A2-9TJQK]{0,4}$")
+# Patterns are ASCII only and matched whole (``fullmatch``: ``$`` would let a trailing newline
+# through, ``str.isdigit`` a superscript digit).
+_GID = re.compile(r"[A-Za-z0-9_-]{1,16}", re.ASCII)  # a game id (or a chat id for ``timer``, ``settings``)
+_TURN = re.compile(r"0|[1-9][0-9]{0,5}", re.ASCII)
+_CARDS = re.compile(r"[A2-9TJQK]{0,4}", re.ASCII)
+_CLAIM = re.compile(r"[A2-9TJQK]", re.ASCII)
+_ARG = re.compile(r"[a-z0-9]{1,12}", re.ASCII)
 
 
 class BadCallback(ValueError):
@@ -93,6 +100,17 @@ class Tap:
 NOT_A_GAME = frozenset({"lang", "timer", "settings"})
 
 
+def person(user_id: int) -> str:
+    """A user id as a callback ``arg`` (base 36: Telegram's ids have at most 52 bits, so at most
+    11 characters; ``0``, an anonymous admin, is ``0``)."""
+    digits, n, out = "0123456789abcdefghijklmnopqrstuvwxyz", abs(user_id), ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
+
+
 def encode(tap: Tap) -> str:
     """Encode a tap as callback data. Raises ``ValueError`` if it would exceed 64 bytes."""
     code, fields = _OPS[tap.op]
@@ -104,28 +122,22 @@ def encode(tap: Tap) -> str:
 
 
 def decode(data: str | None) -> Tap:
-    """Decode callback data. Raises :class:`BadCallback` for anything malformed."""
-    parts = (data or "").split(":")
+    """Decode callback data. Raises :class:`BadCallback` for anything :func:`encode` did not
+    produce: the result always re-encodes to exactly ``data``."""
+    if not isinstance(data, str) or not data.isascii() or len(data) > MAX_BYTES:
+        raise BadCallback(f"unknown callback data: {data!r}")
+    parts = data.split(":")
     entry = _BY_CODE.get(parts[0])
-    if entry is None or len(parts) != 2 + len(entry[1]) or not _GID.match(parts[1]):
+    if entry is None or len(parts) != 2 + len(entry[1]) or not _GID.fullmatch(parts[1]):
         raise BadCallback(f"unknown callback data: {data!r}")
     name, fields = entry
     values: dict[str, object] = {}
     for field, raw in zip(fields, parts[2:]):
-        if field == "turn":
-            if not raw.isdigit() or len(raw) > 6:
-                raise BadCallback(f"bad turn in {data!r}")
-            values[field] = int(raw)
-        elif field == "cards":
-            if not _CARDS.match(raw):
-                raise BadCallback(f"bad cards in {data!r}")
-            values[field] = raw
-        elif field == "claim":
-            if not re.fullmatch(r"[A2-9TJQK]", raw):
-                raise BadCallback(f"bad claim in {data!r}")
-            values[field] = raw
-        else:
-            if not re.fullmatch(r"[a-z0-9]{1,10}", raw):
-                raise BadCallback(f"bad argument in {data!r}")
-            values[field] = raw
-    return Tap(name, parts[1], **values)  # type: ignore[arg-type]
+        pattern = {"turn": _TURN, "cards": _CARDS, "claim": _CLAIM}.get(field, _ARG)
+        if not pattern.fullmatch(raw):
+            raise BadCallback(f"bad {field} in {data!r}")
+        values[field] = int(raw) if field == "turn" else raw
+    tap = Tap(name, parts[1], **values)  # type: ignore[arg-type]
+    if encode(tap) != data:  # (a guard: every field above already has one spelling)
+        raise BadCallback(f"not in canonical form: {data!r}")
+    return tap

@@ -26,7 +26,7 @@ from core.cards import Hand, Rank
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .identity import replied_user
-from .codec import NOT_A_GAME, BadCallback, Tap, decode
+from .codec import NOT_A_GAME, BadCallback, Tap, decode, person
 from .ingest import outcome
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from .model import Change, Refused, Seat, Status, Table
@@ -238,7 +238,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not admin and user_id != table.creator:
             await _reply(update, render.answer("not_allowed", tr.lang))
             return
-        rendered = render.stop_confirm(table)
+        rendered = render.stop_confirm(table, user_id)
         await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
         return
     try:
@@ -261,7 +261,8 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
 
 async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/add_bot`` in a group: seat an AI player in the chat's open lobby."""
+    """``/add_bot`` in a group: seat an AI player in the chat's open lobby (creator or chat
+    admin)."""
     s = svc(context)
     chat = update.effective_chat
     assert chat is not None
@@ -269,8 +270,9 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     if table is None:
         return
     names, now = render.BOT_NAMES, s.now()
+    user_id, admin = await may_manage(context, table, update)
     try:
-        done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout))
+        done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout, user_id=user_id, is_admin=admin))
     except Refused as e:
         await _reply(update, render.answer(e.code, table.lang))
         return
@@ -641,39 +643,54 @@ async def _answer_quietly(update: Update, context: ContextTypes.DEFAULT_TYPE, te
 
 
 async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
-    """«Play again» under a finished game: a new lobby in its chat with the same players who
-    can still be reached privately, bots too."""
+    """«Play again» under a finished game (one of its players, or a chat admin): a new lobby in
+    its chat with its AI seats and the presser; the other players are invited privately and
+    take a seat only by tapping Join (no one is forced into a new game)."""
     old = await s.store.load(tap.gid)
     if old is None:
         raise Refused("no_game")
+    presser = actor_id(update)
+    seat = old.seat_of(presser) if presser else None
+    if (seat is None or not old.seats[seat].human) and not await is_admin(context, old.chat_id, update):
+        raise Refused("not_allowed")
     gid = s.new_game_id(update)
     if not await s.store.claim_chat(old.chat_id, old.thread_id, gid):
         current = await s.store.chat_game(old.chat_id, old.thread_id)
         return "reopened" if current is not None and current.id == gid else "already_open"
-    reachable = {x.user_id for x in old.seats if x.human and await s.store.can_dm(x.user_id)}
+    reachable = {presser} if presser and await s.store.can_dm(presser) else set()
     try:
-        table = model.rematch(old, gid, actor_id(update), s.now(), s.settings.lobby_timeout, reachable)
+        table = model.rematch(old, gid, presser, s.now(), s.settings.lobby_timeout, reachable)
     except Refused:
         await s.store.release_chat(old.chat_id, old.thread_id, gid)
         raise
     await _open(s, table)
+    invited = [x.user_id for x in old.seats if x.human and x.user_id != presser]
+    if invited:
+        _background(_notify_lobby(s, table, invited))
     return "reopened"
 
 
 async def _send_record(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
     """The game's record (``cheat-record/1`` with the players' names) as a file in the
-    player's private chat."""
+    player's private chat: only once the game is over, at most once per player and game."""
     user = update.effective_user
     assert user is not None
     table = await s.store.load(tap.gid)
     if table is None:
         raise Refused("no_game")
-    if table.seat_of(user.id) is None:
+    seat = table.seat_of(user.id)
+    if seat is None or not table.seats[seat].human:
         raise Refused("not_seated")
+    if table.status is not Status.OVER:
+        # the record holds every hand and the seed: never while the game runs (the data of a
+        # final panel's button may be sent on any message)
+        raise Refused("record_not_yet" if table.live else "no_game")
     deal, log_ = await s.store.record(table.id)
     record = stats.record_of_game(table, deal, log_, render.plain_names(table))
     if record is None:
         raise Refused("no_game")
+    if not await s.store.first_time(table.id, "record", user.id):
+        return "record_again"  # once per player per game: a tap never sends it twice
     data = record.to_json(indent=1).encode()
     await context.bot.send_document(user.id, InputFile(data, filename=stats.RECORD_FILE.format(gid=table.id)))
     return "record_sent"
@@ -754,14 +771,29 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
             fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
         else:
             fn = lambda t: model.set_variant(t, user_id, tap.arg, admin, now, timeout)  # noqa: E731
-    elif tap.op == "addbot":
-        names = render.BOT_NAMES
-        fn = lambda t: model.add_bot(t, names, now, timeout)  # noqa: E731
-    elif tap.op == "rmbot":
-        fn = lambda t: model.remove_bot(t, now, timeout)  # noqa: E731
+    elif tap.op in ("addbot", "rmbot"):
+        # AI seats are the creator's or a chat admin's to add and remove
+        table = await s.store.load(gid)
+        if table is None:
+            raise Refused("no_game")
+        user_id, admin = await may_manage(context, table, update)
+        if tap.op == "addbot":
+            names = render.BOT_NAMES
+            fn = lambda t: model.add_bot(t, names, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
+        else:
+            fn = lambda t: model.remove_bot(t, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
     elif tap.op == "takeback":
         fn = lambda t: model.take_back(t, user_id, now)  # noqa: E731
     elif tap.op == "quit":
+        # the confirmation acts for the player it was offered to, no one else
+        table = await s.store.load(gid)
+        if table is None:
+            raise Refused("no_game")
+        seat = table.seat_of(user_id)
+        if seat is None:
+            raise Refused("not_seated")
+        if tap.arg != str(seat):
+            raise Refused("not_for_you")
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op == "timer":
         return TapDone(await _set_timer(s, context, update, tap))
@@ -776,6 +808,9 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         if table is None:
             raise Refused("no_game")
         user_id, admin = await may_manage(context, table, update)
+        # the confirmation acts for who asked (an anonymous admin's: for any admin)
+        if tap.arg != person(user_id) and not (tap.arg == person(0) and admin):
+            raise Refused("not_for_you" if admin or user_id == table.creator else "not_allowed")
         fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
     else:
         action = _action_of(tap)

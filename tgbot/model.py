@@ -291,10 +291,14 @@ def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
     return Change(_touch(table, now, timeout, seats=table.seats + (seat,)), reply="joined")
 
 
-def add_bot(table: Table, names: tuple[str, ...], now: float, timeout: float, strategy: str = "counting") -> Change:
+def add_bot(
+    table: Table, names: tuple[str, ...], now: float, timeout: float, strategy: str = "counting", *, user_id: int | None = None, is_admin: bool = False
+) -> Change:
     """Seat an AI player in the lobby: a negative user id unique in the table and the first of
-    ``names`` (catalog msgids) no bot of the table uses yet. Refused when the lobby is full."""
+    ``names`` (catalog msgids) no bot of the table uses yet (creator or chat admin; ``user_id``
+    None for the table itself). Refused when the lobby is full."""
     _lobby(table)
+    _managed(table, user_id, is_admin)
     if len(table.seats) >= MAX_PLAYERS:
         raise Refused("lobby_full")
     used = {s.name for s in table.seats if s.bot}
@@ -303,9 +307,11 @@ def add_bot(table: Table, names: tuple[str, ...], now: float, timeout: float, st
     return Change(_touch(table, now, timeout, seats=table.seats + (Seat(uid, name, bot=strategy),)), reply="bot_added")
 
 
-def remove_bot(table: Table, now: float, timeout: float) -> Change:
-    """Take the last bot out of the lobby (``reply`` ``no_bot`` when there is none)."""
+def remove_bot(table: Table, now: float, timeout: float, *, user_id: int | None = None, is_admin: bool = False) -> Change:
+    """Take the last bot out of the lobby (creator or chat admin; ``reply`` ``no_bot`` when
+    there is none)."""
     _lobby(table)
+    _managed(table, user_id, is_admin)
     bots = [i for i, s in enumerate(table.seats) if s.bot]
     if not bots:
         return Change(table, reply="no_bot")
@@ -430,9 +436,10 @@ def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: fl
 
 
 def rematch(old: Table, gid: str, creator: int, now: float, timeout: float, reachable: set[int]) -> Table:
-    """A new lobby in ``old``'s chat (topic), with its variant and language, the same players
-    already seated in the same order: bots, and the people in ``reachable`` (the bot may
-    write to them privately). ``old`` must be over."""
+    """A new lobby in ``old``'s chat (topic), with its variant and language, some of the same
+    players already seated in the same order: its bots, and those of its people in
+    ``reachable`` (who asked for the rematch, when the bot may write to them privately; the
+    others are invited and join themselves). ``old`` must be over."""
     if old.live:
         raise Refused("not_in_lobby")
     seats = tuple(

@@ -24,7 +24,7 @@ from telegram.constants import CallbackQueryLimit, MessageLimit
 import core
 from core.cards import RANKS, Hand, Rank
 
-from .codec import Tap, encode
+from .codec import Tap, encode, person
 from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
 from .model import REMIND_AT, Status, Table
 
@@ -719,7 +719,7 @@ def leave_confirm(table: Table, seat: int) -> Rendered:
     """The question «leave the running game?» with its confirming button."""
     tr = translator(table.lang)
     text = tr.t("{player}, leave the game? The AI will play your seat until the end.", player=name(table, seat))
-    return Rendered(text, InlineKeyboardMarkup([[_button(tr.t("Yes, leave"), Tap("quit", table.id))]]))
+    return Rendered(text, InlineKeyboardMarkup([[_button(tr.t("Yes, leave"), Tap("quit", table.id, arg=str(seat)))]]))
 
 
 def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[int, ...]) -> Rendered:
@@ -807,10 +807,11 @@ def top_text(lang: str | None, rows: list[tuple[int, str, int, int]], min_games:
     return _cap("\n".join(lines))
 
 
-def stop_confirm(table: Table) -> Rendered:
-    """The question «stop the running game?» with its confirming button."""
+def stop_confirm(table: Table, by: int = 0) -> Rendered:
+    """The question «stop the running game?» with its confirming button, for ``by`` (the user
+    who asked; ``0``: an anonymous admin, then any admin) only."""
     tr = translator(table.lang)
-    return Rendered(tr.t("Stop the running game? It ends without result."), InlineKeyboardMarkup([[_button(tr.t("Yes, stop the game"), Tap("stopok", table.id))]]))
+    return Rendered(tr.t("Stop the running game? It ends without result."), InlineKeyboardMarkup([[_button(tr.t("Yes, stop the game"), Tap("stopok", table.id, arg=person(by)))]]))
 
 
 def plain_names(table: Table) -> list[str]:
@@ -894,9 +895,12 @@ _ANSWERS = {
     "timer_set": N_("Turn timer saved for the next games."),
     "settings_saved": N_("Saved for the next games."),
     "record_sent": N_("The record is in your private chat."),
+    "record_again": N_("The record was already sent to your private chat."),
+    "record_not_yet": N_("The record comes once the game is over."),
     "reopened": N_("A new lobby is open."),
     "already_open": N_("A game is already open here."),
     "try_again": N_("Something went wrong: please tap again."),
+    "not_for_you": N_("This button is not for you."),
 }
 
 

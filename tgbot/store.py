@@ -708,3 +708,7 @@ class Store:
         pipe.lrange(self.k_log(gid), 0, -1)
         deal, actions = await pipe.execute()
         return (json.loads(deal) if deal else None), [json.loads(a) for a in actions]
+    async def first_time(self, gid: str, what: str, user_id: int) -> bool:
+        """True the first time ``what`` is marked for ``user_id`` in game ``gid`` (a field of
+        the game's hash, which expires with it), False ever after: a side effect at most once."""
+        return bool(await self.redis.hsetnx(self.k_game(gid), f"once:{what}:{user_id}", 1))

@@ -30,12 +30,12 @@ TAPS = [
     Tap("addbot", "abc"),
     Tap("rmbot", "abc"),
     Tap("takeback", LONG_GID),
-    Tap("quit", "abc"),
+    Tap("quit", "abc", arg="5"),
     Tap("timer", "-1001234567890", arg="600"),
     Tap("timer", "-1001234567890", arg="long"),
     Tap("settings", "-1001234567890", arg="vclassic"),
     Tap("settings", "-1001234567890", arg="tlong"),
-    Tap("stopok", LONG_GID),
+    Tap("stopok", LONG_GID, arg=codec.person(2**52)),
     Tap("again", LONG_GID),
     Tap("rec", LONG_GID),
 ]
@@ -56,7 +56,7 @@ def test_round_trip(tap):
     "data",
     [None, "", "zzz", "j", "j:", "j:a:b", "j:" + "a" * 17, "j:a b", "j:ä", "p:abc:1:77", "p:abc:x:77:7",
      "p:abc:-1:77:7", "p:abc:1234567:7:7", "p:abc:1:77777:7", "p:abc:1:7Z:7", "p:abc:1:77:Z", "p:abc:1:77:77",
-     "p:abc:1:77:", "k:abc:1", "c:abc", "c:abc:1:2", "b:abc:", "v:abc:Classic", "v:abc:", "v:abc:abcdefghijk",
+     "p:abc:1:77:", "k:abc:1", "c:abc", "c:abc:1:2", "b:abc:", "v:abc:Classic", "v:abc:", "v:abc:abcdefghijklm",
      "r:abc:1", "x:abc:", ":abc", "J:abc", "p:abc:1:77:7:"],
 )
 def test_malformed_raises_bad_callback(data):
@@ -170,3 +170,40 @@ def test_final_check_panel_offers_believe_and_challenge():
                 assert {"believe", "challenge", "refresh"} <= ops
                 return
     pytest.fail("no final check reached")
+
+
+# -- anything the codec did not produce is refused, quietly -----------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ALPHABET = "".join(sorted({c for t in TAPS for c in encode(t)})) + "²³¹٣０\n\r\t :é-_"
+
+
+def _mutants() -> st.SearchStrategy[str]:
+    """Callback data near what the bot renders: a real encoding with a character inserted,
+    replaced or dropped, plus arbitrary text."""
+    real = st.sampled_from([encode(t) for t in TAPS])
+    def mutate(data: str, i: int, ch: str, how: int) -> str:
+        i %= len(data) + 1
+        return [data[:i] + ch + data[i:], data[:i] + ch + data[i + 1 :], data[:i] + data[i + 1 :]][how]
+    return st.one_of(
+        st.builds(mutate, real, st.integers(0, 64), st.sampled_from(list(_ALPHABET)), st.integers(0, 2)),
+        st.text(alphabet=_ALPHABET, max_size=70),
+        st.text(max_size=70),
+    )
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_mutants())
+def test_decode_accepts_only_what_encode_produces(data):
+    try:
+        tap = decode(data)
+    except BadCallback:
+        return
+    assert encode(tap) == data
+
+
+@pytest.mark.parametrize("data", ["k:abc:1²:", "k:abc:²:", "j:abc\n", "j:abc\n\n", "c:abc:03", "p:abc:1:7:7\n", "j:äbc", "v:abc:classic\n", "w:-100:60\n"])
+def test_odd_data_is_refused(data):
+    with pytest.raises(BadCallback):
+        decode(data)
