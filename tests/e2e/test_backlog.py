@@ -5,7 +5,6 @@ so a slow command in one chat never holds a tap in another."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 
 import pytest
@@ -13,7 +12,7 @@ import redis as redis_sync
 
 from tests.e2e.harness import BotProcess, active_of
 from tests.e2e.test_full_game import open_table
-from tests.e2e.test_redis_faults import debug_redis, game_id, replay_of  # noqa: F401 (fixture)
+from tests.e2e.test_redis_faults import debug_redis, game_id, game_log, replay_of  # noqa: F401 (fixture)
 from tests.fakes.botapi import BotAPIEmulator, TapResult
 from tgbot import render
 
@@ -28,14 +27,6 @@ def _stream_length(url: str, token: str) -> int:
     client = redis_sync.Redis.from_url(url, decode_responses=True)
     try:
         return int(client.xlen(f"cheat:{bot_id}:{{b{bot_id}}}:updates"))
-    finally:
-        client.close()
-
-
-def _log(url: str, token: str, gid: str) -> list[dict]:
-    client = redis_sync.Redis.from_url(url, decode_responses=True)
-    try:
-        return [json.loads(a) for a in client.lrange(f"cheat:{token.partition(':')[0]}:{{g{gid}}}:log", 0, -1)]
     finally:
         client.close()
 
@@ -92,7 +83,7 @@ async def test_kill_nine_with_fifty_taps_stored_and_not_processed(redis_server, 
         await emu.wait_for(lambda: _stream_length(url, emu.token) == 0 or None, timeout=60)
         print(f"{len(taps)} taps sent; {waiting} stored and not processed at the kill")
         assert waiting >= 50
-        log = _log(url, emu.token, gid)
+        log = game_log(url, emu.token, gid)
         refused_but_applied = []
         for seat, tap in taps:
             answer = emu.answers.get(tap.query_id)
