@@ -31,6 +31,7 @@ from . import handlers, ingest
 from .ingest import Outcome, outcome
 from .clock import RedisClock
 from .lease import RENEW_EVERY, Lease
+from .migrate import migrate
 from .ratelimit import RateLimiter
 from .settings import Settings
 from .store import FencedError, Store, connect, current_update
@@ -127,8 +128,6 @@ class Runner:
         store.holds = lease.held
         store.forget_tables()
         await self.clock.sync(self.redis)
-        from .migrate import migrate
-
         await migrate(self.redis, self.bot_id)
         syncer = Syncer(self.app.bot, store, lambda: self.app.bot.username or "")
         timers = Timers(store, syncer, self.clock)

@@ -294,11 +294,8 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     # Bot API errors: none but those a take-over brings
     errors = [
         e for e in emu.errors
-        # TODO(limiter): drop once the in-process rate limiter replaces tgbot/ratelimit.py's
-        # pass-through: until then the emulator may answer 429 under bursts
-        if e["error_code"] != 429
         # a tap re-processed after a take-over: Telegram refuses a second (or late) answer
-        and not (e["method"] == "answerCallbackQuery" and e["description"] == QUERY_TOO_OLD)
+        if not (e["method"] == "answerCallbackQuery" and e["description"] == QUERY_TOO_OLD)
         # a killed process's long poll is still open: the next one's first getUpdates may meet 409
         and not (e["method"] == "getUpdates" and e["error_code"] == 409)
         # a call repeated by a take-over, at most one per message (see repeated_calls)
