@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.exceptions import ResponseError
+from telegram import Update
 from telegram.error import BadRequest, Conflict, NetworkError
 
 __all__ = ["Ingest", "Consumer", "Poller", "Outcome", "outcome", "ordering_key", "RECENT_UPDATES", "GROUP"]
@@ -272,7 +273,7 @@ class Poller:
         pause = 0.5
         while True:
             try:
-                updates = await self.bot.get_updates(offset=offset or None, timeout=self.timeout, allowed_updates=_ALL_UPDATES)
+                updates = await self.bot.get_updates(offset=offset or None, timeout=self.timeout, allowed_updates=Update.ALL_TYPES)
             except BadRequest:
                 raise  # (a NetworkError too) a call Telegram refuses: the runner logs it
             except (Conflict, NetworkError) as e:
@@ -291,11 +292,3 @@ class Poller:
                 log.warning("lease lost: %d polled update(s) left to Telegram for the next holder", len(batch))
                 return
 
-
-def _all_updates() -> list[str]:
-    from telegram import Update
-
-    return list(Update.ALL_TYPES)
-
-
-_ALL_UPDATES = _all_updates()

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 from typing import Any
+from urllib.parse import urlparse
 
 from telegram import Update
 from telegram.error import BadRequest, InvalidToken
@@ -69,6 +70,7 @@ class Runner:
         self.store: Store | None = None
         self.lease: Lease | None = None
         self.consumer: ingest.Consumer | None = None
+        self.secret = ""  # the webhook's secret (webhook mode)
         self._stop = asyncio.Event()
         self._step_down = asyncio.Event()
         self._servers: list[Any] = []
@@ -92,11 +94,9 @@ class Runner:
         try:
             self._servers.append(await start_internal(self.settings.http_listen, self.health))
             if self.settings.webhook_url:
-                from urllib.parse import urlparse
-
-                secret = await webhook_secret(self.redis, store.k_bot("webhook_secret"), self.settings.webhook_secret)
-                self.secret = secret
-                self._servers.append(await start_webhook(self.settings.webhook_listen, urlparse(self.settings.webhook_url).path, secret, self.ingest.pushed))
+                self.secret = await webhook_secret(self.redis, store.k_bot("webhook_secret"), self.settings.webhook_secret)
+                path = urlparse(self.settings.webhook_url).path
+                self._servers.append(await start_webhook(self.settings.webhook_listen, path, self.secret, self.ingest.pushed))
             log.info("bot @%s: standing by for the lease", self.app.bot.username)
             while not self._stop.is_set():
                 try:
