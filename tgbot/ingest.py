@@ -27,12 +27,14 @@ import asyncio
 import contextvars
 import json
 import logging
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.exceptions import ResponseError
 from telegram import Update
 from telegram.error import BadRequest, Conflict, NetworkError
+from telegram.warnings import PTBUserWarning
 
 __all__ = ["Ingest", "Consumer", "Poller", "Outcome", "outcome", "ordering_key", "RECENT_UPDATES", "GROUP"]
 
@@ -257,6 +259,13 @@ class Consumer:
             raise
 
 
+#: Seconds a long poll may take beyond its ``timeout`` before the connection counts as lost.
+_POLL_SLACK = 10
+# Bot.do_api_request asks for Bot.get_updates instead, which builds an Update per update: the
+# poller stores them as JSON (the consumer parses each once), so the raw call is meant.
+warnings.filterwarnings("ignore", message=r"Please use 'Bot\.getUpdates'", category=PTBUserWarning)
+
+
 class Poller:
     """Long polling for the active process: fetch, store durably with the offset, repeat (the
     next ``getUpdates`` with that offset confirms the batch to Telegram)."""
@@ -273,7 +282,7 @@ class Poller:
         pause = 0.5
         while True:
             try:
-                updates = await self.bot.get_updates(offset=offset or None, timeout=self.timeout, allowed_updates=Update.ALL_TYPES)
+                batch = await self._get_updates(offset)
             except BadRequest:
                 raise  # (a NetworkError too) a call Telegram refuses: the runner logs it
             except (Conflict, NetworkError) as e:
@@ -284,11 +293,22 @@ class Poller:
                 pause = min(pause * 2, 5.0)
                 continue
             pause = 0.5
-            if not updates:
+            if not batch:
                 continue
-            batch = [u.to_dict() for u in updates]
-            offset = max(u.update_id for u in updates) + 1
+            offset = max(int(update["update_id"]) for update in batch) + 1
             if not await self.ingest.polled(batch, self.lease_value(), offset):
                 log.warning("lease lost: %d polled update(s) left to Telegram for the next holder", len(batch))
                 return
+
+    async def _get_updates(self, offset: int) -> list[dict[str, Any]]:
+        """One long poll (Bot API ``getUpdates``), its updates as Telegram sent them: they are
+        stored as JSON and parsed once, by the consumer, so no ``Update`` is built here.
+
+        Raises what :meth:`telegram.Bot.get_updates` raises (``Conflict``, ``NetworkError``, …)."""
+        parameters = {"offset": offset or None, "timeout": self.timeout, "allowed_updates": Update.ALL_TYPES}
+        result = await self.bot.do_api_request(
+            "getUpdates", api_kwargs={name: value for name, value in parameters.items() if value is not None},
+            read_timeout=self.timeout + _POLL_SLACK)
+        return result if isinstance(result, list) else []
+
 

@@ -309,6 +309,8 @@ def _cap(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> str:
     HTML is parsed (tags count nothing, an entity one character), in UTF-16 code units. A
     longer one is cut at a whole character or entity, ends with «…», and every tag still open
     there is closed, so the HTML stays valid."""
+    if _units(text) <= limit:
+        return text  # the usual case: the source is never shorter than what Telegram counts
     tokens = list(_HTML_TOKEN.finditer(text))
     sizes = [0 if m.group(2) is not None else (1 if m.group().startswith("&") and len(m.group()) > 1 else _units(m.group())) for m in tokens]
     if sum(sizes) <= limit:

@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 DEFER = {"defer": True, "priority": "game"}
 #: The view sync's lanes: players' panels, then the group's messages.
 LANES = ("dm", "group")
+#: Bookkeeping fields kept in memory only: what a message shows (digests). Without them a new
+#: active process edits each message once more (Telegram: "message is not modified" at worst);
+#: message ids and the markers of what was sent or told are written through.
+_IN_MEMORY_ONLY = frozenset({"pk", "pd", "bh"})
 
 
 def _is(err: TelegramError, *texts: str) -> bool:
@@ -154,14 +158,17 @@ class Syncer:
         return tg
 
     async def _write(self, gid: str, **fields: Any) -> None:
-        """Record Telegram bookkeeping fields (``None`` deletes one), in memory and in Redis."""
+        """Record Telegram bookkeeping fields (``None`` deletes one) in memory, and in Redis
+        those a take-over needs that changed (:data:`_IN_MEMORY_ONLY` aside)."""
         tg = await self._tg_of(gid)
+        durable = {k: v for k, v in fields.items() if k.rstrip("0123456789") not in _IN_MEMORY_ONLY and tg.get(k) != (None if v is None else str(v))}
         for k, v in fields.items():
             if v is None:
                 tg.pop(k, None)
             else:
                 tg[k] = str(v)
-        await self.store.tg_set(gid, **fields)
+        if durable:
+            await self.store.tg_set(gid, **durable)
 
     async def _loop(self, key: tuple[str, str]) -> None:
         gid, lane = key
