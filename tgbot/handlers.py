@@ -25,7 +25,7 @@ from core.cards import Hand, Rank
 
 from . import model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
-from .identity import replied_user
+from .identity import departed_user, replied_user, telegram_says_gone
 from .codec import NOT_A_GAME, BadCallback, Tap, decode, person
 from .ingest import outcome
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
@@ -358,29 +358,31 @@ async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
 
 
 async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A player left the group (a ``left_chat_member`` message or a ``chat_member`` update): the
-    AI takes their seat in the chat's running game (a lobby just loses them)."""
-    s = svc(context)
+    """A member left the group or was removed from it (a ``chat_member`` update, which only
+    admin bots get, or a ``left_chat_member`` service message, which in a forum comes in
+    General): they lose what they had in every live game of the chat, whatever its topic
+    (:func:`_unseat_everywhere`)."""
     chat = update.effective_chat
-    if chat is None:
+    user = departed_user(update)
+    if chat is None or user is None or user.is_bot:
         return
-    user = None
-    if update.chat_member is not None:
-        new = update.chat_member.new_chat_member
-        if new.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
-            user = new.user
-    elif update.effective_message is not None and update.effective_message.left_chat_member is not None:
-        user = update.effective_message.left_chat_member
-    if user is None or user.is_bot:
-        return
-    table = await s.store.chat_game(chat.id, place(update)[1])
-    if table is None or table.seat_of(user.id) is None:
-        return
-    try:
-        await s.store.transact(table.id, lambda t: model.leave(t, user.id, s.now(), s.settings.lobby_timeout))
-    except Refused:
-        return  # the game ended meanwhile
-    s.syncer.request(table.id)
+    await _unseat_everywhere(svc(context), chat.id, user.id)
+
+
+async def _unseat_everywhere(s: Services, chat_id: int, user_id: int) -> None:
+    """``user_id`` is no longer a member of ``chat_id``: in each live game of the chat (the
+    chat's games index, :meth:`Store.chat_games`: General and every forum topic) the AI takes
+    their seat in a running game, and a lobby drops their seat and their join link offer
+    (:func:`model.member_gone`)."""
+    for table in await s.store.chat_games(chat_id):
+        if table.seat_of(user_id) is None and user_id not in table.link_offers:
+            continue
+        try:
+            await s.store.transact(table.id, lambda t: model.member_gone(t, user_id, s.now(), s.settings.lobby_timeout))
+        except Refused:
+            continue  # the game ended meanwhile
+        log.info("user %s left chat %s: off game %s", user_id, chat_id, table.id)
+        s.syncer.request(table.id)
 
 
 # -- private commands ------------------------------------------------------------------------------
@@ -399,23 +401,39 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     tr = translator(await _private_lang(s, update))
     payload = context.args[0] if context.args else ""
     if payload.startswith(JOIN_PAYLOAD) and len(payload) > 1:
-        gid = payload[1:]
-        lobby = await s.store.load(gid)
-        try:
-            if lobby is None:
-                raise Refused("no_game")
-            seat = await _seat_for(s, update, lobby.chat_id)
-            done = await s.store.transact(gid, lambda t: model.join(t, seat, s.now(), s.settings.lobby_timeout))
-        except Refused as e:
-            await _reply(update, render.answer(e.code, tr.lang))
-            return
-        table = done.change.table
-        tr = render.seat_translator(table, table.seat_of(user.id))  # type: ignore[arg-type]
-        await _reply(update, tr.t("You joined the game in «{group}».", group=render.title(table)))
-        await _maybe_autostart(s, table)
-        s.syncer.request(gid)
+        await _join_by_link(s, context, update, payload[1:], tr)
         return
     await _reply(update, tr.t("Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; I will send your cards here. /rules explains the game."))
+
+
+async def _join_by_link(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, gid: str, tr: Translator) -> None:
+    """``/start j<gid>`` (the join deep link): seat the sender in lobby ``gid`` when the lobby
+    offered them that link (their Join tap in the group, :func:`_offer_link`) and Telegram does
+    not say they have left the group since (:func:`identity.telegram_says_gone`, asked only of
+    someone the link was offered to; when it does, they lose their seats in the chat's games as
+    if the bot had seen them go). Anyone else is refused (``link_not_yours``, ``no_game``) and
+    sees nothing of the group: neither its title nor its players."""
+    user = update.effective_user
+    assert user is not None
+    lobby = await s.store.load(gid)
+    try:
+        if lobby is None:
+            raise Refused("no_game")
+        if not model.link_offered_to(lobby, user.id):
+            raise Refused("link_not_yours")
+        if await telegram_says_gone(context, lobby.chat_id, user.id):
+            await _unseat_everywhere(s, lobby.chat_id, user.id)  # the bot missed their leaving
+            raise Refused("link_not_yours")
+        seat = await _seat_for(s, update, lobby.chat_id)
+        done = await s.store.transact(gid, lambda t: model.join_by_link(t, seat, s.now(), s.settings.lobby_timeout))
+    except Refused as e:
+        await _reply(update, render.answer(e.code, tr.lang))
+        return
+    table = done.change.table
+    tr = render.seat_translator(table, table.seat_of(user.id))  # type: ignore[arg-type]
+    await _reply(update, tr.t("You joined the game in «{group}».", group=render.title(table)))
+    await _maybe_autostart(s, table)
+    s.syncer.request(gid)
 
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -752,7 +770,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     fn: Callable[[Table], Change]
     if tap.op == "join":
         if not await s.store.can_dm(user_id):
-            return TapDone("open_private", f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}")
+            return await _offer_link(s, gid, user_id)
         lobby = await s.store.load(gid)
         if lobby is None:
             raise Refused("no_game")
@@ -823,6 +841,15 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         return TapDone(done.change.reply, table=done.change.table)
     done = await s.store.transact(gid, fn)
     return TapDone(done.change.reply, table=done.change.table)
+
+
+async def _offer_link(s: Services, gid: str, user_id: int) -> TapDone:
+    """A Join tap by someone the bot cannot write to privately: the lobby records that it
+    offered them its join deep link (``model.offer_link``, committed before the tap is
+    answered) and the tap is answered with the link, which seats them and no one else
+    (:func:`_join_by_link`). Their tap in the group is the proof that they are a member."""
+    done = await s.store.transact(gid, lambda t: model.offer_link(t, user_id))
+    return TapDone(done.change.reply, f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", done.change.table)
 
 
 def _action_of(tap: Tap) -> core.Action:

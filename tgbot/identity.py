@@ -15,10 +15,14 @@ Rules enforced here (the table transitions in :mod:`tgbot.model` check seats and
   means "admins only");
 - starting, stopping and settings: the creator, or an admin of the chat (anonymous admins
   included);
-- in-game buttons: only seated players (``model.act`` refuses others with ``not_seated``).
+- in-game buttons: only seated players (``model.act`` refuses others with ``not_seated``);
+- a join deep link: only the member it was offered to (``model.join_by_link``), and not once
+  Telegram says they left the group (:func:`telegram_says_gone`).
 """
 
 from __future__ import annotations
+
+import logging
 
 from telegram import Update, User
 from telegram.constants import ChatMemberStatus
@@ -27,7 +31,12 @@ from telegram.ext import ContextTypes
 
 from .model import Refused, Seat, Table
 
-__all__ = ["ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage", "replied_user"]
+__all__ = [
+    "ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage", "replied_user",
+    "departed_user", "telegram_says_gone",
+]
+
+log = logging.getLogger(__name__)
 
 #: The user id anonymous group admins send messages as (GroupAnonymousBot; TELEGRAM.md).
 ANONYMOUS_ADMIN = 1087968824
@@ -110,3 +119,39 @@ def replied_user(update: Update) -> User | None:
     if msg.is_topic_message and msg.message_thread_id is not None and replied.message_id == msg.message_thread_id:
         return None
     return replied.from_user
+
+
+def departed_user(update: Update) -> User | None:
+    """The person an update says is no longer a member of its chat, or ``None``: a
+    ``chat_member`` update whose new status is left, kicked (banned), or restricted and no
+    member (Bot API ChatMemberRestricted ``is_member``), or a ``left_chat_member`` service
+    message (sent by whoever removed them, or by themselves)."""
+    if update.chat_member is not None:
+        new = update.chat_member.new_chat_member
+        return new.user if _gone(new) else None
+    msg = update.effective_message
+    return msg.left_chat_member if msg is not None else None
+
+
+def _gone(member: object) -> bool:
+    """A ChatMember status that is not membership: ``left``, ``kicked``, or ``restricted``
+    with ``is_member`` false."""
+    status = getattr(member, "status", None)
+    if status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+        return True
+    return status == ChatMemberStatus.RESTRICTED and not getattr(member, "is_member", True)
+
+
+async def telegram_says_gone(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+    """True when Telegram says ``user_id`` is no longer a member of ``chat_id`` (getChatMember:
+    left, kicked, or restricted and no member). A defence in depth only: the proof of
+    membership is the person's own tap in the group (``model.offer_link``), and getChatMember
+    about other users is guaranteed to admin bots only (TELEGRAM.md), so when the call fails
+    (no rights, a hidden members list: ``CHAT_ADMIN_REQUIRED``, a network error) the answer
+    is False and the recorded offer stands on its own."""
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError as e:
+        log.info("membership of %s in %s not checked: %s", user_id, chat_id, e)
+        return False
+    return _gone(member)

@@ -22,6 +22,7 @@ from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
 __all__ = [
     "Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
+    "offer_link", "link_offered_to", "join_by_link", "member_gone", "MAX_LINK_OFFERS",
     "start", "cancel", "kick", "rematch", "move_chat", "act", "take_back", "on_deadline", "set_lang", "set_seat_lang", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
 ]
 
@@ -34,6 +35,9 @@ AI_PAUSE = (1.0, 3.0)
 #: The version of :meth:`Table.to_json`'s format, stored as its ``schema`` field; a table
 #: without it is version 1 (b5f3182's format). :func:`_upgrade` brings older ones up to it.
 TABLE_SCHEMA = 2
+#: The most join links a lobby keeps on offer at once (:attr:`Table.link_offers`): the oldest
+#: offer is dropped past it, so a crowd of taps never grows the stored table without bound.
+MAX_LINK_OFFERS = 32
 
 
 class Status(str, Enum):
@@ -49,7 +53,7 @@ class Status(str, Enum):
 class Refused(Exception):
     """A transition the table refuses. ``code`` is a machine code (render gives the text):
     ``stale``, ``not_in_lobby``, ``lobby_full``, ``not_seated``, ``not_allowed``,
-    ``too_few``, ``game_over``, ``not_running`` or an engine error code."""
+    ``too_few``, ``game_over``, ``not_running``, ``link_not_yours`` or an engine error code."""
 
     def __init__(self, code: str) -> None:
         super().__init__(code)
@@ -125,7 +129,11 @@ class Table:
     - ``ai_delay``: the least pause (seconds) before an AI seat acts (the group's message spacing);
     - ``ai_pause``: the range (seconds) of the human-like pause an AI seat takes before acting;
     - ``outbox_seq``: sequence number of the last announcement queued;
-    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``, ``bot_removed``).
+    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``, ``bot_removed``);
+    - ``link_offers``: user ids, oldest first, a lobby offered its join deep link
+      (``t.me/<bot>?start=j<id>``) to: each tapped Join in the group (which proved they are a
+      member) while the bot could not write to them privately. The link seats only them
+      (:func:`join_by_link`); leaving the group, joining or the game's start takes them off.
     """
 
     id: str
@@ -150,6 +158,7 @@ class Table:
     turn_timeout: float = 90.0
     ai_delay: float = 3.0
     ai_pause: tuple[float, float] = AI_PAUSE
+    link_offers: tuple[int, ...] = ()
 
     @property
     def live(self) -> bool:
@@ -190,6 +199,8 @@ class Table:
             "ad": self.ai_delay,
             "ap": list(self.ai_pause),
         }
+        if self.link_offers:
+            d["link_offers"] = list(self.link_offers)
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -220,6 +231,7 @@ class Table:
             turn_timeout=d.get("tt", 90.0),
             ai_delay=d.get("ad", 3.0),
             ai_pause=tuple(d.get("ap", AI_PAUSE)),  # type: ignore[arg-type]
+            link_offers=tuple(int(user_id) for user_id in d.get("link_offers", ())),
         )
 
 
@@ -288,7 +300,39 @@ def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
         return Change(table, reply="already_joined")
     if len(table.seats) >= MAX_PLAYERS:
         raise Refused("lobby_full")
-    return Change(_touch(table, now, timeout, seats=table.seats + (seat,)), reply="joined")
+    offers = tuple(user_id for user_id in table.link_offers if user_id != seat.user_id)
+    return Change(_touch(table, now, timeout, seats=table.seats + (seat,), link_offers=offers), reply="joined")
+
+
+def offer_link(table: Table, user_id: int) -> Change:
+    """``user_id`` tapped Join in the group but the bot cannot write to them privately: the
+    lobby offers them its join deep link, and records the offer (:attr:`Table.link_offers`,
+    at most :data:`MAX_LINK_OFFERS`, the oldest dropped) so that the link seats them and no
+    one else. ``reply`` ``open_private`` (the tap is answered with the link); an offer already
+    on record, or to a seated player, changes nothing. Refused when the lobby is closed or
+    full."""
+    _lobby(table)
+    if table.seat_of(user_id) is None and len(table.seats) >= MAX_PLAYERS:
+        raise Refused("lobby_full")
+    if user_id in table.link_offers or table.seat_of(user_id) is not None:
+        return Change(table, reply="open_private")
+    offers = (table.link_offers + (user_id,))[-MAX_LINK_OFFERS:]
+    return Change(replace(table, link_offers=offers), reply="open_private")
+
+
+def link_offered_to(table: Table, user_id: int) -> bool:
+    """Whether the table's join deep link is ``user_id``'s to use: it was offered to them
+    (:func:`offer_link`), or they are seated already."""
+    return user_id in table.link_offers or table.seat_of(user_id) is not None
+
+
+def join_by_link(table: Table, seat: Seat, now: float, timeout: float) -> Change:
+    """``/start j<id>``: seat the person the lobby offered its link to (:func:`offer_link`);
+    anyone else, the link being forwarded or guessed, is refused ``link_not_yours`` before
+    anything of the lobby is shown. A seated player's link is idempotent (``already_joined``)."""
+    if not link_offered_to(table, seat.user_id):
+        raise Refused("link_not_yours")
+    return join(table, seat, now, timeout)
 
 
 def add_bot(
@@ -343,6 +387,15 @@ def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
         return Change(table, reply="not_seated")
     seats = tuple(s for s in table.seats if s.user_id != user_id)
     return Change(_touch(table, now, timeout, seats=seats), reply="left")
+
+
+def member_gone(table: Table, user_id: int, now: float, timeout: float) -> Change:
+    """``user_id`` left the table's group or was removed from it: a lobby drops their seat and
+    their link offer; in a running game the AI takes their seat (:func:`leave`). A table they
+    have nothing at changes nothing (``reply`` ``not_seated``)."""
+    if user_id in table.link_offers:
+        table = replace(table, link_offers=tuple(other for other in table.link_offers if other != user_id))
+    return leave(table, user_id, now, timeout)
 
 
 def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: float, timeout: float) -> Change:
@@ -406,6 +459,7 @@ def start(
         state=state,
         seed=seed,
         turn=0,
+        link_offers=(),
         turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
         ai_delay=table.ai_delay if ai_delay is None else ai_delay,
         ai_pause=table.ai_pause if ai_pause is None else ai_pause,

@@ -874,6 +874,7 @@ _ANSWERS = {
     "game_over": N_("The game is over."),
     "not_running": N_("This game is not running."),
     "no_game": N_("This game no longer exists."),
+    "link_not_yours": N_("This link is not for you. To play, tap «Join» under the lobby in your group."),
     "not_your_turn": N_("It is not your turn."),
     "play_not_allowed": N_("You can't play now: believe or doubt."),
     "believe_not_allowed": N_("There is nothing to believe now."),

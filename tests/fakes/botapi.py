@@ -16,8 +16,9 @@ calls go to ``{base_url}{token}/{method}``), drive simulated users, read what th
 Every call is validated against ``api.min.json`` (see :mod:`.spec`); malformed calls are
 answered 400 like Telegram and listed in ``emu.violations``. Text limits, HTML parse mode
 (:mod:`.html`), callback data bytes, private chats with users who never started the bot,
-blocked users, kicked bots, migrated groups, callback query answers and rate limits behave
-as Telegram documents them.
+blocked users, kicked bots, group membership (who left or was removed no longer writes there;
+getChatMember says "left" or "kicked"), migrated groups, callback query answers and rate limits
+behave as Telegram documents them.
 
 Run standalone for manual tries: ``python -m tests.fakes.botapi --port 8081 --demo`` prints
 the base_url; simulated users are then driven over ``/_sim/...`` (see ``_handle_control``).
@@ -162,6 +163,11 @@ class SimChat:
     bot_kicked: bool = False
     migrated_to: int | None = None
     topics: dict[int, str] = field(default_factory=dict)
+    #: users an admin removed from a supergroup (status "kicked" until added again)
+    banned: set[int] = field(default_factory=set)
+    #: the members list is hidden (supergroups): getChatMember about another user answers a
+    #: bot that is not an admin 400 CHAT_ADMIN_REQUIRED
+    hidden_members: bool = False
 
     def to_dict(self) -> dict:
         if self.type == "private":
@@ -915,6 +921,9 @@ class BotAPIEmulator:
         user = self.users.get(user_id)
         if user is None:
             raise ApiError(400, "Bad Request: user not found")
+        if chat.hidden_members and chat.bot_status != "administrator":
+            # getChatMember about other users is guaranteed to admin bots only (TELEGRAM.md)
+            raise ApiError(400, "Bad Request: CHAT_ADMIN_REQUIRED")
         u = user.to_dict()
         if chat.type == "private":
             return {"status": "member" if user_id == chat.id else "left", "user": u}
@@ -924,6 +933,8 @@ class BotAPIEmulator:
             return self._admin_dict(u, can_be_edited=chat.bot_status == "administrator")
         if user_id in chat.members:
             return {"status": "member", "user": u}
+        if user_id in chat.banned:
+            return self._member_status(chat, "kicked", u)
         return {"status": "left", "user": u}
 
     @staticmethod
@@ -1262,7 +1273,9 @@ class BotAPIEmulator:
         and a new_chat_members service message (its update id is returned)."""
         chat = self.chats[_chat_id_of(chat)]
         chat.members[user.id] = user
-        self._chat_member_update(chat, user, "left", "member")
+        old = "kicked" if user.id in chat.banned else "left"
+        chat.banned.discard(user.id)  # (an admin adding a removed user lifts the ban)
+        self._chat_member_update(chat, user, old, "member")
         return self._user_message(user, chat, service={"new_chat_members": [user.to_dict()]})
 
     async def user_left(self, chat: Any, user: SimUser) -> int | None:
@@ -1277,14 +1290,40 @@ class BotAPIEmulator:
         chat.admins.discard(user.id)
         return uid
 
-    def _chat_member_update(self, chat: SimChat, user: SimUser, old: str, new: str) -> int | None:
+    async def remove_user(self, chat: Any, user: SimUser, by: SimUser | None = None, *,
+                          notify: bool = True) -> int | None:
+        """An admin (``by``, default the creator) removes ``user``: banned ("kicked") from a
+        supergroup, "left" a basic group. The user is no longer a member (sends to the group
+        fail, getChatMember says so); a chat_member update (admin bots only, if allowed_updates
+        asks for it) and a left_chat_member service message from the admin, whose update id
+        is returned. ``notify=False`` sends no service message (the bot never hears of it)."""
+        chat = self.chats[_chat_id_of(chat)]
+        if user.id not in chat.members:
+            raise ValueError(f"{user.first_name} is not a member of {chat.title}")
+        actor = self._default_actor(chat, by)
+        if actor.id == user.id or actor.id not in chat.admins:
+            raise ValueError("only another member who is an admin removes a member")
+        old = ("creator" if user.id == chat.creator else
+               "administrator" if user.id in chat.admins else "member")
+        new = "kicked" if chat.type == "supergroup" else "left"
+        chat.members.pop(user.id, None)
+        chat.admins.discard(user.id)
+        if new == "kicked":
+            chat.banned.add(user.id)
+        self._chat_member_update(chat, user, old, new, by=actor)
+        if not notify:
+            return None
+        return self._user_message(actor, chat, service={"left_chat_member": user.to_dict()})
+
+    def _chat_member_update(self, chat: SimChat, user: SimUser, old: str, new: str,
+                            by: SimUser | None = None) -> int | None:
         if chat.bot_status != "administrator":  # Telegram sends chat_member to admins only
             return None
         u = user.to_dict()
         old_d = ({"status": "creator", "user": u, "is_anonymous": False} if old == "creator"
                  else self._member_status(chat, old, u))
         return self._queue_update("chat_member", {
-            "chat": chat.to_dict(), "from": user.to_dict(), "date": int(time.time()),
+            "chat": chat.to_dict(), "from": (by or user).to_dict(), "date": int(time.time()),
             "old_chat_member": old_d, "new_chat_member": self._member_status(chat, new, u)})
 
     async def migrate_group(self, chat: Any, new_id: int, by: SimUser | None = None,
@@ -1401,7 +1440,8 @@ class BotAPIEmulator:
         POST JSON: ``user`` {id, first_name, username?, language_code?}; ``group`` {id, title,
         members: [ids], admins: [ids], supergroup?, is_forum?}; ``start`` {user, payload?};
         ``send`` {user, chat, text, thread_id?}; ``tap`` {user, chat, message_id, button};
-        ``block`` {user}. GET: ``messages?chat_id=N``; ``records`` (violations, errors...).
+        ``block`` {user}; ``leave`` {user, chat}; ``remove`` {user, chat, by?} (an admin removes
+        the user). GET: ``messages?chat_id=N``; ``records`` (violations, errors...).
         """
         action = request.match_info["action"]
         q: dict[str, Any] = dict(request.query)
@@ -1422,6 +1462,11 @@ class BotAPIEmulator:
                 result = await self.users[int(q["user"])].start_bot(q.get("payload"))
             elif action == "block":
                 result = self.users[int(q["user"])].block_bot()
+            elif action == "leave":
+                result = await self.user_left(int(q["chat"]), self.users[int(q["user"])])
+            elif action == "remove":
+                by = self.users[int(q["by"])] if q.get("by") else None
+                result = await self.remove_user(int(q["chat"]), self.users[int(q["user"])], by)
             elif action == "send":
                 result = await self.users[int(q["user"])].send(
                     int(q["chat"]), q["text"], thread_id=q.get("thread_id"))

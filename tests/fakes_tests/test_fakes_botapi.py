@@ -362,6 +362,40 @@ async def test_allowed_updates_and_member_events(bot, world):
     assert ups[1].message.new_chat_members[0].id == bob.id
 
 
+async def test_removed_members_are_no_members(bot, emu):
+    """An admin removes a member: banned ("kicked") from a supergroup, "left" a basic group;
+    they can no longer write there, getChatMember says so, the bot hears it (chat_member for
+    an admin bot, the left_chat_member message from the admin), and adding them back lifts it."""
+    alice, bob, carol = emu.add_user(1001, "Алиса"), emu.add_user(1002, "Bob"), emu.add_user(1003, "Carol")
+    group = emu.add_group(-100, "Cards", members=[bob, carol], admins=[alice])
+    forum = emu.add_group(-1001, "Forum", members=[bob, carol], admins=[alice], is_forum=True,
+                          bot_status="administrator")
+    await emu.remove_user(group, bob)
+    assert (await bot.get_chat_member(group.id, bob.id)).status == "left"
+    with pytest.raises(ValueError, match="not a member"):
+        await bob.send(group, "/start_game")
+    await emu.remove_user(forum, bob, by=alice)
+    assert (await bot.get_chat_member(forum.id, bob.id)).status == "kicked"
+    with pytest.raises(ValueError, match="not a member"):
+        await bob.send(forum, "/start_game")
+    with pytest.raises(ValueError, match="admin"):
+        await emu.remove_user(forum, alice, by=carol)
+    ups = await bot.get_updates(allowed_updates=["message", "chat_member"])
+    assert [u.message.left_chat_member.id for u in ups if u.message] == [bob.id, bob.id]
+    assert [u.message.from_user.id for u in ups if u.message] == [alice.id, alice.id]
+    member = [u.chat_member for u in ups if u.chat_member]
+    assert [(m.chat.id, m.from_user.id, m.new_chat_member.status) for m in member] == [(forum.id, alice.id, "kicked")]
+    assert await emu.remove_user(forum, carol, notify=False) is None  # the bot never hears of it
+    assert (await bot.get_chat_member(forum.id, carol.id)).status == "kicked"
+    await emu.user_joined(forum, bob)
+    assert (await bot.get_chat_member(forum.id, bob.id)).status == "member"
+    # hidden members: a bot that is no admin may not ask about others
+    forum.hidden_members, forum.bot_status = True, "member"
+    with pytest.raises(BadRequest, match="(?i)chat_admin_required"):
+        await bot.get_chat_member(forum.id, bob.id)
+    assert (await bot.get_chat_member(forum.id, emu.bot_id)).status == "member"
+
+
 async def test_privacy_mode(bot, world):
     emu, alice, bob, group = world
     assert await alice.send(group, "hello") is None
