@@ -43,11 +43,6 @@ class Play:
         """Convenience constructor accepting rank names: ``Play.of("7", "Q", claim="7")``."""
         return cls(tuple(_rank(c) for c in cards), None if claim is None else _rank(claim))
 
-    @classmethod
-    def from_hand(cls, hand: Hand, claim: Rank | None) -> "Play":
-        """A play of all the cards of ``hand``."""
-        return cls(hand.ranks(), claim)
-
     @property
     def hand(self) -> Hand:
         """The played cards as a :class:`Hand`."""

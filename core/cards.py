@@ -68,11 +68,6 @@ class Rank(IntEnum):
         """The one-character code of the compact state encoding (``T`` for ten)."""
         return _CHARS[self - 1]
 
-    @property
-    def next(self) -> "Rank":
-        """The rank after this one, K wrapping to A (the classic claim sequence)."""
-        return RANKS[self % RANKS_PER_DECK]
-
     @classmethod
     def from_str(cls, text: str) -> "Rank":
         """Parse ``A 2 … 10 J Q K`` (or ``T`` for ten), case-insensitive.

@@ -82,10 +82,6 @@ class Record:
         """The state before the first action."""
         return from_deal(VARIANTS[self.variant], self.hands)
 
-    def with_action(self, seat: int, action: Action) -> "Record":
-        """A copy with one more action appended."""
-        return Record(self.variant, self.hands, self.actions + ((seat, action),), self.players, self.seed, self.started_at, self.meta)
-
     # -- reading ----------------------------------------------------------------------------
 
     @classmethod

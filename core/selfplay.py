@@ -92,17 +92,13 @@ class StrategyStats:
 
 def play_game(hands, variant: str, strategies: Sequence[str], seeds: Sequence[int]) -> Outcome:
     """Play one game from the deal ``hands`` with ``strategies[i]`` at seat i, each drawing from
-    ``random.Random(seeds[i])``. Every player observes every action's events with its own view."""
+    ``random.Random(seeds[i])``."""
     players = [make_player(name, seat, random.Random(seeds[seat])) for seat, name in enumerate(strategies)]
-    observers = [(seat, p) for seat, p in enumerate(players) if p.name == "counting"]
     state = from_deal(variant, hands)
-    while state.result is None:
-        seat = state.current
-        action = players[seat].act(view(state, seat))
-        state, events = apply(state, seat, action)
-        for s, p in observers:
-            p.observe(events, view(state, s))
+    while (seat := state.current) is not None:
+        state, _ = apply(state, seat, players[seat].act(view(state, seat)))
     r = state.result
+    assert r is not None  # no seat is to act only once the game is over
     return Outcome(r.places, r.winner, r.draw, r.capped, state.plays)
 
 

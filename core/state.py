@@ -184,22 +184,6 @@ class GameState:
         claim any rank."""
         return self.variant.forced_claim(self.plays, self.round_claim)
 
-    @property
-    def is_over(self) -> bool:
-        return self.result is not None
-
-    def can_play(self) -> bool:
-        """Whether the current player may play now."""
-        return self.phase in (Phase.OPENING, Phase.PLAYING)
-
-    def can_challenge(self) -> bool:
-        """Whether the current player may challenge now (a play is on the pile)."""
-        return self.result is None and bool(self.pile)
-
-    def can_believe(self) -> bool:
-        """Whether the current player may believe explicitly (final check or cap answer)."""
-        return self.phase in (Phase.FINAL_CHECK, Phase.CAP_CHECK)
-
     # -- serialization -----------------------------------------------------------------------
 
     def to_dict(self) -> dict:

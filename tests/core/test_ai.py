@@ -7,7 +7,7 @@ import random
 import pytest
 
 from core import Believe, Challenge, Hand, Play, apply, new_game, view
-from core.ai import STRATEGIES, CountingPlayer, HonestPlayer, Player, make_player, p_at_least, provable_lie, rebuild
+from core.ai import STRATEGIES, CountingPlayer, HonestPlayer, Player, make_player, p_at_least, provable_lie
 from core.cards import Rank
 from core.state import GameState, PilePlay
 from core.selfplay import run
@@ -28,9 +28,7 @@ def play_out(players: int, variant: str, names: list[str], seed: int, max_action
             assert v.can_believe
         else:
             assert isinstance(action, Challenge) and v.can_challenge
-        state, events = apply(state, seat, action)
-        for s, p in enumerate(ai):
-            p.observe(events, view(state, s))
+        state, _ = apply(state, seat, action)
         actions.append((seat, action))
         assert len(actions) < max_actions
     return actions, state
@@ -126,22 +124,6 @@ def test_counting_fresh_from_view_plays_sensibly():
     assert isinstance(a, Play) and a.is_truthful  # the opener plays true cards
 
 
-def test_rebuild_equals_long_lived_instance():
-    state = new_game(4, "russian", random.Random(3))
-    ai = [make_player("counting", s, random.Random(s)) for s in range(4)]
-    history = []
-    for _ in range(40):
-        if state.result is not None:
-            break
-        seat = state.current
-        state, events = apply(state, seat, ai[seat].act(view(state, seat)))
-        for s, p in enumerate(ai):
-            p.observe(events, view(state, s))
-        history.append((events, view(state, 2)))
-    again = rebuild("counting", 2, random.Random(0), history)
-    assert again.known == ai[2].known
-
-
 def test_hypergeometric():
     assert p_at_least(10, 0, 5, 1) == 0.0
     assert p_at_least(10, 3, 5, 0) == 1.0
@@ -154,7 +136,7 @@ def test_hypergeometric():
 def test_counting_beats_random_small_run():
     res = run(4, 200, ["counting", "random", "random", "random"], seed=3)
     st = res["strategies"]["counting"]
-    # measured ~0.9 over 2000 games; a loose bound for 200
+    # about 0.8 over 1000 games; a loose bound for 200
     assert st["wilson_low"] > 0.5
 
 

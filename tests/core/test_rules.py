@@ -33,6 +33,7 @@ from core import (
     from_deal,
     new_game,
     rank_places,
+    view,
 )
 from core.errors import ClaimNotAllowed, PlayNotAllowed
 
@@ -305,7 +306,8 @@ def test_last_cards_start_a_final_check(variant):
     s, ev = apply(s, 0, P("A", "A"))
     assert ev[-1] == CheckStarted(1, 0, "final_check", True)
     assert s.phase is Phase.FINAL_CHECK and s.result is None and s.current == 1
-    assert s.can_believe() and s.can_challenge() and not s.can_play()
+    v = view(s, 1)
+    assert v.can_believe and v.can_challenge and not v.can_play
     with pytest.raises(PlayNotAllowed):
         apply(s, 1, P("2", "A" if variant == "russian" else "2"))
 
@@ -421,7 +423,7 @@ def test_300th_play_starts_cap_check(variant):
     s, ev = apply(s, 0, P("A", claim))
     assert s.plays == PLAY_CAP
     assert ev[-1] == CheckStarted(1, 0, "cap", False)
-    assert s.phase is Phase.CAP_CHECK and s.can_believe() and not s.can_play()
+    assert s.phase is Phase.CAP_CHECK and view(s, 1).can_believe and not view(s, 1).can_play
     with pytest.raises(PlayNotAllowed):
         apply(s, 1, P("2", claim))
 
