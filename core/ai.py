@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import math
 import random
-from functools import lru_cache
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable
+from functools import cache
+from typing import Protocol, runtime_checkable
 
 from .actions import Action, Believe, Challenge, Play
 from .cards import COPIES, RANKS, Hand, Rank
@@ -42,14 +43,14 @@ from .state import Phase
 from .views import PlayerView
 
 __all__ = [
+    "STRATEGIES",
+    "CountingPlayer",
+    "HonestPlayer",
     "Player",
     "RandomPlayer",
-    "HonestPlayer",
-    "CountingPlayer",
-    "STRATEGIES",
     "make_player",
-    "provable_lie",
     "p_at_least",
+    "provable_lie",
 ]
 
 #: The strategy names :func:`make_player` accepts.
@@ -168,7 +169,7 @@ class HonestPlayer:
 # -- counting --------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _p_at_least_int(pool: int, good: int, draws: int, need: int) -> float:
     """Hypergeometric P(X >= need): ``draws`` cards from ``pool`` holding ``good`` successes."""
     if need <= 0:
@@ -190,8 +191,8 @@ def p_at_least(pool: float, good: float, draws: float, need: int) -> float:
     """P(at least ``need`` successes) when drawing ``draws`` cards without replacement from
     ``pool`` cards of which ``good`` are successes (hypergeometric). Fractional ``good`` (an
     expected count) is interpolated linearly between its floor and ceiling. Returns 0..1."""
-    pool_i = max(0, int(round(pool)))
-    draws_i = max(0, min(pool_i, int(round(draws))))
+    pool_i = max(0, round(pool))
+    draws_i = max(0, min(pool_i, round(draws)))
     good = max(0.0, min(float(good), float(pool_i)))
     lo = int(good)
     frac = good - lo
@@ -374,7 +375,11 @@ class CountingPlayer:
 
 # -- factory ---------------------------------------------------------------------------------------
 
-_CLASSES = {"random": RandomPlayer, "honest": HonestPlayer, "counting": CountingPlayer}
+_CLASSES: dict[str, Callable[[int, random.Random], Player]] = {
+    "random": RandomPlayer,
+    "honest": HonestPlayer,
+    "counting": CountingPlayer,
+}
 
 
 def make_player(name: str, seat: int, rng: random.Random) -> Player:
