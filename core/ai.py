@@ -314,45 +314,59 @@ class CountingPlayer:
         """The move of least expected cost. Raises ``ValueError`` when it is not our turn."""
         if not view.my_turn:
             raise ValueError("not this player's turn")
-        phase = view.phase
-        if phase is Phase.FINAL_CHECK:
-            t = self.truth_probability(view) * 0.85
-            return Believe() if t >= self.BELIEVE_FINAL_ABOVE else Challenge()
-        if phase is Phase.CAP_CHECK:
-            t = self.truth_probability(view)
-            return Challenge() if t < 0.5 else Believe()
-        hand = view.hand
-        pile = view.pile_size
+        if view.public.answering:
+            return self._answer(view)
         options: list[tuple[float, Action]] = []
         if view.can_challenge:
             t = self.truth_probability(view)
-            last = view.claims[-1]
-            stop = self._threat(view.hand_sizes[last.seat])
             if t == 0.0:
                 return Challenge()
-            options.append((t * pile - (1 - t) * (self.OPEN_VALUE + stop) + self.CHALLENGE_COST, Challenge()))
-        required = view.required_claim
-        if required is None:
+            stop = self._threat(view.hand_sizes[view.claims[-1].seat])
+            options.append((t * view.pile_size - (1 - t) * (self.OPEN_VALUE + stop) + self.CHALLENGE_COST, Challenge()))
+        claim = view.required_claim
+        if claim is None:
             # A russian opener: the rank we hold most of (ties at random), truthfully.
-            best = max(hand.counts)
-            ranks = [r for r in RANKS if hand[r] == best]
-            claim = self.rng.choice(ranks)
-        else:
-            claim = required
+            most = max(view.hand.counts)
+            claim = self.rng.choice([r for r in RANKS if view.hand[r] == most])
+        options += self._true_plays(view, claim)
+        options += self._bluffs(view, claim)
+        if not options:  # pragma: no cover - a legal play always exists when can_play
+            raise ValueError("no legal action")
+        best_value = min(v for v, _ in options)
+        best_actions = [a for v, a in options if v <= best_value + 1e-9]
+        return best_actions[0] if len(best_actions) == 1 else self.rng.choice(best_actions)
+
+    def _answer(self, view: PlayerView) -> Action:
+        """Challenge or believe at a final check or a cap answer."""
+        if view.phase is Phase.FINAL_CHECK:
+            t = self.truth_probability(view) * 0.85
+            return Believe() if t >= self.BELIEVE_FINAL_ABOVE else Challenge()
+        return Challenge() if self.truth_probability(view) < 0.5 else Believe()
+
+    def _true_plays(self, view: PlayerView, claim: Rank) -> list[tuple[float, Action]]:
+        """Costed truthful plays: every card of ``claim`` we hold (up to 4), and the same padded
+        with one junk card."""
+        hand, pile = view.hand, view.pile_size
         k_true = min(MAX_PLAY_CARDS, hand[claim])
-        if k_true:
-            cards = (claim,) * k_true
-            if k_true == hand.size:
-                options.append((-self.WIN_VALUE, Play(cards, claim)))
-            else:
-                q = self._next_challenge_prob(view, claim, k_true, bluff=False)
-                options.append((-k_true - q * self.OPEN_VALUE, Play(cards, claim)))
-                if k_true < MAX_PLAY_CARDS:
-                    junk = self._junk(hand, claim, 1)
-                    if junk is not None and k_true + 1 < hand.size:
-                        q = self._next_challenge_prob(view, claim, k_true + 1, bluff=True)
-                        n = k_true + 1
-                        options.append((-n + q * (pile + n) + 0.3, Play(cards + junk, claim)))
+        if not k_true:
+            return []
+        cards = (claim,) * k_true
+        if k_true == hand.size:
+            return [(-self.WIN_VALUE, Play(cards, claim))]
+        q = self._next_challenge_prob(view, claim, k_true, bluff=False)
+        options: list[tuple[float, Action]] = [(-k_true - q * self.OPEN_VALUE, Play(cards, claim))]
+        if k_true < MAX_PLAY_CARDS:
+            junk = self._junk(hand, claim, 1)
+            if junk is not None and k_true + 1 < hand.size:
+                n = k_true + 1
+                q = self._next_challenge_prob(view, claim, n, bluff=True)
+                options.append((-n + q * (pile + n) + 0.3, Play(cards + junk, claim)))
+        return options
+
+    def _bluffs(self, view: PlayerView, claim: Rank) -> list[tuple[float, Action]]:
+        """Costed bluffs: 1 to 4 junk cards claimed as ``claim``."""
+        hand, pile = view.hand, view.pile_size
+        options: list[tuple[float, Action]] = []
         for b in range(1, min(MAX_PLAY_CARDS, hand.size) + 1):
             junk = self._junk(hand, claim, b)
             if junk is None:
@@ -366,11 +380,7 @@ class CountingPlayer:
                 q = self._next_challenge_prob(view, claim, b, bluff=True)
                 value = -b + q * (pile + b) + 0.3 * (b - 1)
             options.append((value, Play(junk, claim)))
-        if not options:  # pragma: no cover - a legal play always exists when can_play
-            raise ValueError("no legal action")
-        best_value = min(v for v, _ in options)
-        best_actions = [a for v, a in options if v <= best_value + 1e-9]
-        return best_actions[0] if len(best_actions) == 1 else self.rng.choice(best_actions)
+        return options
 
 
 # -- factory ---------------------------------------------------------------------------------------

@@ -8,9 +8,8 @@ import pytest
 
 from core import Believe, Challenge, Hand, Play, apply, new_game, view
 from core.ai import STRATEGIES, CountingPlayer, HonestPlayer, Player, make_player, p_at_least, provable_lie
-from core.cards import Rank
-from core.state import GameState, PilePlay
 from core.selfplay import run
+from core.state import GameState, PilePlay
 
 
 def play_out(players: int, variant: str, names: list[str], seed: int, max_actions: int = 5000):
@@ -76,13 +75,12 @@ def _two_states_same_view():
     s, _ = apply(s, 0, Play((c0,), c0))
     c1 = s.hands[1].ranks()[-1]
     s, _ = apply(s, 1, Play((c1,), c0))
-    h2, h3 = s.hands[2], s.hands[3]
-    # swap one card of seat 3 with a different-ranked one of ... seat 1's pile play stays; swap between 3 and pile of 1
+    h3 = s.hands[3]
     # Build the twin: exchange a card between seat 3's hand and seat 1's pile play (both hidden to seat 2).
     pile1 = s.pile[1]
     x = pile1.cards.ranks()[0]
     y = next(r for r in h3.ranks() if r != x)
-    twin_hands = s.hands[:3] + (h3 - Hand.from_ranks([y]) + Hand.from_ranks([x]),)
+    twin_hands = (*s.hands[:3], h3 - Hand.from_ranks([y]) + Hand.from_ranks([x]))
     twin_pile = (s.pile[0], PilePlay(pile1.seat, pile1.cards - Hand.from_ranks([x]) + Hand.from_ranks([y]), pile1.claim))
     twin = GameState(s.variant, twin_hands, twin_pile, s.current, s.plays)
     assert twin != s
@@ -102,7 +100,12 @@ def test_never_reads_hidden_cards(name):
 
 def test_honest_proves_a_lie_and_plays_true():
     # Seat 1 holds two sevens; seat 0 claims three sevens: impossible.
-    hands = (Hand.from_str("2345689TJQKAA"), Hand.from_str("77AAA2345689Q"), Hand.from_str("7" + "T" * 3 + "J" * 3 + "Q" * 3 + "K2"), Hand.from_str("7JQK23456899T"))
+    hands = (
+        Hand.from_str("2345689TJQKAA"),
+        Hand.from_str("77AAA2345689Q"),
+        Hand.from_str("7" + "T" * 3 + "J" * 3 + "Q" * 3 + "K2"),
+        Hand.from_str("7JQK23456899T"),
+    )
     s = GameState(new_game(4).variant, hands)
     s, _ = apply(s, 0, Play.of("2", "3", "4", claim="7"))
     v = view(s, 1)

@@ -10,12 +10,10 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core import Believe, Challenge, GameState, IllegalAction, Play, apply, new_game, view
+from core import Believe, Challenge, GameState, IllegalAction, Play, apply, new_game
 from core.cards import RANKS
-
 from tests.core.engine_helpers import check_invariants, checked_game, play_game, sweep, total_cards
 
 GAMES_PER_VARIANT = 2000
