@@ -14,11 +14,11 @@ False
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Union
+from typing import TypeAlias
 
 from .cards import Hand, Rank
 
-__all__ = ["Play", "Challenge", "Believe", "Action"]
+__all__ = ["Action", "Believe", "Challenge", "Play"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +39,9 @@ class Play:
             object.__setattr__(self, "claim", Rank(self.claim))
 
     @classmethod
-    def of(cls, *cards: Rank | str | int, claim: Rank | str | int | None = None) -> "Play":
+    def of(cls, *cards: Rank | str | int, claim: Rank | str | int | None = None) -> Play:
         """Convenience constructor accepting rank names: ``Play.of("7", "Q", claim="7")``."""
         return cls(tuple(_rank(c) for c in cards), None if claim is None else _rank(claim))
-
-    @classmethod
-    def from_hand(cls, hand: Hand, claim: Rank | None) -> "Play":
-        """A play of all the cards of ``hand``."""
-        return cls(hand.ranks(), claim)
 
     @property
     def hand(self) -> Hand:
@@ -69,7 +64,7 @@ class Believe:
     """«Верю»: believe a final-check or cap play explicitly."""
 
 
-Action = Union[Play, Challenge, Believe]
+Action: TypeAlias = Play | Challenge | Believe
 
 
 def _rank(value: Rank | str | int) -> Rank:

@@ -1,4 +1,4 @@
-"""AI players: they read a :class:`~core.views.PlayerView` and the public events, nothing else.
+"""AI players: they read a :class:`~core.views.PlayerView`, nothing else.
 
 Three strategies (``STRATEGIES``), all driven by an injected :class:`random.Random` so that a game
 replays exactly from its seed:
@@ -8,53 +8,49 @@ replays exactly from its seed:
 - ``honest``: plays true cards when it can (all it holds of the claimed rank, up to 4; as a
   russian opener, the rank it holds most of), otherwise bluffs with one card of the rank it holds
   fewest of. Challenges only when card counting proves a lie; at a final check or a cap answer
-  believes unless it can prove a lie. Memoryless: it reads the current view only.
+  believes unless it can prove a lie.
 - ``counting``: estimates the probability that the last claim is true from the four-of-each-rank
   arithmetic (hypergeometric odds over the cards it cannot account for), its own hand and pile
-  cards, what it has seen picked up, and the other claims of the round; then picks the action of
-  least expected cost in cards (challenge, truthful play, a small bluff, a padded truthful play,
-  going out). It distrusts players about to go out, challenges nearly every final check, and
-  adapts to its opponents: it counts how often each player challenges (a next player who never
-  challenges invites bigger bluffs, one who challenges often gets truthful plays) and how often
-  each player's revealed plays were true. Created fresh from a single view (the bot is
-  stateless between taps) it starts from priors and still plays sensibly; fed every action
-  through :meth:`Player.observe` (self-play) it gets its full memory.
+  cards, and the other claims of the round; then picks the action of least expected cost in
+  cards (challenge, truthful play, a small bluff, a padded truthful play, going out). It
+  distrusts players about to go out and challenges nearly every final check; how often the
+  others challenge is a fixed prior.
+
+Every strategy is memoryless: a decision is a function of the current view and the random
+draws, so the bot (stateless between taps) creates a fresh player for each decision.
 
 >>> import random
 >>> from core import new_game, view, apply
 >>> s = new_game(4, "russian", random.Random(5))
->>> players = [make_player("counting", seat, random.Random(seat)) for seat in range(4)]
->>> v = view(s, 0)
->>> action = players[0].act(v)
+>>> action = make_player("counting", 0, random.Random(0)).act(view(s, 0))
 >>> s, events = apply(s, 0, action)
->>> for seat, p in enumerate(players):
-...     p.observe(events, view(s, seat))
+>>> s.current
+1
 """
 
 from __future__ import annotations
 
 import math
 import random
-from functools import lru_cache
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable
+from functools import cache
+from typing import Protocol, runtime_checkable
 
 from .actions import Action, Believe, Challenge, Play
 from .cards import COPIES, RANKS, Hand, Rank
-from .events import Believed, CardsPlayed, ChallengeResolved, CheckStarted, Event, RoundStarted
 from .rules import MAX_PLAY_CARDS
 from .state import Phase
 from .views import PlayerView
 
 __all__ = [
+    "STRATEGIES",
+    "CountingPlayer",
+    "HonestPlayer",
     "Player",
     "RandomPlayer",
-    "HonestPlayer",
-    "CountingPlayer",
-    "STRATEGIES",
     "make_player",
-    "rebuild",
-    "provable_lie",
     "p_at_least",
+    "provable_lie",
 ]
 
 #: The strategy names :func:`make_player` accepts.
@@ -65,26 +61,14 @@ _DECK = 52
 
 @runtime_checkable
 class Player(Protocol):
-    """An AI seat. ``act`` is called only when ``view.my_turn``; it returns a legal action.
-
-    ``observe`` is called after every action at the table with that action's public events and
-    this player's view after it; a player may keep memory from it (or ignore it).
-    """
+    """An AI seat. ``act`` is called only when ``view.my_turn``; it returns a legal action."""
 
     name: str
 
     def act(self, view: PlayerView) -> Action: ...
 
-    def observe(self, events: Sequence[Event], view: PlayerView) -> None: ...
-
 
 # -- shared helpers ------------------------------------------------------------------------------
-
-
-def _claim_for(view: PlayerView, rank: Rank) -> Rank:
-    """The claim to make: the forced one if any, else ``rank``."""
-    required = view.required_claim
-    return rank if required is None else required
 
 
 def provable_lie(view: PlayerView) -> bool:
@@ -141,9 +125,6 @@ class RandomPlayer:
         claim = view.required_claim if view.required_claim is not None else self.rng.choice(RANKS)
         return Play(tuple(chosen), claim)
 
-    def observe(self, events: Sequence[Event], view: PlayerView) -> None:
-        """Keeps no memory."""
-
 
 # -- honest ----------------------------------------------------------------------------------------
 
@@ -184,14 +165,11 @@ class HonestPlayer:
         ranks = [r for r in RANKS if hand[r] == fewest]
         return Play((self.rng.choice(ranks),), required)
 
-    def observe(self, events: Sequence[Event], view: PlayerView) -> None:
-        """Keeps no memory."""
-
 
 # -- counting --------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _p_at_least_int(pool: int, good: int, draws: int, need: int) -> float:
     """Hypergeometric P(X >= need): ``draws`` cards from ``pool`` holding ``good`` successes."""
     if need <= 0:
@@ -213,8 +191,8 @@ def p_at_least(pool: float, good: float, draws: float, need: int) -> float:
     """P(at least ``need`` successes) when drawing ``draws`` cards without replacement from
     ``pool`` cards of which ``good`` are successes (hypergeometric). Fractional ``good`` (an
     expected count) is interpolated linearly between its floor and ceiling. Returns 0..1."""
-    pool_i = max(0, int(round(pool)))
-    draws_i = max(0, min(pool_i, int(round(draws))))
+    pool_i = max(0, round(pool))
+    draws_i = max(0, min(pool_i, round(draws)))
     good = max(0.0, min(float(good), float(pool_i)))
     lo = int(good)
     frac = good - lo
@@ -224,33 +202,11 @@ def p_at_least(pool: float, good: float, draws: float, need: int) -> float:
     return p
 
 
-class _Beta:
-    """A success rate with a prior: ``(hits + prior*weight) / (n + weight)``."""
-
-    __slots__ = ("hits", "n")
-
-    def __init__(self) -> None:
-        self.hits = 0
-        self.n = 0
-
-    def add(self, hit: bool) -> None:
-        self.hits += hit
-        self.n += 1
-
-    def mean(self, prior: float, weight: float) -> float:
-        return (self.hits + prior * weight) / (self.n + weight)
-
-
 class CountingPlayer:
-    """Card counting, expected-cost decisions and opponent modelling (see the module docstring).
+    """Card counting and expected-cost decisions (see the module docstring), from one view.
 
-    Tunable constants are class attributes (units: cards). Memory, filled by :meth:`observe`:
-
-    - ``known[s][r]``: cards of rank ``r`` believed to be in seat ``s``'s hand because ``s`` was
-      seen taking them (showdown reveals and our own cards in a pile ``s`` picked up), reduced
-      when ``s`` claims that rank;
-    - per seat: challenge rate when facing an ordinary play, challenge rate at final checks, and
-      the share of their revealed plays that were true (by size: one card / more).
+    Tunable constants are class attributes (units: cards). Memoryless, as the bot uses it: a
+    fresh player per decision.
     """
 
     name = "counting"
@@ -260,10 +216,9 @@ class CountingPlayer:
     THREAT = (6.0, 3.0, 1.0, 0.5)  # extra value of stopping a player with 1, 2, 3, 4 cards left
     THREAT_SCALE = 0.3  # weight of THREAT
     CHALLENGE_COST = 1.0  # a turn spent challenging sheds no card
-    CHALLENGE_PRIOR = 0.1  # prior challenge rate of a player facing an ordinary play
-    FINAL_PRIOR = 0.6  # prior challenge rate at a final check
+    CHALLENGE_PRIOR = 0.1  # assumed challenge rate of a player facing an ordinary play
+    FINAL_PRIOR = 0.6  # assumed challenge rate at a final check
     OPENER_TRUST = 0.97  # prior that a russian opener's claim (a free choice) is true
-    PRIOR_WEIGHT = 4.0  # pseudo-observations behind every prior rate
     BELIEVE_FINAL_ABOVE = 0.93  # believe a final check only when the claim is this likely true
     MULTI_RATIO = (3.0, 5.0, 8.0)  # likelihood ratio true/bluff of a claim of 2, 3, 4 cards
     FLOOR = 0.03  # least probability of an unproven claim
@@ -272,113 +227,20 @@ class CountingPlayer:
     def __init__(self, seat: int, rng: random.Random) -> None:
         self.seat = seat
         self.rng = rng
-        self.known: dict[int, list[float]] = {}
-        self.challenges: dict[int, _Beta] = {}
-        self.final_challenges: dict[int, _Beta] = {}
-        self.truth_single: dict[int, _Beta] = {}
-        self.truth_multi: dict[int, _Beta] = {}
-        self._claim_known: list[float] = []  # per claim of the round: known cards the claimer used
-        self._prev_own_pile: Hand | None = None
-        self._pending: tuple[int, str] | None = None  # (seat facing a decision, "play" | "final")
-
-    # -- memory --------------------------------------------------------------------------------
-
-    def _known(self, seat: int) -> list[int]:
-        k = self.known.get(seat)
-        if k is None:
-            k = self.known[seat] = [0.0] * len(RANKS)
-        return k
-
-    def observe(self, events: Sequence[Event], view: PlayerView) -> None:
-        """Update memory from one action's public events; ``view`` is ours after it."""
-        for e in events:
-            if isinstance(e, CardsPlayed):
-                self._note_answer(e.seat, challenged=False)
-                if e.seat != self.seat:
-                    k = self._known(e.seat)
-                    used = min(float(e.count), k[e.claim - 1])
-                    k[e.claim - 1] -= used
-                    rest = e.count - used
-                    if rest > 1e-9:
-                        # The other cards played are any of the hand: known cards fade.
-                        before = view.hand_sizes[e.seat] + rest
-                        keep = max(0.0, 1.0 - rest / before) if before > 0 else 0.0
-                        for i in range(len(k)):
-                            k[i] *= keep
-                    self._claim_known.append(used)
-                else:
-                    self._claim_known.append(0)
-                self._pending = ((e.seat + 1) % view.players, "play")
-            elif isinstance(e, CheckStarted):
-                self._pending = (e.seat, "final" if e.reason == "final_check" else "cap")
-            elif isinstance(e, ChallengeResolved):
-                self._note_answer(e.challenger, challenged=True)
-                self._note_truth(e.player, e.revealed, e.truthful)
-                if e.loser != self.seat:
-                    k = self._known(e.loser)
-                    gained = Hand.from_ranks(e.revealed) if e.player != self.seat else Hand()
-                    if self._prev_own_pile is not None:
-                        gained = gained + self._prev_own_pile
-                    for i, c in enumerate(gained.counts):
-                        k[i] += c
-                self._claim_known = []
-            elif isinstance(e, Believed):
-                self._note_answer(e.believer, challenged=False)
-                self._note_truth(e.player, e.revealed, e.truthful)
-            elif isinstance(e, RoundStarted):
-                self._claim_known = []
-        # Known cards can never exceed a hand.
-        for s, k in self.known.items():
-            size = view.hand_sizes[s]
-            total = sum(k)
-            if total > size:
-                f = size / total
-                for i in range(len(k)):
-                    k[i] *= f
-        self._prev_own_pile = view.own_pile
-
-    def _note_answer(self, seat: int, challenged: bool) -> None:
-        pending = self._pending
-        if pending is None or pending[0] != seat:
-            return
-        self._pending = None
-        table = self.final_challenges if pending[1] == "final" else self.challenges if pending[1] == "play" else None
-        if table is not None:
-            table.setdefault(seat, _Beta()).add(challenged)
-
-    def _note_truth(self, seat: int, revealed: Sequence[Rank], truthful: bool) -> None:
-        table = self.truth_single if len(revealed) == 1 else self.truth_multi
-        table.setdefault(seat, _Beta()).add(truthful)
-
-    def _challenge_rate(self, seat: int) -> float:
-        b = self.challenges.get(seat)
-        return self.CHALLENGE_PRIOR if b is None else b.mean(self.CHALLENGE_PRIOR, self.PRIOR_WEIGHT)
-
-    def _final_rate(self, seat: int) -> float:
-        b = self.final_challenges.get(seat)
-        return self.FINAL_PRIOR if b is None else b.mean(self.FINAL_PRIOR, self.PRIOR_WEIGHT)
 
     # -- counting --------------------------------------------------------------------------------
 
-    def _pool(self, view: PlayerView) -> tuple[float, list[float]]:
-        """Cards we cannot place (the pool) and, per rank, the copies among them (expected
-        counts: what we saw others take fades as they play)."""
+    @staticmethod
+    def _pool(view: PlayerView) -> tuple[float, list[float]]:
+        """Cards we cannot place (the pool) and, per rank, the copies among them."""
         hand, own = view.hand, view.own_pile
         good = [float(COPIES - hand.counts[i] - own.counts[i]) for i in range(len(RANKS))]
         pool = float(_DECK - hand.size - own.size)
-        for s, k in self.known.items():
-            if s == view.seat:
-                continue
-            for i, c in enumerate(k):
-                if c:
-                    take = min(c, max(0.0, good[i]))
-                    good[i] -= take
-                    pool -= take
         return pool, good
 
     def truth_probability(self, view: PlayerView) -> float:
-        """Probability (0..1) that the last claim on the pile is true, from our counting and our
-        model of the player who made it. 1.0 when there is no claim or it is our own."""
+        """Probability (0..1) that the last claim on the pile is true, from our counting and
+        priors on how players claim. 1.0 when there is no claim or it is our own."""
         claims = view.claims
         if not claims or claims[-1].seat == view.seat:
             return 1.0
@@ -387,7 +249,6 @@ class CountingPlayer:
         if last.count > COPIES - view.hand[r] - view.own_pile[r]:
             return 0.0  # proven: we hold the copies it would need
         pool_f, good_f = self._pool(view)
-        use_known = len(self._claim_known) == len(claims)
         russian = view.public.variant == "russian"
         later_counts: dict[int, int] = {}
         for c in claims:
@@ -398,22 +259,15 @@ class CountingPlayer:
             if c.seat == view.seat:
                 continue
             ri = c.claim - 1
-            known_used = self._claim_known[idx] if use_known else 0.0
-            need = max(0, round(c.count - known_used))
-            k = self.known.get(c.seat)
-            known_total = sum(k) if k else 0.0
-            draws = view.hand_sizes[c.seat] + later_counts[c.seat] + need - known_total
-            p = p_at_least(pool_f, good_f[ri], max(draws, 0.0), need)
+            need = c.count
+            draws = view.hand_sizes[c.seat] + later_counts[c.seat] + need
+            p = p_at_least(pool_f, good_f[ri], max(draws, 0), need)
             if idx == 0 and russian:
                 p = max(p, self.OPENER_TRUST)
             # A claim of several cards is rarely a bluff from a sensible player.
             if c.count >= 2 and 0 < p < 1:
                 ratio = self.MULTI_RATIO[min(c.count, MAX_PLAY_CARDS) - 2]
                 p = p * ratio / (p * ratio + (1 - p))
-            table = self.truth_single if c.count == 1 else self.truth_multi
-            b = table.get(c.seat)
-            if b is not None:
-                p = b.mean(p, self.PRIOR_WEIGHT)
             t = min(1.0, max(p, self.FLOOR))
             # Expected true cards of that claim leave the pool.
             good_f[ri] = max(0.0, good_f[ri] - need * t)
@@ -424,7 +278,7 @@ class CountingPlayer:
 
     def _next_challenge_prob(self, view: PlayerView, claim: Rank, count: int, bluff: bool) -> float:
         """Probability that the next player challenges our claim of ``count`` cards of
-        ``claim``: a proof from their hand plus their habit."""
+        ``claim``: a proof from their hand plus the usual challenge rate."""
         nxt = (view.seat + 1) % view.players
         pool, good = self._pool(view)
         ri = claim - 1
@@ -434,7 +288,7 @@ class CountingPlayer:
         proof = p_at_least(pool, good[ri], view.hand_sizes[nxt] + nxt_pile, need) if bluff else 0.0
         if claimed > COPIES:
             proof = 1.0 if bluff else proof
-        rate = self._challenge_rate(nxt) * (1.0 + 0.35 * (count - 1))
+        rate = self.CHALLENGE_PRIOR * (1.0 + 0.35 * (count - 1))
         return min(1.0, proof + (1 - proof) * rate)
 
     # -- decisions ---------------------------------------------------------------------------------
@@ -460,47 +314,59 @@ class CountingPlayer:
         """The move of least expected cost. Raises ``ValueError`` when it is not our turn."""
         if not view.my_turn:
             raise ValueError("not this player's turn")
-        phase = view.phase
-        if phase is Phase.FINAL_CHECK:
-            t = self.truth_probability(view) * 0.85
-            return Believe() if t >= self.BELIEVE_FINAL_ABOVE else Challenge()
-        if phase is Phase.CAP_CHECK:
-            t = self.truth_probability(view)
-            return Challenge() if t < 0.5 else Believe()
-        hand = view.hand
-        pile = view.pile_size
+        if view.public.answering:
+            return self._answer(view)
         options: list[tuple[float, Action]] = []
         if view.can_challenge:
             t = self.truth_probability(view)
-            last = view.claims[-1]
-            stop = self._threat(view.hand_sizes[last.seat])
             if t == 0.0:
                 return Challenge()
-            options.append((t * pile - (1 - t) * (self.OPEN_VALUE + stop) + self.CHALLENGE_COST, Challenge()))
-        required = view.required_claim
-        nxt = (view.seat + 1) % view.players
-        final_rate = self._final_rate(nxt)
-        if required is None:
+            stop = self._threat(view.hand_sizes[view.claims[-1].seat])
+            options.append((t * view.pile_size - (1 - t) * (self.OPEN_VALUE + stop) + self.CHALLENGE_COST, Challenge()))
+        claim = view.required_claim
+        if claim is None:
             # A russian opener: the rank we hold most of (ties at random), truthfully.
-            best = max(hand.counts)
-            ranks = [r for r in RANKS if hand[r] == best]
-            claim = self.rng.choice(ranks)
-        else:
-            claim = required
+            most = max(view.hand.counts)
+            claim = self.rng.choice([r for r in RANKS if view.hand[r] == most])
+        options += self._true_plays(view, claim)
+        options += self._bluffs(view, claim)
+        if not options:  # pragma: no cover - a legal play always exists when can_play
+            raise ValueError("no legal action")
+        best_value = min(v for v, _ in options)
+        best_actions = [a for v, a in options if v <= best_value + 1e-9]
+        return best_actions[0] if len(best_actions) == 1 else self.rng.choice(best_actions)
+
+    def _answer(self, view: PlayerView) -> Action:
+        """Challenge or believe at a final check or a cap answer."""
+        if view.phase is Phase.FINAL_CHECK:
+            t = self.truth_probability(view) * 0.85
+            return Believe() if t >= self.BELIEVE_FINAL_ABOVE else Challenge()
+        return Challenge() if self.truth_probability(view) < 0.5 else Believe()
+
+    def _true_plays(self, view: PlayerView, claim: Rank) -> list[tuple[float, Action]]:
+        """Costed truthful plays: every card of ``claim`` we hold (up to 4), and the same padded
+        with one junk card."""
+        hand, pile = view.hand, view.pile_size
         k_true = min(MAX_PLAY_CARDS, hand[claim])
-        if k_true:
-            cards = (claim,) * k_true
-            if k_true == hand.size:
-                options.append((-self.WIN_VALUE, Play(cards, claim)))
-            else:
-                q = self._next_challenge_prob(view, claim, k_true, bluff=False)
-                options.append((-k_true - q * self.OPEN_VALUE, Play(cards, claim)))
-                if k_true < MAX_PLAY_CARDS:
-                    junk = self._junk(hand, claim, 1)
-                    if junk is not None and k_true + 1 < hand.size:
-                        q = self._next_challenge_prob(view, claim, k_true + 1, bluff=True)
-                        n = k_true + 1
-                        options.append((-n + q * (pile + n) + 0.3, Play(cards + junk, claim)))
+        if not k_true:
+            return []
+        cards = (claim,) * k_true
+        if k_true == hand.size:
+            return [(-self.WIN_VALUE, Play(cards, claim))]
+        q = self._next_challenge_prob(view, claim, k_true, bluff=False)
+        options: list[tuple[float, Action]] = [(-k_true - q * self.OPEN_VALUE, Play(cards, claim))]
+        if k_true < MAX_PLAY_CARDS:
+            junk = self._junk(hand, claim, 1)
+            if junk is not None and k_true + 1 < hand.size:
+                n = k_true + 1
+                q = self._next_challenge_prob(view, claim, n, bluff=True)
+                options.append((-n + q * (pile + n) + 0.3, Play(cards + junk, claim)))
+        return options
+
+    def _bluffs(self, view: PlayerView, claim: Rank) -> list[tuple[float, Action]]:
+        """Costed bluffs: 1 to 4 junk cards claimed as ``claim``."""
+        hand, pile = view.hand, view.pile_size
+        options: list[tuple[float, Action]] = []
         for b in range(1, min(MAX_PLAY_CARDS, hand.size) + 1):
             junk = self._junk(hand, claim, b)
             if junk is None:
@@ -508,22 +374,22 @@ class CountingPlayer:
             if b == hand.size:
                 # Going out on a bluff: the next player must challenge or believe.
                 proof = 1.0 - (1.0 - self._next_challenge_prob(view, claim, b, bluff=True))
-                q = max(final_rate, proof)
+                q = max(self.FINAL_PRIOR, proof)
                 value = -(1 - q) * self.WIN_VALUE + q * (pile + b)
             else:
                 q = self._next_challenge_prob(view, claim, b, bluff=True)
                 value = -b + q * (pile + b) + 0.3 * (b - 1)
             options.append((value, Play(junk, claim)))
-        if not options:  # pragma: no cover - a legal play always exists when can_play
-            raise ValueError("no legal action")
-        best_value = min(v for v, _ in options)
-        best = [a for v, a in options if v <= best_value + 1e-9]
-        return best[0] if len(best) == 1 else self.rng.choice(best)
+        return options
 
 
 # -- factory ---------------------------------------------------------------------------------------
 
-_CLASSES = {"random": RandomPlayer, "honest": HonestPlayer, "counting": CountingPlayer}
+_CLASSES: dict[str, Callable[[int, random.Random], Player]] = {
+    "random": RandomPlayer,
+    "honest": HonestPlayer,
+    "counting": CountingPlayer,
+}
 
 
 def make_player(name: str, seat: int, rng: random.Random) -> Player:
@@ -535,14 +401,3 @@ def make_player(name: str, seat: int, rng: random.Random) -> Player:
         raise ValueError(f"unknown AI strategy: {name!r} (known: {', '.join(STRATEGIES)})") from None
     return cls(seat, rng)
 
-
-def rebuild(
-    name: str, seat: int, rng: random.Random, history: Iterable[tuple[Sequence[Event], PlayerView]]
-) -> Player:
-    """A player of strategy ``name`` with its memory rebuilt from ``history``: the public events
-    of each action of the game so far, oldest first, each with this seat's view after it (what
-    :meth:`Player.observe` would have received). Raises ``ValueError`` for an unknown name."""
-    player = make_player(name, seat, rng)
-    for events, v in history:
-        player.observe(events, v)
-    return player

@@ -18,11 +18,11 @@ Hand('A7')
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from enum import IntEnum
 from operator import add as _add, ge as _ge, sub as _sub
-from typing import Iterable, Iterator
 
-__all__ = ["Rank", "RANKS", "Hand", "FULL_DECK", "InvalidRank", "RANKS_PER_DECK", "COPIES"]
+__all__ = ["COPIES", "FULL_DECK", "RANKS", "RANKS_PER_DECK", "Hand", "InvalidRank", "Rank"]
 
 #: Every rank appears this many times in the deck (RULES.md, Table: four of each rank).
 COPIES = 4
@@ -68,13 +68,8 @@ class Rank(IntEnum):
         """The one-character code of the compact state encoding (``T`` for ten)."""
         return _CHARS[self - 1]
 
-    @property
-    def next(self) -> "Rank":
-        """The rank after this one, K wrapping to A (the classic claim sequence)."""
-        return RANKS[self % RANKS_PER_DECK]
-
     @classmethod
-    def from_str(cls, text: str) -> "Rank":
+    def from_str(cls, text: str) -> Rank:
         """Parse ``A 2 … 10 J Q K`` (or ``T`` for ten), case-insensitive.
 
         Raises :class:`InvalidRank` for anything else, including non-strings.
@@ -116,7 +111,7 @@ class Hand:
         _set(self, "size", sum(counts))
 
     @classmethod
-    def _trusted(cls, counts: tuple[int, ...]) -> "Hand":
+    def _trusted(cls, counts: tuple[int, ...]) -> Hand:
         # Internal fast path for counts already known to be 13 non-negative ints.
         h = object.__new__(cls)
         _set(h, "counts", counts)
@@ -127,7 +122,7 @@ class Hand:
         raise AttributeError("Hand is immutable")
 
     @classmethod
-    def from_ranks(cls, ranks: Iterable[Rank | int]) -> "Hand":
+    def from_ranks(cls, ranks: Iterable[Rank | int]) -> Hand:
         """Build a hand from ranks (each may repeat)."""
         counts = [0] * RANKS_PER_DECK
         for r in ranks:
@@ -135,7 +130,7 @@ class Hand:
         return cls(counts)
 
     @classmethod
-    def from_str(cls, text: str) -> "Hand":
+    def from_str(cls, text: str) -> Hand:
         """Parse the compact encoding: one character per card (``A23456789TJQK``)."""
         if isinstance(text, str) and _CHAR_SET.issuperset(text):
             return cls._trusted(tuple(text.count(c) for c in _CHARS))
@@ -153,7 +148,7 @@ class Hand:
         """The ranks held at least once, ascending."""
         return tuple(RANKS[i] for i, c in enumerate(self.counts) if c)
 
-    def contains(self, other: "Hand") -> bool:
+    def contains(self, other: Hand) -> bool:
         """True when every card of ``other`` is in this hand (multiset inclusion)."""
         return all(map(_ge, self.counts, other.counts))
 
@@ -169,10 +164,10 @@ class Hand:
     def __iter__(self) -> Iterator[Rank]:
         return iter(self.ranks())
 
-    def __add__(self, other: "Hand") -> "Hand":
+    def __add__(self, other: Hand) -> Hand:
         return Hand._trusted(tuple(map(_add, self.counts, other.counts)))
 
-    def __sub__(self, other: "Hand") -> "Hand":
+    def __sub__(self, other: Hand) -> Hand:
         if not self.contains(other):
             raise ValueError(f"{other!r} is not contained in {self!r}")
         return Hand._trusted(tuple(map(_sub, self.counts, other.counts)))

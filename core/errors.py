@@ -17,16 +17,16 @@ True
 from __future__ import annotations
 
 __all__ = [
-    "IllegalAction",
+    "ERROR_CODES",
+    "BadCardCount",
+    "BelieveNotAllowed",
+    "CardsNotInHand",
+    "ChallengeNotAllowed",
+    "ClaimNotAllowed",
     "GameOver",
+    "IllegalAction",
     "NotYourTurn",
     "PlayNotAllowed",
-    "BelieveNotAllowed",
-    "ChallengeNotAllowed",
-    "BadCardCount",
-    "CardsNotInHand",
-    "ClaimNotAllowed",
-    "ERROR_CODES",
     "error_for_code",
 ]
 

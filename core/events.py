@@ -8,19 +8,19 @@ events and never re-derives rules.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeAlias
 
 from .cards import Rank
 
 __all__ = [
-    "CardsPlayed",
-    "CheckStarted",
-    "ChallengeResolved",
     "Believed",
-    "RoundStarted",
-    "PlayerWon",
-    "GameEnded",
+    "CardsPlayed",
+    "ChallengeResolved",
+    "CheckStarted",
     "Event",
+    "GameEnded",
+    "PlayerWon",
+    "RoundStarted",
 ]
 
 
@@ -110,4 +110,4 @@ class GameEnded:
     capped: bool
 
 
-Event = Union[CardsPlayed, CheckStarted, ChallengeResolved, Believed, RoundStarted, PlayerWon, GameEnded]
+Event: TypeAlias = CardsPlayed | CheckStarted | ChallengeResolved | Believed | RoundStarted | PlayerWon | GameEnded

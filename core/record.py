@@ -22,16 +22,26 @@ the outcome, stopping at the first illegal one.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .actions import Action, Believe, Challenge, Play
 from .cards import COPIES, RANKS, Hand, Rank
 from .errors import IllegalAction
 from .rules import MAX_PLAYERS, MIN_PLAYERS, VARIANTS
-from .state import GameState, from_deal, apply
+from .state import GameState, apply, from_deal
 
-__all__ = ["FORMAT", "InvalidRecord", "Record", "ReplayOutcome", "replay", "record_of", "action_to_dict", "action_from_dict"]
+__all__ = [
+    "FORMAT",
+    "InvalidRecord",
+    "Record",
+    "ReplayOutcome",
+    "action_from_dict",
+    "action_to_dict",
+    "record_of",
+    "replay",
+]
 
 #: The value of the ``format`` key (GAME_RECORD.md).
 FORMAT = "cheat-record/1"
@@ -56,11 +66,11 @@ class Record:
     players: tuple[str, ...] | None = None
     seed: int | str | None = None
     started_at: str | None = None
-    meta: dict | None = field(default=None, compare=False)
+    meta: dict[str, Any] | None = field(default=None, compare=False)
 
     # -- writing ----------------------------------------------------------------------------
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON-ready document; optional keys only when set."""
         d: dict[str, Any] = {
             "format": FORMAT,
@@ -82,14 +92,10 @@ class Record:
         """The state before the first action."""
         return from_deal(VARIANTS[self.variant], self.hands)
 
-    def with_action(self, seat: int, action: Action) -> "Record":
-        """A copy with one more action appended."""
-        return Record(self.variant, self.hands, self.actions + ((seat, action),), self.players, self.seed, self.started_at, self.meta)
-
     # -- reading ----------------------------------------------------------------------------
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "Record":
+    def from_json(cls, text: str | bytes) -> Record:
         """Parse a JSON document. Raises :class:`InvalidRecord`."""
         try:
             doc = json.loads(text)
@@ -98,7 +104,7 @@ class Record:
         return cls.from_dict(doc)
 
     @classmethod
-    def from_dict(cls, doc: Any) -> "Record":
+    def from_dict(cls, doc: Any) -> Record:
         """Validate and parse a decoded document. Raises :class:`InvalidRecord` for every
         schema break listed in GAME_RECORD.md."""
         if not isinstance(doc, dict):
@@ -147,7 +153,7 @@ def _rank(value: Any, where: str) -> Rank:
     raise InvalidRecord(f"{where}: {value!r} is not a rank (A 2 3 4 5 6 7 8 9 10 J Q K)")
 
 
-def action_to_dict(seat: int, action: Action) -> dict:
+def action_to_dict(seat: int, action: Action) -> dict[str, Any]:
     """One action in record form: ``{"seat": s, "play": [...], "claim": r}``,
     ``{"seat": s, "challenge": true}`` or ``{"seat": s, "believe": true}``."""
     if isinstance(action, Play):
@@ -195,7 +201,7 @@ class ReplayOutcome:
     applied: int
     error: IllegalAction | None = None
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """The replay output of GAME_RECORD.md: status, winner, draw, places, hand_sizes, pile,
         plays, current (or, after an illegal action, error, action, message)."""
         if self.error is not None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from .record import InvalidRecord, Record, replay
 

@@ -14,7 +14,18 @@ from dataclasses import dataclass
 
 from .cards import RANKS, Rank
 
-__all__ = ["Variant", "RUSSIAN", "CLASSIC", "VARIANTS", "variant", "UnknownVariant", "PLAY_CAP", "MIN_PLAYERS", "MAX_PLAYERS", "MAX_PLAY_CARDS"]
+__all__ = [
+    "CLASSIC",
+    "MAX_PLAYERS",
+    "MAX_PLAY_CARDS",
+    "MIN_PLAYERS",
+    "PLAY_CAP",
+    "RUSSIAN",
+    "VARIANTS",
+    "UnknownVariant",
+    "Variant",
+    "variant",
+]
 
 #: RULES.md, End and ranking: the game ends after the answer to the 300th play.
 PLAY_CAP = 300

@@ -20,15 +20,17 @@ import math
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from .ai import STRATEGIES, make_player
+from .cards import Hand
 from .rules import MAX_PLAYERS, MIN_PLAYERS
 from .state import apply, deal, from_deal
 from .views import view
 
-__all__ = ["wilson", "StrategyStats", "Outcome", "play_game", "run", "main"]
+__all__ = ["Outcome", "StrategyStats", "main", "play_game", "run", "wilson"]
 
 
 def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -90,23 +92,19 @@ class StrategyStats:
         self.wilson_low, self.wilson_high = wilson(self.wins, self.games)
 
 
-def play_game(hands, variant: str, strategies: Sequence[str], seeds: Sequence[int]) -> Outcome:
+def play_game(hands: Sequence[Hand], variant: str, strategies: Sequence[str], seeds: Sequence[int]) -> Outcome:
     """Play one game from the deal ``hands`` with ``strategies[i]`` at seat i, each drawing from
-    ``random.Random(seeds[i])``. Every player observes every action's events with its own view."""
+    ``random.Random(seeds[i])``."""
     players = [make_player(name, seat, random.Random(seeds[seat])) for seat, name in enumerate(strategies)]
-    observers = [(seat, p) for seat, p in enumerate(players) if p.name == "counting"]
     state = from_deal(variant, hands)
-    while state.result is None:
-        seat = state.current
-        action = players[seat].act(view(state, seat))
-        state, events = apply(state, seat, action)
-        for s, p in observers:
-            p.observe(events, view(state, s))
+    while (seat := state.current) is not None:
+        state, _ = apply(state, seat, players[seat].act(view(state, seat)))
     r = state.result
+    assert r is not None  # no seat is to act only once the game is over
     return Outcome(r.places, r.winner, r.draw, r.capped, state.plays)
 
 
-def run(players: int, games: int, seats: Sequence[str], seed: int, variant: str = "russian") -> dict:
+def run(players: int, games: int, seats: Sequence[str], seed: int, variant: str = "russian") -> dict[str, Any]:
     """Play ``games`` seat-rotated games (rounded up to whole deals) and return the summary as a
     JSON-ready dict: ``{"config": ..., "strategies": {name: StrategyStats fields}, "games",
     "plays", "seconds", "plays_per_second"}``. Raises ``ValueError`` for bad arguments."""
@@ -153,17 +151,20 @@ def run(players: int, games: int, seats: Sequence[str], seed: int, variant: str 
     }
 
 
-def format_table(summary: dict) -> str:
+def format_table(summary: dict[str, Any]) -> str:
     """The summary of :func:`run` as a readable text table."""
     c = summary["config"]
     lines = [
-        f"{c['games']} games, {c['players']} players, {c['variant']}, seats {','.join(c['seats'])}, seed {c['seed']}",
-        f"{'strategy':<10} {'games':>6} {'wins':>6} {'win rate':>9}  {'95% Wilson':<16} {'mean place':>10} {'draws':>6} {'capped':>6}",
+        f"{c['games']} games, {c['players']} players, {c['variant']}, seats {','.join(c['seats'])}, "
+        f"seed {c['seed']}",
+        f"{'strategy':<10} {'games':>6} {'wins':>6} {'win rate':>9}  {'95% Wilson':<16} {'mean place':>10} "
+        f"{'draws':>6} {'capped':>6}",
     ]
     for st in summary["strategies"].values():
         lines.append(
             f"{st['strategy']:<10} {st['games']:>6} {st['wins']:>6} {st['win_rate']:>9.3f}  "
-            f"[{st['wilson_low']:.3f}, {st['wilson_high']:.3f}] {st['mean_place']:>10.2f} {st['draws']:>6} {st['capped']:>6}"
+            f"[{st['wilson_low']:.3f}, {st['wilson_high']:.3f}] {st['mean_place']:>10.2f} "
+            f"{st['draws']:>6} {st['capped']:>6}"
         )
     lines.append(
         f"{summary['plays']} plays in {summary['seconds']:.1f} s: {summary['plays_per_second']:.0f} plays/s, "

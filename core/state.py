@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
-from typing import Sequence
+from enum import StrEnum
+from typing import Any
 
 from .actions import Action, Believe, Challenge, Play
 from .cards import EMPTY_HAND, FULL_DECK, Hand, Rank
@@ -52,17 +53,17 @@ from .events import (
 from .rules import MAX_PLAY_CARDS, MAX_PLAYERS, MIN_PLAYERS, PLAY_CAP, Variant, variant as lookup_variant
 
 __all__ = [
+    "SCHEMA_VERSION",
+    "GameState",
+    "InvalidState",
     "Phase",
     "PilePlay",
     "Result",
-    "GameState",
     "apply",
-    "new_game",
     "deal",
     "from_deal",
+    "new_game",
     "rank_places",
-    "SCHEMA_VERSION",
-    "InvalidState",
 ]
 
 #: Version of the JSON encoding of :class:`GameState`; bumped on every incompatible change.
@@ -73,7 +74,7 @@ class InvalidState(ValueError):
     """A serialized state that cannot be decoded (bad JSON, wrong schema version, bad field)."""
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     """What the current player may do.
 
     - ``OPENING``: the pile is empty; the current player must play (opening a round).
@@ -184,28 +185,12 @@ class GameState:
         claim any rank."""
         return self.variant.forced_claim(self.plays, self.round_claim)
 
-    @property
-    def is_over(self) -> bool:
-        return self.result is not None
-
-    def can_play(self) -> bool:
-        """Whether the current player may play now."""
-        return self.phase in (Phase.OPENING, Phase.PLAYING)
-
-    def can_challenge(self) -> bool:
-        """Whether the current player may challenge now (a play is on the pile)."""
-        return self.result is None and bool(self.pile)
-
-    def can_believe(self) -> bool:
-        """Whether the current player may believe explicitly (final check or cap answer)."""
-        return self.phase in (Phase.FINAL_CHECK, Phase.CAP_CHECK)
-
     # -- serialization -----------------------------------------------------------------------
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with ``schema_version``; hands and plays in the compact one
         character per card encoding (``A23456789TJQK``)."""
-        d: dict = {
+        d: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "variant": self.variant.name,
             "hands": [h.to_str() for h in self.hands],
@@ -224,7 +209,7 @@ class GameState:
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, d: dict) -> "GameState":
+    def from_dict(cls, d: dict[str, Any]) -> GameState:
         """Inverse of :meth:`to_dict`. Raises :class:`InvalidState`."""
         try:
             if d.get("schema_version") != SCHEMA_VERSION:
@@ -261,7 +246,7 @@ class GameState:
             raise InvalidState(f"bad state: {e}") from e
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "GameState":
+    def from_json(cls, text: str | bytes) -> GameState:
         """Inverse of :meth:`to_json`. Raises :class:`InvalidState`."""
         try:
             d = json.loads(text)
@@ -399,7 +384,7 @@ def _play(state: GameState, seat: int, action: Play) -> tuple[GameState, list[Ev
     plays = state.plays + 1
     n = state.players
     nxt = (seat + 1) % n
-    new = GameState(state.variant, hands, state.pile + (PilePlay(seat, cards, claim),), nxt, plays)
+    new = GameState(state.variant, hands, (*state.pile, PilePlay(seat, cards, claim)), nxt, plays)
     events: list[Event] = [CardsPlayed(seat, count, claim, plays)]
     last_cards = hands[seat].size == 0
     if plays >= PLAY_CAP:
@@ -460,4 +445,4 @@ def _end(
 
 
 def _replace(hands: tuple[Hand, ...], seat: int, hand: Hand) -> tuple[Hand, ...]:
-    return hands[:seat] + (hand,) + hands[seat + 1 :]
+    return (*hands[:seat], hand, *hands[seat + 1 :])

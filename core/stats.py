@@ -25,6 +25,7 @@ makes a game count exactly as it was played.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .actions import Play
 from .events import Believed, ChallengeResolved
@@ -57,7 +58,7 @@ class SeatStats:
     won: bool = False
     draw: bool = False
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .cards import EMPTY_HAND, Hand, Rank
 from .state import GameState, Phase, Result
 
-__all__ = ["ClaimSeen", "PublicView", "PlayerView", "public_view", "view"]
+__all__ = ["ClaimSeen", "PlayerView", "PublicView", "public_view", "view"]
 
 
 @dataclass(frozen=True, slots=True)

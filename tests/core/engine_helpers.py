@@ -1,76 +1,19 @@
 """Shared helpers for the core tests: random games with mixed players, invariant checks.
 
-The players come from ``core.ai.make_player(name, seat, rng)`` when ``core/ai.py`` exists
-("random", "honest", "counting"); until then a local random-legal-action player stands in.
-Every player sees only ``core.view(state, seat)``.
+The players are ``core.ai.make_player(name, seat, rng)`` ("random", "honest", "counting"),
+imported directly: a broken ``core.ai`` fails these tests instead of being replaced by a weaker
+stand-in. Every player sees only ``core.view(state, seat)``.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from core import Believe, Challenge, GameState, Hand, Play, Phase, Rank, apply, new_game, view
-from core.cards import FULL_DECK as FULL_DECK_HAND, RANKS
-
-AI_NAMES = ("random", "honest", "counting")
-
-
-def _ai_module():
-    try:
-        if importlib.util.find_spec("core.ai") is None:
-            return None
-        return importlib.import_module("core.ai")
-    except Exception:  # a half-written core.ai must not break the engine tests
-        return None
-
-
-AI = _ai_module()
-HAVE_AI = AI is not None and hasattr(AI, "make_player")
-
-
-class LocalRandomPlayer:
-    """A random legal-action player reading only its view (stand-in for core.ai)."""
-
-    def __init__(self, seat: int, rng: random.Random, bluffy: float = 0.5, doubt: float = 0.3) -> None:
-        self.seat, self.rng, self.bluffy, self.doubt = seat, rng, bluffy, doubt
-
-    def act(self, v):
-        rng = self.rng
-        if v.public.answering:
-            return Challenge() if rng.random() < 0.5 else Believe()
-        if v.phase is Phase.PLAYING and rng.random() < self.doubt:
-            return Challenge()
-        cards = list(v.hand.ranks())
-        rng.shuffle(cards)
-        k = rng.randint(1, min(4, len(cards)))
-        claim = v.required_claim
-        if claim is None:
-            claim = rng.choice(RANKS) if rng.random() < self.bluffy else cards[0]
-        elif rng.random() >= self.bluffy and v.hand[claim]:
-            # play truthfully when possible
-            k = rng.randint(1, min(4, v.hand[claim]))
-            return Play((claim,) * k, claim)
-        return Play(tuple(cards[:k]), claim)
-
-
-def make_player(name: str, seat: int, rng: random.Random):
-    """``core.ai.make_player`` when available, else the local random player."""
-    if HAVE_AI:
-        return AI.make_player(name, seat, rng)
-    return LocalRandomPlayer(seat, rng)
-
-
-def choose(player, v):
-    """Ask a player (core.ai or local) for its action on view ``v``."""
-    for meth in ("act", "choose", "decide", "__call__"):
-        f = getattr(player, meth, None)
-        if f is not None:
-            return f(v)
-    raise TypeError(f"cannot ask {player!r} for an action")
+from core import GameState, Hand, Phase, apply, new_game, view
+from core.ai import STRATEGIES, make_player
+from core.cards import FULL_DECK as FULL_DECK_HAND
 
 
 def total_cards(state: GameState) -> Hand:
@@ -86,7 +29,7 @@ def check_invariants(state: GameState, deal: Hand) -> None:
     assert total_cards(state) == deal, "cards are not conserved"
     if state.result is None:
         assert state.current is not None and 0 <= state.current < state.players
-        if state.can_play():
+        if view(state, state.current).can_play:
             assert state.hands[state.current].size > 0, "a player with an empty hand is asked to play"
         empty = [i for i, h in enumerate(state.hands) if h.size == 0]
         # at most one player is out of cards while running: the one being checked
@@ -116,24 +59,20 @@ def play_game(
     names: tuple[str, ...] | None = None,
     players: int | None = None,
 ) -> Game:
-    """Play one seeded random game with 3 to 6 mixed players (core.ai if available)."""
+    """Play one seeded random game with 3 to 6 mixed core.ai players."""
     rng = random.Random(seed)
     n = players or rng.randint(3, 6)
     state = new_game(n, variant, random.Random(rng.getrandbits(64)))
     if names is None:
-        names = tuple(rng.choice(AI_NAMES) for _ in range(n))
+        names = tuple(rng.choice(STRATEGIES) for _ in range(n))
     seats = [make_player(names[i], i, random.Random(rng.getrandbits(64))) for i in range(n)]
-    # as core.selfplay does: only players with memory observe (random and honest keep none)
-    observers = [(i, p) for i, p in enumerate(seats) if hasattr(p, "observe") and getattr(p, "name", "counting") == "counting"]
     initial = state
     actions, states = [], []
     guard = 0
     while state.result is None:
         seat = state.current
-        action = choose(seats[seat], view(state, seat))
-        state, events = apply(state, seat, action)
-        for i, p in observers:
-            p.observe(events, view(state, i))
+        action = seats[seat].act(view(state, seat))
+        state, _ = apply(state, seat, action)
         actions.append((seat, action))
         states.append(state)
         if on_state is not None:

@@ -7,10 +7,9 @@ import random
 import pytest
 
 from core import Believe, Challenge, Hand, Play, apply, new_game, view
-from core.ai import STRATEGIES, CountingPlayer, HonestPlayer, Player, make_player, p_at_least, provable_lie, rebuild
-from core.cards import Rank
-from core.state import GameState, PilePlay
+from core.ai import STRATEGIES, CountingPlayer, HonestPlayer, Player, make_player, p_at_least, provable_lie
 from core.selfplay import run
+from core.state import GameState, PilePlay
 
 
 def play_out(players: int, variant: str, names: list[str], seed: int, max_actions: int = 5000):
@@ -28,9 +27,7 @@ def play_out(players: int, variant: str, names: list[str], seed: int, max_action
             assert v.can_believe
         else:
             assert isinstance(action, Challenge) and v.can_challenge
-        state, events = apply(state, seat, action)
-        for s, p in enumerate(ai):
-            p.observe(events, view(state, s))
+        state, _ = apply(state, seat, action)
         actions.append((seat, action))
         assert len(actions) < max_actions
     return actions, state
@@ -78,13 +75,12 @@ def _two_states_same_view():
     s, _ = apply(s, 0, Play((c0,), c0))
     c1 = s.hands[1].ranks()[-1]
     s, _ = apply(s, 1, Play((c1,), c0))
-    h2, h3 = s.hands[2], s.hands[3]
-    # swap one card of seat 3 with a different-ranked one of ... seat 1's pile play stays; swap between 3 and pile of 1
+    h3 = s.hands[3]
     # Build the twin: exchange a card between seat 3's hand and seat 1's pile play (both hidden to seat 2).
     pile1 = s.pile[1]
     x = pile1.cards.ranks()[0]
     y = next(r for r in h3.ranks() if r != x)
-    twin_hands = s.hands[:3] + (h3 - Hand.from_ranks([y]) + Hand.from_ranks([x]),)
+    twin_hands = (*s.hands[:3], h3 - Hand.from_ranks([y]) + Hand.from_ranks([x]))
     twin_pile = (s.pile[0], PilePlay(pile1.seat, pile1.cards - Hand.from_ranks([x]) + Hand.from_ranks([y]), pile1.claim))
     twin = GameState(s.variant, twin_hands, twin_pile, s.current, s.plays)
     assert twin != s
@@ -104,7 +100,12 @@ def test_never_reads_hidden_cards(name):
 
 def test_honest_proves_a_lie_and_plays_true():
     # Seat 1 holds two sevens; seat 0 claims three sevens: impossible.
-    hands = (Hand.from_str("2345689TJQKAA"), Hand.from_str("77AAA2345689Q"), Hand.from_str("7" + "T" * 3 + "J" * 3 + "Q" * 3 + "K2"), Hand.from_str("7JQK23456899T"))
+    hands = (
+        Hand.from_str("2345689TJQKAA"),
+        Hand.from_str("77AAA2345689Q"),
+        Hand.from_str("7" + "T" * 3 + "J" * 3 + "Q" * 3 + "K2"),
+        Hand.from_str("7JQK23456899T"),
+    )
     s = GameState(new_game(4).variant, hands)
     s, _ = apply(s, 0, Play.of("2", "3", "4", claim="7"))
     v = view(s, 1)
@@ -126,22 +127,6 @@ def test_counting_fresh_from_view_plays_sensibly():
     assert isinstance(a, Play) and a.is_truthful  # the opener plays true cards
 
 
-def test_rebuild_equals_long_lived_instance():
-    state = new_game(4, "russian", random.Random(3))
-    ai = [make_player("counting", s, random.Random(s)) for s in range(4)]
-    history = []
-    for _ in range(40):
-        if state.result is not None:
-            break
-        seat = state.current
-        state, events = apply(state, seat, ai[seat].act(view(state, seat)))
-        for s, p in enumerate(ai):
-            p.observe(events, view(state, s))
-        history.append((events, view(state, 2)))
-    again = rebuild("counting", 2, random.Random(0), history)
-    assert again.known == ai[2].known
-
-
 def test_hypergeometric():
     assert p_at_least(10, 0, 5, 1) == 0.0
     assert p_at_least(10, 3, 5, 0) == 1.0
@@ -154,7 +139,7 @@ def test_hypergeometric():
 def test_counting_beats_random_small_run():
     res = run(4, 200, ["counting", "random", "random", "random"], seed=3)
     st = res["strategies"]["counting"]
-    # measured ~0.9 over 2000 games; a loose bound for 200
+    # about 0.8 over 1000 games; a loose bound for 200
     assert st["wilson_low"] > 0.5
 
 

@@ -1,6 +1,5 @@
 """Property tests: thousands of seeded random games per variant, 3 to 6 players with mixed AI
-seats (core.ai.make_player "random"/"honest"/"counting"; a local random player if core.ai is
-missing), every RULES.md invariant checked after every action, and the record round trip at the
+seats (core.ai.make_player "random"/"honest"/"counting"), every RULES.md invariant checked after every action, and the record round trip at the
 end of every game. The sweeps always run; they are split over 2 worker processes."""
 
 from __future__ import annotations
@@ -11,13 +10,11 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core import Believe, Challenge, GameState, IllegalAction, Play, apply, new_game, view
+from core import Believe, Challenge, GameState, IllegalAction, Play, apply, new_game
 from core.cards import RANKS
-
-from tests.core.engine_helpers import HAVE_AI, check_invariants, checked_game, play_game, sweep, total_cards
+from tests.core.engine_helpers import check_invariants, checked_game, play_game, sweep, total_cards
 
 GAMES_PER_VARIANT = 2000
 WORKERS = 2
@@ -49,7 +46,7 @@ def test_random_games_sweep(variant):
     capped = sum(r["capped"] for r in results)
     print(
         f"\n{variant}: {games} games, {actions} actions, state max {max_bytes} B, mean {mean_bytes:.0f} B, "
-        f"{capped} capped, {sum(r['draw'] for r in results)} draws, ai={HAVE_AI}"
+        f"{capped} capped, {sum(r['draw'] for r in results)} draws"
     )
     assert max_bytes < 2048
 

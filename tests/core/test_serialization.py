@@ -8,7 +8,6 @@ import random
 import pytest
 
 from core import SCHEMA_VERSION, GameState, InvalidState, new_game
-
 from tests.core.engine_helpers import play_game
 
 

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from core import Believe, Challenge, Play, Rank, Record
+from core import Challenge, Record
 from core.ai import make_player
 from core.record import replay
+from core.state import apply, new_game
 from core.stats import game_stats
-from core.state import new_game, apply
 from core.views import view
 
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from core import GameState, Hand, PilePlay, Phase, Play, Rank, apply, from_deal, public_view, view
-
+from core import GameState, Hand, Phase, PilePlay, Play, Rank, apply, from_deal, public_view, view
 from tests.core.engine_helpers import play_game
 
 H = Hand.from_str
@@ -41,7 +39,7 @@ def scramble(state: GameState, seat: int, rng: random.Random) -> GameState:
 
 def _states(seed: int, variant: str):
     g = play_game(seed, variant)
-    return [g.initial] + g.states
+    return [g.initial, *g.states]
 
 
 @pytest.mark.parametrize("variant", ["russian", "classic"])

@@ -5,7 +5,9 @@ reasoning behind the expected output. ``python tests/core/records/hand_written.p
 ``NAME.json`` and ``NAME.expected.json`` for all of them (the ``cap_*`` games come from
 ``make_long_records.py``). The expected outputs are literals here, never computed by the engine.
 """
-import json, os
+import json
+import os
+
 OUT = os.path.dirname(os.path.abspath(__file__))
 
 def fmt(doc):
@@ -43,7 +45,8 @@ def base(variant, hands, actions, **extra):
     return d
 def play(s, cards, claim=None):
     a = {"seat": s, "play": cards}
-    if claim is not None: a["claim"] = claim
+    if claim is not None:
+        a["claim"] = claim
     return a
 def ch(s): return {"seat": s, "challenge": True}
 def bel(s): return {"seat": s, "believe": True}
@@ -112,9 +115,9 @@ CL_ACTIONS = [play(0, ["A"]), play(1, ["3"]), play(2, ["7"]), play(0, ["2"]), pl
 # plays 1..5 claim A,2,3,4,5; the 5th (seat 1's 4 as 5) is challenged: bluff, seat 1 takes 5
 # (2 left + 5 = 7); seat 2 opens the 6th play, which claims 6, not A; seat 0's 7th claims 7.
 rec("classic_sequence_continues_after_challenge", base("classic", CL_HANDS,
-    CL_ACTIONS + [play(2, ["8"], "6"), play(0, ["5"])]),
+    [*CL_ACTIONS, play(2, ["8"], "6"), play(0, ["5"])]),
     running([2, 7, 2], 2, 7, 1))
-rec("err_classic_sequence_restarted", base("classic", CL_HANDS, CL_ACTIONS + [play(2, ["8"], "A")]),
+rec("err_classic_sequence_restarted", base("classic", CL_HANDS, [*CL_ACTIONS, play(2, ["8"], "A")]),
     err("claim_not_allowed", 6))
 # classic: 14 plays without a challenge wrap K -> A (claim omitted everywhere, the 14th claims A)
 CW_HANDS = [["A","A","A","A","2"],["2","2","2","3","3"],["3","3","4","4","4"],["4","5","5","5","5"]]
@@ -203,18 +206,18 @@ rec("bad_actions_not_list", base("russian", SM, {"seat": 0, "play": ["A"], "clai
 rec("bad_actions_missing", {"format": "cheat-record/1", "variant": "russian", "hands": SM}, BAD)
 rec("bad_action_not_object", base("russian", SM, [["seat", 0]]), BAD)
 rec("bad_action_unknown_key", base("russian", SM, [{"seat": 0, "play": ["A"], "claim": "A", "note": "x"}]), BAD)
-rec("bad_action_challenge_false", base("russian", SM, OKACT + [{"seat": 1, "challenge": False}]), BAD)
-rec("bad_action_believe_false", base("russian", SM, OKACT + [{"seat": 1, "believe": False}]), BAD)
-rec("bad_action_challenge_one", base("russian", SM, OKACT + [{"seat": 1, "challenge": 1}]), BAD)
+rec("bad_action_challenge_false", base("russian", SM, [*OKACT, {"seat": 1, "challenge": False}]), BAD)
+rec("bad_action_believe_false", base("russian", SM, [*OKACT, {"seat": 1, "believe": False}]), BAD)
+rec("bad_action_challenge_one", base("russian", SM, [*OKACT, {"seat": 1, "challenge": 1}]), BAD)
 rec("bad_action_play_and_believe", base("russian", SM, [{"seat": 0, "play": ["A"], "claim": "A", "believe": True}]), BAD)
-rec("bad_action_challenge_and_believe", base("russian", SM, OKACT + [{"seat": 1, "challenge": True, "believe": True}]), BAD)
+rec("bad_action_challenge_and_believe", base("russian", SM, [*OKACT, {"seat": 1, "challenge": True, "believe": True}]), BAD)
 rec("bad_action_claim_only", base("russian", SM, [{"seat": 0, "claim": "A"}]), BAD)
 rec("bad_action_no_seat", base("russian", SM, [{"play": ["A"], "claim": "A"}]), BAD)
 rec("bad_seat_out_of_range", base("russian", SM, [play(3, ["A"], "A")]), BAD)
 rec("bad_seat_negative", base("russian", SM, [play(-1, ["A"], "A")]), BAD)
 rec("bad_seat_string", base("russian", SM, [play("0", ["A"], "A")]), BAD)
 rec("bad_seat_float", base("russian", SM, [play(0.0, ["A"], "A")]), BAD)
-rec("bad_seat_true", base("russian", SM, OKACT + [play(True, ["2"], "A")]), BAD)
+rec("bad_seat_true", base("russian", SM, [*OKACT, play(True, ["2"], "A")]), BAD)
 rec("bad_claim_not_rank", base("russian", SM, [play(0, ["A"], "X")]), BAD)
 rec("bad_claim_int", base("russian", SM, [play(0, ["A"], 1)]), BAD)
 rec("bad_claim_null", base("classic", SM, [play(0, ["A"], None) | {"claim": None}]), BAD)
