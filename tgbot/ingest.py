@@ -36,6 +36,8 @@ from telegram import Update
 from telegram.error import BadRequest, Conflict, NetworkError
 from telegram.warnings import PTBUserWarning
 
+from .lease import Lease
+
 __all__ = ["Ingest", "Consumer", "Poller", "Outcome", "outcome", "ordering_key", "RECENT_UPDATES", "GROUP"]
 
 log = logging.getLogger(__name__)
@@ -270,10 +272,10 @@ class Poller:
     """Long polling for the active process: fetch, store durably with the offset, repeat (the
     next ``getUpdates`` with that offset confirms the batch to Telegram)."""
 
-    def __init__(self, bot: Any, ingest: Ingest, lease_value: Callable[[], str], timeout: int = 10) -> None:
+    def __init__(self, bot: Any, ingest: Ingest, lease: Lease, timeout: int = 10) -> None:
         self.bot = bot
         self.ingest = ingest
-        self.lease_value = lease_value
+        self.lease = lease
         self.timeout = timeout
 
     async def run(self) -> None:
@@ -296,7 +298,9 @@ class Poller:
             if not batch:
                 continue
             offset = max(int(update["update_id"]) for update in batch) + 1
-            if not await self.ingest.polled(batch, self.lease_value(), offset):
+            while not await self.ingest.polled(batch, self.lease.value, offset):
+                if await self.lease.confirm():
+                    continue  # the lease had lapsed (a Redis stall) and is ours again: store the batch
                 log.warning("lease lost: %d polled update(s) left to Telegram for the next holder", len(batch))
                 return
 

@@ -34,8 +34,11 @@ RENEW_EVERY = 1.0
 MARGIN = 1.5
 
 # KEYS: 1 the lease, 2 the epoch counter, 3 when a holder last renewed (ms, Redis's clock). ARGV:
-# 1 holder, 2 lease ms. Takes a free lease with a new epoch ({1, epoch, previous renewal ms}),
-# renews our own ({1, epoch, ''}), or reports the holder's ({0, value}).
+# 1 holder, 2 lease ms, 3 the epoch the caller holds ('0': none). Renews our own lease, or takes
+# it back with the same epoch when it lapsed and nobody took it since (the counter is still ours:
+# e.g. Redis stalled longer than the lease) ({1, epoch, ''}), else reports it lost ({0, ''}); a
+# caller without one takes a free lease with a new epoch ({1, epoch, previous renewal ms}); or
+# the holder's is reported ({0, value}).
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -48,6 +51,12 @@ if cur then
     return {1, epoch, ''}
   end
   return {0, cur}
+end
+if ARGV[3] ~= '0' then
+  if redis.call('GET', KEYS[2]) ~= ARGV[3] then return {0, ''} end
+  redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3], 'PX', ARGV[2])
+  redis.call('SET', KEYS[3], string.format('%d', now))
+  return {1, ARGV[3], ''}
 end
 local epoch = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
 local previous = redis.call('GET', KEYS[3]) or ''
@@ -92,11 +101,20 @@ class Lease:
         """Whether this process may act as the active one now (monotonic clock, no round trip)."""
         return self.epoch > 0 and time.monotonic() < self._valid_until
 
+    async def confirm(self) -> bool:
+        """Whether this process still holds the lease, asked of Redis (a renewal out of turn, for
+        a lease that lapsed while Redis stalled): False when it is lost or Redis fails."""
+        try:
+            return self.epoch > 0 and await self.try_acquire()
+        except Exception:
+            return False
+
     async def try_acquire(self) -> bool:
-        """Take the lease if it is free, or renew it if it is ours (one round trip). True when
-        this process holds it now; on False, :attr:`epoch` is 0. Raises what redis-py raises."""
+        """Take the lease if it is free, or renew it if it is ours, also when it lapsed and no
+        other process took it since (one round trip). True when this process holds it now; on
+        False, :attr:`epoch` is 0. Raises what redis-py raises."""
         started = time.monotonic()
-        got, value, *previous = await self._acquire(keys=self.keys, args=[self.holder, int(self.seconds * 1000)])
+        got, value, *previous = await self._acquire(keys=self.keys, args=[self.holder, int(self.seconds * 1000), self.epoch])
         if int(got) and (self.epoch in (0, int(value))):
             if self.epoch == 0:
                 self.previous_renewal = int(previous[0]) / 1000 if previous and previous[0] else None

@@ -145,7 +145,7 @@ class Runner:
             self.consumer = ingest.Consumer(self.ingest, self.redis, lease.holder, self._process)
             tasks.append(asyncio.create_task(self.consumer.run(), name="consumer"))
             if not self.settings.webhook_url:
-                tasks.append(asyncio.create_task(ingest.Poller(self.app.bot, self.ingest, lambda: lease.value).run(), name="poller"))
+                tasks.append(asyncio.create_task(ingest.Poller(self.app.bot, self.ingest, lease).run(), name="poller"))
             tasks.append(asyncio.create_task(self._renew(), name="lease"))
             tasks.append(asyncio.create_task(self._stop.wait(), name="stop"))
             tasks.append(asyncio.create_task(self._step_down.wait(), name="step-down"))
@@ -213,7 +213,7 @@ class Runner:
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again."""
-        if not (self.lease is not None and self.lease.held()):
+        if not (self.lease is not None and (self.lease.held() or await self.lease.confirm())):
             self._step_down.set()
             raise asyncio.CancelledError
         update = Update.de_json(data, self.app.bot)
