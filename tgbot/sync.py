@@ -71,9 +71,11 @@ class GroupRefusal(Enum):
 
     #: for now: a change of rights undoes it (the announcements wait, the game goes on)
     UNWRITABLE = "unwritable"
-    #: for good: the chat or its forum topic no longer exists
-    GONE = "gone"
-    #: for good: the bot is no longer a member of the group
+    #: for good: the chat no longer exists (every game of it is retired)
+    CHAT_GONE = "chat_gone"
+    #: for good: the game's forum topic no longer exists (that game is retired)
+    TOPIC_GONE = "topic_gone"
+    #: for good: the bot is no longer a member of the group (every game of it is retired)
     BOT_REMOVED = "bot_removed"
 
 
@@ -84,11 +86,12 @@ class GroupRefusal(Enum):
 #: CHAT_RESTRICTED", "Bad Request: need administrator rights in the channel chat") and a closed
 #: forum topic ("Bad Request: TOPIC_CLOSED").
 UNWRITABLE_ANSWERS = ("not enough rights", "have no rights to send", "chat_write_forbidden", "chat_restricted", "need administrator rights", "topic_closed")
-#: Telegram's answers of a chat or forum topic that no longer exists: 400 "Bad Request: chat not
-#: found", "Bad Request: group chat was deactivated", "Bad Request: TOPIC_DELETED", "Bad
-#: Request: message thread not found" (a deleted topic); 403 "Forbidden: the group chat was
-#: deleted".
-GONE_ANSWERS = ("chat not found", "chat was deactivated", "topic_deleted", "message thread not found", "chat was deleted")
+#: Telegram's answers of a chat that no longer exists: 400 "Bad Request: chat not found", "Bad
+#: Request: group chat was deactivated"; 403 "Forbidden: the group chat was deleted".
+CHAT_GONE_ANSWERS = ("chat not found", "chat was deactivated", "chat was deleted")
+#: … of a forum topic that no longer exists: 400 "Bad Request: message thread not found", "Bad
+#: Request: TOPIC_DELETED".
+TOPIC_GONE_ANSWERS = ("message thread not found", "topic_deleted")
 
 
 def _is(err: TelegramError, *texts: str) -> bool:
@@ -98,16 +101,18 @@ def _is(err: TelegramError, *texts: str) -> bool:
 
 def group_refusal(error: TelegramError) -> GroupRefusal | None:
     """What Telegram's ``error`` to a message for a group says of the group: a refusal for now
-    (:data:`UNWRITABLE_ANSWERS`), a chat that is no more (:data:`GONE_ANSWERS`), any other 403
-    (403 "Forbidden: bot was kicked from the supergroup chat", "Forbidden: bot is not a member of
-    the supergroup chat") the bot removed; ``None`` for what concerns the message only (too
-    long, "message is not modified", …)."""
+    (:data:`UNWRITABLE_ANSWERS`), a chat or a topic that is no more (:data:`CHAT_GONE_ANSWERS`,
+    :data:`TOPIC_GONE_ANSWERS`), any other 403 (403 "Forbidden: bot was kicked from the
+    supergroup chat", "Forbidden: bot is not a member of the supergroup chat") the bot removed;
+    ``None`` for what concerns the message only (too long, "message is not modified", …)."""
     if not isinstance(error, (BadRequest, Forbidden)):
         return None
     if _is(error, *UNWRITABLE_ANSWERS):
         return GroupRefusal.UNWRITABLE
-    if _is(error, *GONE_ANSWERS):
-        return GroupRefusal.GONE
+    if _is(error, *CHAT_GONE_ANSWERS):
+        return GroupRefusal.CHAT_GONE
+    if _is(error, *TOPIC_GONE_ANSWERS):
+        return GroupRefusal.TOPIC_GONE
     return GroupRefusal.BOT_REMOVED if isinstance(error, Forbidden) else None
 
 
@@ -503,24 +508,26 @@ class Syncer:
 
     async def _refused(self, table: Table, refusal: GroupRefusal, cause: TelegramError | str) -> None:
         """The group refused a message: for now (the table records since when; it is retired
-        after the grace unless a message goes through first) or for good (it is retired now).
-        Committed with the table, so a restart or a take-over knows it."""
+        after the grace unless a message goes through first) or for good (it is retired now,
+        and so is every other live game of the chat when the whole chat is lost). Committed
+        with each table, so a restart or a take-over knows it."""
         if refusal is GroupRefusal.UNWRITABLE:
             since, grace = self._clock(), self._grace
+            await self._commit_access(table.id, lambda t: model.group_unwritable(t, since, grace), cause)
+            return
+        reason = RetireReason.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else RetireReason.CHAT_GONE
+        others = [] if refusal is GroupRefusal.TOPIC_GONE else await self.store.chat_games(table.chat_id)
+        for gid in dict.fromkeys([table.id, *(other.id for other in others)]):
+            await self._commit_access(gid, lambda t: model.group_gone(t, reason), cause)
 
-            def change(t: Table) -> Change:
-                return model.group_unwritable(t, since, grace)
-        else:
-            reason = RetireReason.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else RetireReason.CHAT_GONE
-
-            def change(t: Table) -> Change:
-                return model.group_gone(t, reason)
+    async def _commit_access(self, gid: str, change: Callable[[Table], Change], cause: TelegramError | str) -> None:
+        """Commit a change of game ``gid``'s group access (logged unless it changed nothing)."""
         try:
-            done = await self.store.transact(table.id, change)
+            done = await self.store.transact(gid, change)
         except Refused:
             return  # the game itself is gone
         if done.change.reply != "stale":
-            log.warning("group of %s %s: %s", table.id, done.change.reply, cause)
+            log.warning("group of %s %s: %s", gid, done.change.reply, cause)
 
     async def _give_up_group(self, table: Table) -> None:
         """The game's group is lost for good (the table was retired): its waiting announcements

@@ -182,7 +182,12 @@ async def test_a_group_unwritable_for_the_lobby_timeout_retires_its_game(live):
 @pytest.mark.parametrize("how", ["deleted", "kicked", "topic_deleted"])
 async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, how):
     emu = live.emu
-    group, topic, gid, users = await _game(live, 1400, "forum" if how == "topic_deleted" else "supergroup")
+    group, topic, gid, users = await _game(live, 1400, "forum")
+    # a lobby in another topic of the forum: it goes with the chat, not with the first topic
+    stranger = emu.add_user(1499, "Глеб")
+    group.members[stranger.id] = stranger
+    other_topic = await emu.create_topic(group, "Стол 2")
+    other = await live.open_game(group, [stranger], thread_id=other_topic, start=False)
     if how == "deleted":
         emu.delete_chat(group)  # 400 "Bad Request: chat not found", no update
     elif how == "kicked":
@@ -198,6 +203,12 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
     assert table.status is Status.CANCELLED and table.ended == reason and table.group_access is GroupAccess.GONE
     assert gid not in await live.store.live_games() and gid not in live.app.bot_data["svc"].timers._handles
     assert await live.store.chat_game(group.id, topic) is None
+    other_table = await live.store.load(other)
+    if how == "topic_deleted":
+        assert other_table.status is Status.LOBBY and other_table.group_access is GroupAccess.WRITABLE
+    else:
+        assert other_table.ended == reason and other_table.group_access is GroupAccess.GONE
+        assert other not in await live.store.live_games()
     calls = len(emu.calls_by(None, group.id))
     # a restart does not bring it back, nor does a crash that left it in the start-up set
     for crash in (False, True):
@@ -222,9 +233,10 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
     (BadRequest("Bad Request: TOPIC_CLOSED"), GroupRefusal.UNWRITABLE),
     (BadRequest("Bad Request: CHAT_WRITE_FORBIDDEN"), GroupRefusal.UNWRITABLE),
     (Forbidden("Forbidden: not enough rights to send text messages to the chat"), GroupRefusal.UNWRITABLE),
-    (BadRequest("Bad Request: chat not found"), GroupRefusal.GONE),
-    (BadRequest("Bad Request: message thread not found"), GroupRefusal.GONE),
-    (Forbidden("Forbidden: the group chat was deleted"), GroupRefusal.GONE),
+    (BadRequest("Bad Request: chat not found"), GroupRefusal.CHAT_GONE),
+    (BadRequest("Bad Request: message thread not found"), GroupRefusal.TOPIC_GONE),
+    (BadRequest("Bad Request: TOPIC_DELETED"), GroupRefusal.TOPIC_GONE),
+    (Forbidden("Forbidden: the group chat was deleted"), GroupRefusal.CHAT_GONE),
     (Forbidden("Forbidden: bot was kicked from the supergroup chat"), GroupRefusal.BOT_REMOVED),
     (Forbidden("Forbidden: bot is not a member of the supergroup chat"), GroupRefusal.BOT_REMOVED),
     (BadRequest("Bad Request: message is too long"), None),
