@@ -899,23 +899,31 @@ async def _show_panel(s: Services, query, tap: Tap, user_id: int, update: Update
 # -- membership and chat identity ------------------------------------------------------------------
 
 
-def _can_write(member) -> bool:
-    """Whether a ChatMember status lets the bot post (Bot API ChatMember*: left/kicked cannot;
-    restricted only with ``can_send_messages``)."""
+def _is_member(member) -> bool:
+    """Whether a ChatMember status keeps the bot in the chat (Bot API ChatMember*: left/kicked
+    do not; restricted while ``is_member``)."""
     if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
         return False
+    return member.status != ChatMemberStatus.RESTRICTED or bool(getattr(member, "is_member", True))
+
+
+def _can_write(member) -> bool:
+    """Whether a ChatMember status lets the bot post (a member; restricted only with
+    ``can_send_messages``)."""
     if member.status == ChatMemberStatus.RESTRICTED:
-        return bool(getattr(member, "can_send_messages", False)) and bool(getattr(member, "is_member", True))
-    return True
+        return _is_member(member) and bool(getattr(member, "can_send_messages", False))
+    return _is_member(member)
 
 
 async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """my_chat_member: the bot's own membership changed.
 
     Private chat: blocked (kicked) → the user is unreachable (their groups are told once by the
-    sync); back to member → their panels come back. Group: removed, or restricted without the
-    right to write → every live game of the chat ends (``bot_removed``, no result, timers
-    cleared); players are told in private. Re-adding the bot starts fresh."""
+    sync); back to member → their panels come back. Group: removed → every live game of the
+    chat ends (``bot_removed``, no result, timers cleared); players are told in private.
+    Re-adding the bot starts fresh. Restricted without the right to write → the games go on and
+    their announcements wait until the bot may write again, for at most the lobby timeout
+    (:meth:`tgbot.sync.Syncer.group_rights_changed`)."""
     s = svc(context)
     change = update.my_chat_member
     assert change is not None
@@ -923,8 +931,10 @@ async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     if chat.type == ChatType.PRIVATE:
         await _set_reachable(s, chat.id, new.status == ChatMemberStatus.MEMBER)
         return
-    if not _can_write(new):
+    if not _is_member(new):
         await _end_chat_games(s, chat.id)
+    else:
+        await s.syncer.group_rights_changed(chat.id, _can_write(new))
 
 
 async def _set_reachable(s: Services, user_id: int, reachable: bool) -> None:

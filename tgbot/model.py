@@ -9,6 +9,7 @@ machine code that :mod:`tgbot.render` turns into text. The game rules themselves
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -24,6 +25,7 @@ __all__ = [
     "Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
     "offer_link", "link_offered_to", "join_by_link", "member_gone", "MAX_LINK_OFFERS",
     "start", "cancel", "kick", "rematch", "move_chat", "act", "take_back", "on_deadline", "set_lang", "set_seat_lang", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
+    "GroupAccess", "RetireReason", "group_unwritable", "group_writable", "group_gone", "next_timer", "UNWRITABLE_PROBE_EVERY",
 ]
 
 #: Automatic moves in a row after which the AI takes the seat (RULES.md, table manners).
@@ -32,6 +34,10 @@ AUTO_TO_AI = 2
 REMIND_AT = 0.75
 #: Bounds of the human-like pause before an AI seat acts (seconds).
 AI_PAUSE = (1.0, 3.0)
+#: While a table's group takes no message, its timer wakes this often (seconds, from the first
+#: refusal) so that the group is tried again even when nothing happens at the table (a finished
+#: game whose result waits to be shown).
+UNWRITABLE_PROBE_EVERY = 60.0
 #: The version of :meth:`Table.to_json`'s format, stored as its ``schema`` field; a table
 #: without it is version 1 (b5f3182's format). :func:`_upgrade` brings older ones up to it.
 TABLE_SCHEMA = 2
@@ -48,6 +54,36 @@ class Status(str, Enum):
     PLAYING = "playing"
     OVER = "over"
     CANCELLED = "cancelled"
+
+
+class GroupAccess(str, Enum):
+    """Whether the bot may post in the table's group (forum topic), as Telegram last answered
+    (:func:`tgbot.sync.group_refusal` reads its answers).
+
+    - ``writable``: as usual;
+    - ``unwritable``: the group refused a message with an answer that a change of rights undoes
+      (a read-only group, the bot restricted, a closed topic: 400, usually without any update).
+      The game goes on in private; its announcements wait in the outbox; the table is retired
+      at ``retire_at`` unless a message goes through first;
+    - ``gone``: the group will never take a message again (deleted, the bot removed, a deleted
+      topic), or it stayed unwritable too long: the table was retired (:func:`group_gone`).
+    """
+
+    WRITABLE = "writable"
+    UNWRITABLE = "unwritable"
+    GONE = "gone"
+
+
+class RetireReason(str, Enum):
+    """Why a table whose group was lost ended (its ``ended``): no result, its people told
+    privately."""
+
+    #: the bot was removed from the group (an update said so, or a 403 "bot was kicked")
+    BOT_REMOVED = "bot_removed"
+    #: the group or its topic no longer exists (400 "chat not found", "message thread not found")
+    CHAT_GONE = "chat_gone"
+    #: the group took no message for the lobby timeout (``LOBBY_TIMEOUT``)
+    UNWRITABLE = "unwritable"
 
 
 class Refused(Exception):
@@ -129,11 +165,16 @@ class Table:
     - ``ai_delay``: the least pause (seconds) before an AI seat acts (the group's message spacing);
     - ``ai_pause``: the range (seconds) of the human-like pause an AI seat takes before acting;
     - ``outbox_seq``: sequence number of the last announcement queued;
-    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``, ``bot_removed``);
     - ``link_offers``: user ids, oldest first, a lobby offered its join deep link
       (``t.me/<bot>?start=j<id>``) to: each tapped Join in the group (which proved they are a
       member) while the bot could not write to them privately. The link seats only them
       (:func:`join_by_link`); leaving the group, joining or the game's start takes them off.
+    - ``ended``: why a table ended (``finished``, ``stopped``, ``expired``, ``abandoned``, or a
+      :class:`RetireReason`: ``bot_removed``, ``chat_gone``, ``unwritable``);
+    - ``group_access``: whether its group takes the bot's messages (:class:`GroupAccess`);
+      ``unwritable_since``: epoch seconds (Redis's clock) of the group's first refusal, and
+      ``retire_at``: when the table is retired unless a message goes through first (both
+      ``None`` unless the group is ``unwritable``).
     """
 
     id: str
@@ -159,6 +200,9 @@ class Table:
     ai_delay: float = 3.0
     ai_pause: tuple[float, float] = AI_PAUSE
     link_offers: tuple[int, ...] = ()
+    group_access: GroupAccess = GroupAccess.WRITABLE
+    unwritable_since: float | None = None
+    retire_at: float | None = None
 
     @property
     def live(self) -> bool:
@@ -201,6 +245,8 @@ class Table:
         }
         if self.link_offers:
             d["link_offers"] = list(self.link_offers)
+        if self.group_access is not GroupAccess.WRITABLE:  # (absent: writable, as before)
+            d.update(access=self.group_access.value, unwritable_since=self.unwritable_since, retire_at=self.retire_at)
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -232,6 +278,9 @@ class Table:
             ai_delay=d.get("ad", 3.0),
             ai_pause=tuple(d.get("ap", AI_PAUSE)),  # type: ignore[arg-type]
             link_offers=tuple(int(user_id) for user_id in d.get("link_offers", ())),
+            group_access=GroupAccess(d.get("access", GroupAccess.WRITABLE.value)),
+            unwritable_since=d.get("unwritable_since"),
+            retire_at=d.get("retire_at"),
         )
 
 
@@ -546,9 +595,14 @@ def on_deadline(table: Table, now: float) -> Change:
     - ``ai``: the current AI seat acts (``core.ai`` ``counting``, its random choices drawn from the
       game's seed and turn, so every process computes the same move).
 
+    Before any of these: a table whose group took no message until its ``retire_at`` is
+    retired (:func:`group_gone`, :attr:`RetireReason.UNWRITABLE`), a finished one too.
+
     A deadline that is not due (or no longer exists: the player acted meanwhile) changes
     nothing (``reply`` = ``stale``).
     """
+    if table.group_access is GroupAccess.UNWRITABLE and table.retire_at is not None and table.retire_at <= now:
+        return group_gone(table, RetireReason.UNWRITABLE)
     if table.deadline is None or table.deadline > now or not table.live:
         return Change(table, reply="stale")
     if table.status is Status.LOBBY:
@@ -573,6 +627,55 @@ def on_deadline(table: Table, now: float) -> Change:
     change = _apply(table, seat, action, now, reply="auto")
     change.outbox.insert(0, note)
     return change
+
+
+def next_timer(table: Table, now: float) -> float | None:
+    """When the game's one timer fires next (epoch seconds on Redis's clock), or ``None``: the
+    table's own deadline while it is live; while its group takes no message, also its
+    retirement (``retire_at``) and the next try of the group (every
+    :data:`UNWRITABLE_PROBE_EVERY` seconds from ``unwritable_since``: a firing that is no
+    deadline changes nothing, and the view sync it requests tries the group again)."""
+    moments = [table.deadline] if table.live and table.deadline is not None else []
+    since = table.unwritable_since
+    if table.group_access is GroupAccess.UNWRITABLE and table.retire_at is not None and since is not None:
+        tries = max(0, math.floor((now - since) / UNWRITABLE_PROBE_EVERY)) + 1
+        moments += [table.retire_at, since + tries * UNWRITABLE_PROBE_EVERY]
+    return min(moments, default=None)
+
+
+# -- the group's access ----------------------------------------------------------------------------
+
+
+def group_unwritable(table: Table, now: float, grace: float) -> Change:
+    """The group refused a message for now (:attr:`GroupAccess.UNWRITABLE`) at ``now`` (epoch
+    seconds, Redis's clock): the table is retired ``grace`` seconds later (``LOBBY_TIMEOUT``)
+    unless a message goes through first. ``reply`` ``unwritable``; ``stale`` when the group is
+    known unwritable already, or gone."""
+    if table.group_access is not GroupAccess.WRITABLE:
+        return Change(table, reply="stale")
+    return Change(replace(table, group_access=GroupAccess.UNWRITABLE, unwritable_since=now, retire_at=now + grace), reply="unwritable")
+
+
+def group_writable(table: Table) -> Change:
+    """A message went through to the group that had refused them: the table is no longer to be
+    retired. ``reply`` ``writable``; ``stale`` unless the group was unwritable."""
+    if table.group_access is not GroupAccess.UNWRITABLE:
+        return Change(table, reply="stale")
+    return Change(replace(table, group_access=GroupAccess.WRITABLE, unwritable_since=None, retire_at=None), reply="writable")
+
+
+def group_gone(table: Table, reason: RetireReason) -> Change:
+    """The table's group is lost for good (:attr:`GroupAccess.GONE`): the table is retired. A
+    live one ends without result (``cancelled``, ``ended`` = ``reason``, no timer, no group note:
+    there is no group to tell); an ended one keeps its end (a finished game still counts). The
+    view sync then gives up on the group and tells the people privately. ``reply`` ``retired``;
+    ``stale`` when already gone."""
+    if table.group_access is GroupAccess.GONE:
+        return Change(table, reply="stale")
+    new = replace(table, group_access=GroupAccess.GONE, retire_at=None)
+    if table.live:
+        new = replace(new, status=Status.CANCELLED, ended=reason.value, deadline=None, deadline_kind=None, turn_end=None)
+    return Change(new, reply="retired")
 
 
 def take_back(table: Table, user_id: int, now: float) -> Change:

@@ -26,7 +26,7 @@ from core.cards import RANKS, Hand, Rank
 
 from .codec import Tap, encode, person
 from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
-from .model import REMIND_AT, Status, Table
+from .model import REMIND_AT, RetireReason, Status, Table
 
 if TYPE_CHECKING:
     from core.stats import SeatStats
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .store import ChatSettings
 
 __all__ = [
-    "Rendered", "esc", "name", "title", "unreachable", "removed_note", "lobby", "board", "panel", "announcement", "answer",
+    "Rendered", "esc", "name", "title", "unreachable", "removed_note", "retired_note", "lobby", "board", "panel", "announcement", "answer",
     "leave_confirm", "timer_menu", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
     "private_hint", "settings_menu", "stats_text", "top_text", "stop_confirm", "plain_names", "note", "deadline", "duration",
     "number", "ordinal", "place_text", "rank_due", "BELIEVE", "CHALLENGE", "PLAY",
@@ -850,6 +850,19 @@ def removed_note(table: Table, seat: int) -> str:
     group."""
     tr = seat_translator(table, seat)
     return tr.t("The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.", group=title(table))
+
+
+def retired_note(table: Table, seat: int, grace: float) -> str:
+    """Private note to a player (in their language): the game was retired because the bot lost
+    its group (``table.ended``, a :class:`~tgbot.model.RetireReason`): removed from it, the group
+    or its topic gone, or no message taken for ``grace`` seconds (``LOBBY_TIMEOUT``)."""
+    if table.ended == RetireReason.UNWRITABLE:
+        tr = seat_translator(table, seat)
+        return tr.t("The game in «{group}» has ended without result: for {duration} I have not been allowed to post in the group.", group=title(table), duration=duration(tr, grace))
+    if table.ended == RetireReason.CHAT_GONE:
+        tr = seat_translator(table, seat)
+        return tr.t("The game in «{group}» has ended without result: the group (or its topic) no longer exists.", group=title(table))
+    return removed_note(table, seat)
 
 
 # -- short answers to taps -------------------------------------------------------------------------

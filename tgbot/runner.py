@@ -129,7 +129,7 @@ class Runner:
         store.forget_tables()
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
-        syncer = Syncer(self.app.bot, store, lambda: self.app.bot.username or "")
+        syncer = Syncer(self.app.bot, store, lambda: self.app.bot.username or "", self.clock.now, self.settings.lobby_timeout)
         timers = Timers(store, syncer, self.clock)
 
         def on_commit(before: Any, after: Any) -> None:

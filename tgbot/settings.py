@@ -13,7 +13,8 @@
 | WEBHOOK_LISTEN      | ``host:port`` the webhook server listens on (default 0.0.0.0:8443)        |
 | WEBHOOK_SECRET      | secret checked in ``X-Telegram-Bot-Api-Secret-Token`` (1–256 of A-Za-z0-9_-) |
 | LOG_LEVEL           | logging level name (default INFO)                                        |
-| LOBBY_TIMEOUT       | seconds an untouched lobby stays open (default 900: 15 minutes)          |
+| LOBBY_TIMEOUT       | seconds an untouched lobby stays open (default 900: 15 minutes), and a   |
+|                     | group may refuse the bot's messages before its game is retired           |
 | TURN_TIMEOUT        | default seconds for a turn (default 90)                                  |
 | RATE_GROUP_MAX / RATE_GROUP_PERIOD   | group limit: messages per period (20 per 60 s, Bot FAQ) |
 | RATE_GLOBAL_MAX / RATE_GLOBAL_PERIOD | overall limit (30 per 1 s, Bot FAQ)                     |

@@ -7,7 +7,8 @@ live in one Redis Cluster slot and one Lua script can change them atomically:
 - ``<p>:{g<id>}:game``   hash: ``v`` (version), ``t`` (the table, JSON), ``deal`` (JSON list),
   ``epoch`` (the fencing number of the last commit, see :mod:`tgbot.lease`), ``counted``
 - ``<p>:{g<id>}:log``    list: the record's actions, one JSON object each (append-only)
-- ``<p>:{g<id>}:outbox`` list: announcements still to post (JSON, with ``seq``)
+- ``<p>:{g<id>}:outbox`` list: announcements still to post (JSON, with ``seq``); while the group
+  takes no message they wait there (the newest 20, :data:`tgbot.sync.MAX_HELD_ANNOUNCEMENTS`)
 - ``<p>:{g<id>}:tg``     hash: Telegram bookkeeping (message ids and what they show)
 - ``<p>:{g<id>}:upd``    sorted set: the update ids the game's commits applied (exactly once)
 
@@ -696,6 +697,17 @@ class Store:
     async def outbox_done(self, gid: str, raw: str) -> None:
         """Drop the oldest announcement once posted (only if it is still ``raw``)."""
         await self._pop_if_head(keys=[self.k_outbox(gid)], args=[raw])
+
+    async def outbox_drop(self, gid: str, raws: list[str]) -> None:
+        """Drop these announcements wherever they are in the outbox (each is unique: it carries
+        its ``seq``): one posted past others that wait, or the oldest of those kept beyond
+        the most a game keeps while its group takes no message."""
+        if not raws:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for raw in raws:
+            pipe.lrem(self.k_outbox(gid), 1, raw)
+        await pipe.execute()
 
     async def outbox_clear(self, gid: str) -> None:
         """Drop every announcement still to post (the group can no longer be written to)."""

@@ -13,6 +13,16 @@ After every committed change, and for every live game when this process becomes 
   flight), then the board, edited in place. An outbox note with ``to`` (the turn reminder) is
   posted to that player's private chat instead, in the same order.
 
+A group that refuses messages for now (a read-only group, the bot restricted, a closed topic:
+Telegram answers 400, usually with no update, :func:`group_refusal`) keeps its announcements in
+the outbox (the newest :data:`MAX_HELD_ANNOUNCEMENTS`) and the table records since when
+(:func:`tgbot.model.group_unwritable`); the game goes on in private. Every later sync (each
+move, and the table's timer every minute) tries the group again; the first message that goes
+through posts the waiting announcements and the board anew. A group that stays shut for the
+grace (``LOBBY_TIMEOUT``), or is gone (400 "chat not found", a 403 of a removed bot), retires
+its game (:func:`tgbot.model.group_gone`): its people are told privately, its announcements are
+dropped, and nothing calls the group again, after a restart neither.
+
 Only the active process syncs (:mod:`tgbot.lease`), so each lane of each game is one task of
 this process: a request while it runs marks it dirty and it runs once more with the newest
 table, so a burst of moves yields one board edit (coalescing). The Telegram bookkeeping (message
@@ -28,17 +38,19 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import time
 from collections.abc import Callable
+from enum import Enum
 from typing import Any
 
 from telegram import Bot, Message
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
-from . import render, stats
-from .model import Status, Table
+from . import model, render, stats
+from .model import Change, GroupAccess, Refused, RetireReason, Status, Table
 from .store import Store
 
-__all__ = ["Syncer", "panel_key", "answer", "DEFER", "LANES"]
+__all__ = ["Syncer", "panel_key", "answer", "DEFER", "LANES", "GroupRefusal", "group_refusal", "MAX_HELD_ANNOUNCEMENTS"]
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +62,62 @@ LANES = ("dm", "group")
 #: active process edits each message once more (Telegram: "message is not modified" at worst);
 #: message ids and the markers of what was sent or told are written through.
 _IN_MEMORY_ONLY = frozenset({"pk", "pd", "bh"})
+#: The ``ended`` of a table retired because its group was lost (its people are told privately).
+RETIRE_REASONS = frozenset(reason.value for reason in RetireReason)
+
+
+#: The most announcements a game keeps while its group takes no message (the oldest go first).
+MAX_HELD_ANNOUNCEMENTS = 20
+
+
+class GroupRefusal(Enum):
+    """How a game's group refused a message (:func:`group_refusal`)."""
+
+    #: for now: a change of rights undoes it (the announcements wait, the game goes on)
+    UNWRITABLE = "unwritable"
+    #: for good: the chat no longer exists (every game of it is retired)
+    CHAT_GONE = "chat_gone"
+    #: for good: the game's forum topic no longer exists (that game is retired)
+    TOPIC_GONE = "topic_gone"
+    #: for good: the bot is no longer a member of the group (every game of it is retired)
+    BOT_REMOVED = "bot_removed"
+
+
+#: Telegram's answers (parts of the description, lowercase) that a change of rights undoes, all
+#: 400 and usually without any update: a read-only group or a restricted bot ("Bad Request: not
+#: enough rights to send text messages to the chat", "… to send documents …", "Bad Request: have
+#: no rights to send a message", "Bad Request: CHAT_WRITE_FORBIDDEN", "Bad Request:
+#: CHAT_RESTRICTED", "Bad Request: need administrator rights in the channel chat") and a closed
+#: forum topic ("Bad Request: TOPIC_CLOSED").
+UNWRITABLE_ANSWERS = ("not enough rights", "have no rights to send", "chat_write_forbidden", "chat_restricted", "need administrator rights", "topic_closed")
+#: Telegram's answers of a chat that no longer exists: 400 "Bad Request: chat not found", "Bad
+#: Request: group chat was deactivated"; 403 "Forbidden: the group chat was deleted".
+CHAT_GONE_ANSWERS = ("chat not found", "chat was deactivated", "chat was deleted")
+#: … of a forum topic that no longer exists: 400 "Bad Request: message thread not found", "Bad
+#: Request: TOPIC_DELETED".
+TOPIC_GONE_ANSWERS = ("message thread not found", "topic_deleted")
 
 
 def _is(err: TelegramError, *texts: str) -> bool:
     msg = str(err.message).lower()
     return any(t in msg for t in texts)
+
+
+def group_refusal(error: TelegramError) -> GroupRefusal | None:
+    """What Telegram's ``error`` to a message for a group says of the group: a refusal for now
+    (:data:`UNWRITABLE_ANSWERS`), a chat or a topic that is no more (:data:`CHAT_GONE_ANSWERS`,
+    :data:`TOPIC_GONE_ANSWERS`), any other 403 (403 "Forbidden: bot was kicked from the
+    supergroup chat", "Forbidden: bot is not a member of the supergroup chat") the bot removed;
+    ``None`` for what concerns the message only (too long, "message is not modified", …)."""
+    if not isinstance(error, (BadRequest, Forbidden)):
+        return None
+    if _is(error, *UNWRITABLE_ANSWERS):
+        return GroupRefusal.UNWRITABLE
+    if _is(error, *CHAT_GONE_ANSWERS):
+        return GroupRefusal.CHAT_GONE
+    if _is(error, *TOPIC_GONE_ANSWERS):
+        return GroupRefusal.TOPIC_GONE
+    return GroupRefusal.BOT_REMOVED if isinstance(error, Forbidden) else None
 
 
 def _seconds(e: RetryAfter) -> float:
@@ -98,10 +161,17 @@ def _turn_now(table: Table, seat: int) -> bool:
 class Syncer:
     """Schedules and runs syncs of games' Telegram views; see the module docstring."""
 
-    def __init__(self, bot: Bot, store: Store, bot_username: Callable[[], str]) -> None:
+    def __init__(
+        self, bot: Bot, store: Store, bot_username: Callable[[], str], clock: Callable[[], float] = time.time, unwritable_grace: float = 900.0
+    ) -> None:
+        """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.clock.RedisClock.now`);
+        ``unwritable_grace``: seconds a game's group may refuse messages before the game is
+        retired (``LOBBY_TIMEOUT``)."""
         self.bot = bot
         self.store = store
         self._username = bot_username
+        self._clock = clock
+        self._grace = unwritable_grace
         self._running: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._dirty: set[tuple[str, str]] = set()
         self._tg: dict[str, dict[str, str]] = {}
@@ -188,8 +258,9 @@ class Syncer:
                     self._dirty.add(key)
                     wait = _seconds(e)
                 except (BadRequest, Forbidden) as e:
-                    # Permanent for this state (chat gone, bot removed, …): the next committed
-                    # change syncs again; nothing keeps retrying meanwhile.
+                    # Permanent for this state (a message Telegram refuses as it is; the group's
+                    # own refusals are handled in the group lane): the next committed change
+                    # syncs again; nothing keeps retrying meanwhile.
                     log.warning("sync %s/%s gave up: %s", gid, lane, e)
                 except (NetworkError, TelegramError) as e:
                     log.warning("sync %s/%s: %s; retrying in %.0f s", gid, lane, e, delay)
@@ -210,8 +281,8 @@ class Syncer:
         """Each person's panel; a seat marked unreachable (``nr``: a 403, or the player blocked
         the bot) is left alone until they start the bot again."""
         tg = await self._tg_of(table.id)
-        if table.ended == "bot_removed":
-            await self._tell_removed(table, tg)
+        if table.ended in RETIRE_REASONS:
+            await self._tell_retired(table, tg)
         if table.state is None:
             return
         for seat, player in enumerate(table.seats):
@@ -261,13 +332,14 @@ class Syncer:
             self.request(table.id)
         return len(tables)
 
-    async def _tell_removed(self, table: Table, tg: dict[str, str]) -> None:
-        """A game ended because the bot lost its group: tell each person privately, once."""
+    async def _tell_retired(self, table: Table, tg: dict[str, str]) -> None:
+        """A game ended because the bot lost its group (removed, the group gone, or it took no
+        message for the grace): tell each person privately, once (``x<seat>``)."""
         for seat, player in enumerate(table.seats):
             if not player.human or tg.get(f"x{seat}") or not await self.store.can_dm(player.user_id):
                 continue
             try:
-                await self.bot.send_message(player.user_id, render.removed_note(table, seat))
+                await self.bot.send_message(player.user_id, render.retired_note(table, seat, self._grace))
             except Forbidden:
                 await self.store.set_dm(player.user_id, False)
             await self._write(table.id, **{f"x{seat}": 1})
@@ -308,6 +380,9 @@ class Syncer:
     async def _sync_group(self, table: Table) -> None:
         gid = table.id
         tg = await self._tg_of(gid)
+        if table.group_access is GroupAccess.GONE:
+            await self._give_up_group(table)
+            return
         try:
             await self._post_group(table, tg)
         except ChatMigrated as e:
@@ -315,61 +390,168 @@ class Syncer:
             # the game, then run again under the new id.
             await self.store.move_chat(table.chat_id, e.new_chat_id, also=(gid,))
             self._dirty.add((gid, "group"))
-        except Forbidden as e:
-            # The bot was removed from the group or may not write there: give up on this
-            # game's group lane (the my_chat_member update ends live games cleanly); an ended
-            # game leaves the start-up sync set so nothing keeps retrying.
-            log.warning("group of %s unreachable: %s", gid, e)
-            if not table.live:
-                await self.store.outbox_clear(gid)
-                await stats.count_game(self.store, table)
-                await self.store.forget_live(gid)
-                self._forget(gid)
+        except (BadRequest, Forbidden) as e:
+            refusal = group_refusal(e)
+            if refusal is None:
+                raise  # this one message cannot be posted as it is: the lane gives up for now
+            await self._refused(table, refusal, e)
 
     async def _post_group(self, table: Table, tg: dict[str, str]) -> None:
-        """Post the outbox in order, the unreachable notes, then edit the board."""
+        """Post the outbox in order, the unreachable notes, then the board: edited in place or,
+        when the group had refused messages, posted anew at the bottom (the first message that
+        goes through ends the pause: the table is writable again). A group that refuses for now
+        keeps the announcements (:meth:`_post_outbox`)."""
+        refused = await self._post_outbox(table)
+        if refused is not None:
+            await self._refused(table, GroupRefusal.UNWRITABLE, refused)
+            return
+        await self._post_unreachable_notes(table, tg)
+        if table.group_access is GroupAccess.UNWRITABLE:
+            await self._repost_board(table, tg)
+            await self.store.transact(table.id, model.group_writable)
+            log.info("group of %s takes messages again: its board is posted anew", table.id)
+        else:
+            await self._edit_board(table, tg)
+        if not table.live:
+            await self._finish(table)
+
+    async def _finish(self, table: Table) -> None:
+        """Everything of an ended game has been shown (or never will be): its statistics are
+        counted (once, whoever gets here first: see tgbot.stats; a finished game only), then it
+        leaves the start-up sync set."""
+        await stats.count_game(self.store, table)
+        await self.store.forget_live(table.id)
+        self._forget(table.id)
+
+    async def _post_outbox(self, table: Table) -> TelegramError | None:
+        """Post the outbox in order: announcements to the group, notes with ``to`` (the turn
+        reminder) to that player privately; each leaves the outbox once Telegram took it.
+
+        A group that refuses for now (:attr:`GroupRefusal.UNWRITABLE`) keeps its announcements
+        in the outbox, the newest :data:`MAX_HELD_ANNOUNCEMENTS` (older ones are dropped), while
+        the private notes behind them still go out; Telegram's refusal is returned. While the
+        group refuses, each run tries its oldest waiting announcement only. A group that is no
+        more raises Telegram's error."""
         gid = table.id
-        outbox = await self.store.outbox(gid) if table.outbox_seq > self._posted.get(gid, -1) else []
-        for raw, note in outbox:
-            figures = await stats.game_figures(self.store, table) if note.get("kind") == "GameEnded" else None
-            text = render.announcement(table, note, figures)
-            if text:
-                # A note with ``to`` goes to that player's private chat (the turn reminder).
-                private = note.get("to")
-                try:
-                    if private is not None:
-                        await self.bot.send_message(private, text, rate_limit_args=DEFER)
-                    else:
-                        await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
-                except Forbidden:
-                    if private is None:
-                        raise
-                    await self.store.set_dm(private, False)
-                except BadRequest as e:
-                    # This one message cannot be posted as it is: drop it rather than block
-                    # every later announcement of the game behind it.
-                    log.error("announcement %s of %s dropped: %s", note.get("seq"), gid, e)
-            await self.store.outbox_done(gid, raw)
-            self._posted[gid] = max(self._posted.get(gid, -1), int(note.get("seq", 0)))
-        self._posted[gid] = max(self._posted.get(gid, -1), table.outbox_seq)
+        if table.outbox_seq <= self._posted.get(gid, -1) and table.group_access is not GroupAccess.UNWRITABLE:
+            return None
+        refused: TelegramError | None = None
+        kept: list[str] = []
+        for raw, note in await self.store.outbox(gid):
+            if refused is not None and note.get("to") is None:
+                kept.append(raw)
+                continue
+            try:
+                await self._post_note(table, note)
+            except (BadRequest, Forbidden) as e:
+                if group_refusal(e) is not GroupRefusal.UNWRITABLE:
+                    raise
+                refused = e
+                kept.append(raw)
+                continue
+            if kept:
+                await self.store.outbox_drop(gid, [raw])  # posted past announcements that wait
+            else:
+                await self.store.outbox_done(gid, raw)
+                self._posted[gid] = max(self._posted.get(gid, -1), int(note.get("seq", 0)))
+        if refused is None:
+            self._posted[gid] = max(self._posted.get(gid, -1), table.outbox_seq)
+        elif len(kept) > MAX_HELD_ANNOUNCEMENTS:
+            log.warning("group of %s takes no message: its %d oldest waiting announcements dropped", gid, len(kept) - MAX_HELD_ANNOUNCEMENTS)
+            await self.store.outbox_drop(gid, kept[:-MAX_HELD_ANNOUNCEMENTS])
+        return refused
+
+    async def _post_note(self, table: Table, note: dict) -> None:
+        """Post one outbox note: to the group, or with ``to`` to that player privately (a lost
+        private chat is recorded). A note Telegram refuses as it is (a 400 that says nothing of
+        the group) is dropped rather than block every later one; the group's refusals raise."""
+        figures = await stats.game_figures(self.store, table) if note.get("kind") == "GameEnded" else None
+        text = render.announcement(table, note, figures)
+        if not text:
+            return
+        private = note.get("to")
+        try:
+            if private is not None:
+                await self.bot.send_message(private, text, rate_limit_args=DEFER)
+            else:
+                await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
+        except Forbidden:
+            if private is None:
+                raise
+            await self.store.set_dm(private, False)
+        except BadRequest as e:
+            if private is None and group_refusal(e) is not None:
+                raise
+            log.error("announcement %s of %s dropped: %s", note.get("seq"), table.id, e)
+
+    async def _post_unreachable_notes(self, table: Table, tg: dict[str, str]) -> None:
+        """Tell the group once of each player marked unreachable (``nr<seat>`` = 1, then 2)."""
         for field_, value in sorted(tg.items()):
             if field_.startswith("nr") and value == "1" and table.live:
                 seat = int(field_[2:])
                 if seat < len(table.seats):
                     await self.bot.send_message(table.chat_id, render.unreachable(table, seat, self._username()), message_thread_id=table.thread_id, rate_limit_args=DEFER)
-                await self._write(gid, **{field_: 2})
+                await self._write(table.id, **{field_: 2})
+
+    async def _edit_board(self, table: Table, tg: dict[str, str]) -> None:
+        """Edit the board in place when what it shows changed (a deleted one is posted anew)."""
         rendered = render.board(table, self._username())
         if tg.get("bh") != rendered.digest:
             msg_id = int(tg["b"]) if tg.get("b") else None
             new_id = await self._show(table.chat_id, table.thread_id, msg_id, rendered)
             if new_id is not None:
-                await self._write(gid, b=new_id, bh=rendered.digest)
-        if not table.live:
-            # Everything of an ended game has been shown: its statistics are counted (once,
-            # whoever gets here first: see tgbot.stats), then it leaves the start-up sync set.
-            await stats.count_game(self.store, table)
-            await self.store.forget_live(gid)
-            self._forget(gid)
+                await self._write(table.id, b=new_id, bh=rendered.digest)
+
+    async def _repost_board(self, table: Table, tg: dict[str, str]) -> None:
+        """Post the board anew at the bottom of the group and delete the old one: after a pause
+        the board in place is far up, above the announcements that waited."""
+        rendered = render.board(table, self._username())
+        old = tg.get("b")
+        new_id = await self._show(table.chat_id, table.thread_id, None, rendered)
+        if new_id is not None:
+            await self._write(table.id, b=new_id, bh=rendered.digest)
+        if old:
+            await self._delete(table.chat_id, int(old))
+
+    async def _refused(self, table: Table, refusal: GroupRefusal, cause: TelegramError | str) -> None:
+        """The group refused a message: for now (the table records since when; it is retired
+        after the grace unless a message goes through first) or for good (it is retired now,
+        and so is every other live game of the chat when the whole chat is lost). Committed
+        with each table, so a restart or a take-over knows it."""
+        if refusal is GroupRefusal.UNWRITABLE:
+            since, grace = self._clock(), self._grace
+            await self._commit_access(table.id, lambda t: model.group_unwritable(t, since, grace), cause)
+            return
+        reason = RetireReason.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else RetireReason.CHAT_GONE
+        others = [] if refusal is GroupRefusal.TOPIC_GONE else await self.store.chat_games(table.chat_id)
+        for gid in dict.fromkeys([table.id, *(other.id for other in others)]):
+            await self._commit_access(gid, lambda t: model.group_gone(t, reason), cause)
+
+    async def _commit_access(self, gid: str, change: Callable[[Table], Change], cause: TelegramError | str) -> None:
+        """Commit a change of game ``gid``'s group access (logged unless it changed nothing)."""
+        try:
+            done = await self.store.transact(gid, change)
+        except Refused:
+            return  # the game itself is gone
+        if done.change.reply != "stale":
+            log.warning("group of %s %s: %s", gid, done.change.reply, cause)
+
+    async def _give_up_group(self, table: Table) -> None:
+        """The game's group is lost for good (the table was retired): its waiting announcements
+        are dropped and nothing calls the group again, after a restart neither (the game leaves
+        the start-up sync set; a finished game is still counted)."""
+        await self.store.outbox_clear(table.id)
+        await self._finish(table)
+
+    async def group_rights_changed(self, chat_id: int, can_write: bool) -> None:
+        """The bot's rights in group ``chat_id`` changed while it stays a member (my_chat_member):
+        without the right to write, its live games' group is unwritable from now on (the games
+        go on, their announcements wait, the count to retirement starts); with it, each game's
+        sync tries the group again (a read-only group may still refuse)."""
+        for table in await self.store.chat_games(chat_id):
+            if not can_write:
+                await self._refused(table, GroupRefusal.UNWRITABLE, "the bot was restricted (my_chat_member)")
+            self.request(table.id)
 
     async def redraw_panel(self, table: Table, seat: int, message: Message, picks: str = "") -> None:
         """Redraw the panel ``message`` a player tapped (card picking, refresh, a stale tap).

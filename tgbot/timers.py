@@ -3,7 +3,9 @@
 A table keeps its own deadline (``Table.deadline``, epoch seconds on Redis's clock,
 :mod:`tgbot.clock`); what a deadline does is the table's own business
 (:func:`tgbot.model.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
-seat's move). :class:`Timers` keeps one asyncio timer per game, set after every commit
+seat's move; the retirement of a table whose group took no message for the lobby timeout).
+While a group takes no message, the timer also wakes every minute with no deadline due: the view
+sync it requests tries the group again (:func:`tgbot.model.next_timer`). :class:`Timers` keeps one asyncio timer per game, set after every commit
 (:meth:`Timers.schedule`) and rebuilt from the live tables when a process becomes the active one.
 A timer fires through the same transaction path as a tap (:meth:`tgbot.store.Store.transact`),
 where the table checks its own deadline: a timer that is late or early for the table as it is
@@ -40,14 +42,18 @@ class Timers:
         self._closed = False
 
     def schedule(self, table: Table) -> None:
-        """Set game ``table.id``'s timer to the table's own deadline (or none)."""
+        """Set game ``table.id``'s timer to the table's next moment (:func:`model.next_timer`:
+        its own deadline; while its group takes no message, also its retirement and the next try
+        of the group, an ended table's too), or none."""
         old = self._handles.pop(table.id, None)
         if old is not None:
             old.cancel()
-        if self._closed or table.deadline is None or not table.live:
+        now = self.clock.now()
+        due = model.next_timer(table, now)
+        if self._closed or due is None:
             return
         loop = asyncio.get_running_loop()
-        delay = max(0.0, table.deadline - self.clock.now())
+        delay = max(0.0, due - now)
         # A context of its own: a timer set by an update's commit must not fire as that update
         # (its commit would be recorded as the update's, see tgbot.store.current_update).
         self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id, context=contextvars.Context())

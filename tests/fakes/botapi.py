@@ -18,7 +18,9 @@ answered 400 like Telegram and listed in ``emu.violations``. Text limits, HTML p
 (:mod:`.html`), callback data bytes, private chats with users who never started the bot,
 blocked users, kicked bots, group membership (who left or was removed no longer writes there;
 getChatMember says "left" or "kicked"), migrated groups, callback query answers and rate limits
-behave as Telegram documents them.
+behave as Telegram documents them; so does a group that takes no message from the bot (restricted, a
+read-only group, a closed topic: 400 with Telegram's texts, usually without any update) or is
+gone (deleted: 400 "chat not found").
 
 Run standalone for manual tries: ``python -m tests.fakes.botapi --port 8081 --demo`` prints
 the base_url; simulated users are then driven over ``/_sim/...`` (see ``_handle_control``).
@@ -159,7 +161,7 @@ class SimChat:
     creator: int | None = None
     is_forum: bool = False
     username: str | None = None
-    bot_status: str = "member"  # member | administrator | left | kicked
+    bot_status: str = "member"  # member | administrator | restricted | left | kicked
     bot_kicked: bool = False
     migrated_to: int | None = None
     topics: dict[int, str] = field(default_factory=dict)
@@ -168,6 +170,13 @@ class SimChat:
     #: the members list is hidden (supergroups): getChatMember about another user answers a
     #: bot that is not an admin 400 CHAT_ADMIN_REQUIRED
     hidden_members: bool = False
+    #: the chat's default permissions forbid members to write (a read-only group): only
+    #: administrators (the bot too, when it is one) may send or edit
+    read_only: bool = False
+    #: the group was deleted: every method answers 400 "Bad Request: chat not found"
+    deleted: bool = False
+    #: forum topics an admin closed: only administrators may post there
+    closed_topics: set[int] = field(default_factory=set)
 
     def to_dict(self) -> dict:
         if self.type == "private":
@@ -504,15 +513,17 @@ class BotAPIEmulator:
                          if c.username and f"@{c.username}".lower() == chat_id.lower()), None)
         else:
             chat = self.chats.get(chat_id)
-        if chat is None:
+        if chat is None or chat.deleted:
             raise ApiError(400, "Bad Request: chat not found")
         if chat.migrated_to is not None:
             raise ApiError(400, "Bad Request: group chat was upgraded to a supergroup chat",
                            {"migrate_to_chat_id": chat.migrated_to})
         return chat
 
-    def _writable_chat(self, chat_id: Any) -> SimChat:
-        """Resolve a chat the bot acts in: adds the 403s of blocked/unstarted/kicked."""
+    def _writable_chat(self, chat_id: Any, *, writes: str | None = None) -> SimChat:
+        """Resolve a chat the bot acts in: adds the 403s of blocked/unstarted/kicked, and, when
+        the call ``writes`` (what it posts: "text messages", "documents"; "edit" for an edit),
+        the 400s of a group that takes no message from the bot (:meth:`_write_refusal`)."""
         chat = self._chat(chat_id)
         if chat.type == "private":
             user = chat.user
@@ -521,13 +532,27 @@ class BotAPIEmulator:
                 raise ApiError(403, "Forbidden: bot was blocked by the user")
             if not user.started:
                 raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
-        elif chat.bot_status == "restricted":
-            raise ApiError(403, "Forbidden: not enough rights to send text messages to the chat")
         elif chat.bot_status in ("left", "kicked"):
             if chat.bot_kicked or chat.bot_status == "kicked":
                 raise ApiError(403, f"Forbidden: bot was kicked from the {chat.kind}")
             raise ApiError(403, f"Forbidden: bot is not a member of the {chat.kind}")
+        elif writes is not None and (refusal := self._write_refusal(chat, writes)) is not None:
+            raise refusal
         return chat
+
+    @staticmethod
+    def _write_refusal(chat: SimChat, writes: str) -> ApiError | None:
+        """Telegram's answer when the bot may not write in group ``chat`` (restricted without
+        ``can_send_messages``, or a read-only group where it is no administrator): 400, not 403,
+        and no membership update. A send to a supergroup: "Bad Request: not enough rights to
+        send <what> to the chat"; to a basic group, and any edit: "Bad Request: have no rights
+        to send a message". ``None`` when it may write."""
+        restricted = chat.bot_status == "restricted"
+        if not restricted and not (chat.read_only and chat.bot_status != "administrator"):
+            return None
+        if writes != "edit" and chat.type == "supergroup":
+            return ApiError(400, f"Bad Request: not enough rights to send {writes} to the chat")
+        return ApiError(400, "Bad Request: have no rights to send a message")
 
     def _thread(self, chat: SimChat, params: dict) -> int | None:
         tid = params.get("message_thread_id")
@@ -535,6 +560,8 @@ class BotAPIEmulator:
             return None
         if tid not in chat.topics:
             raise ApiError(400, "Bad Request: message thread not found")
+        if tid in chat.closed_topics and chat.bot_status != "administrator":
+            raise ApiError(400, "Bad Request: TOPIC_CLOSED")
         return tid
 
     def _format(self, text: str, parse_mode: str | None, entities: list | None, *,
@@ -645,7 +672,7 @@ class BotAPIEmulator:
     def _target_message(self, params: dict, *, action: str) -> tuple[SimChat, MessageRecord]:
         if "chat_id" not in params or "message_id" not in params:
             raise bad_request("message identifier is not specified")
-        chat = self._writable_chat(params["chat_id"])
+        chat = self._writable_chat(params["chat_id"], writes="edit" if action == "edit" else None)
         msg = self._msg(chat.id, params["message_id"])
         if msg is None or msg.deleted:
             raise ApiError(400, f"Bad Request: message to {action} not found")
@@ -782,7 +809,7 @@ class BotAPIEmulator:
         plain, ents = self._format(params["text"], params.get("parse_mode"),
                                    params.get("entities"), limit=4096, what="message")
         markup = self._markup(params.get("reply_markup"))
-        chat = self._writable_chat(params["chat_id"])
+        chat = self._writable_chat(params["chat_id"], writes="text messages")
         thread = self._thread(chat, params)
         reply_to = self._reply_to(chat, params)
         self._rate_check("sendMessage", chat)
@@ -811,7 +838,7 @@ class BotAPIEmulator:
                                           params.get("caption_entities"), limit=1024,
                                           what="caption")
         markup = self._markup(params.get("reply_markup"))
-        chat = self._writable_chat(params["chat_id"])
+        chat = self._writable_chat(params["chat_id"], writes="documents")
         thread = self._thread(chat, params)
         reply_to = self._reply_to(chat, params)
         doc = params["document"]
@@ -1012,7 +1039,7 @@ class BotAPIEmulator:
         self.unmodelled.append({"method": method, "params": params, "time": time.time()})
         chat = None
         if isinstance(params.get("chat_id"), int) and params["chat_id"] in self.chats:
-            chat = self._writable_chat(params["chat_id"])
+            chat = self._writable_chat(params["chat_id"], writes="messages" if _counted(method) else None)
         self._rate_check(method, chat)
         self._rate_consume(method, chat)
         returns = self.spec.returns(method)
@@ -1123,8 +1150,14 @@ class BotAPIEmulator:
             user.started, user.blocked = True, False
         elif user.id not in chat.members:
             raise ValueError(f"{user.first_name} is not a member of {chat.title}")
+        elif chat.deleted:
+            raise ValueError(f"{chat.title} was deleted")
+        elif chat.read_only and user.id not in chat.admins:
+            raise ValueError(f"{chat.title} is read-only for {user.first_name}")
         if thread_id is not None and thread_id not in chat.topics:
             raise ValueError(f"no topic {thread_id} in {chat.title}")
+        if thread_id in chat.closed_topics and user.id not in chat.admins:
+            raise ValueError(f"topic {thread_id} of {chat.title} is closed")
         rid = reply_to.message_id if isinstance(reply_to, MessageRecord) else reply_to
         return self._user_message(user, chat, text, thread_id=thread_id, reply_to=rid)
 
@@ -1227,11 +1260,16 @@ class BotAPIEmulator:
             "old_chat_member": self._member_status(chat, old, bot),
             "new_chat_member": self._member_status(chat, new, bot)})
 
-    def _set_bot_status(self, chat: SimChat, status: str, by: SimUser | None) -> int:
-        """Change the bot's status; ``by=None`` means the bot itself (leaveChat)."""
+    def _set_bot_status(self, chat: SimChat, status: str, by: SimUser | None, *,
+                        notify: bool = True) -> int | None:
+        """Change the bot's status; ``by=None`` means the bot itself (leaveChat). With
+        ``notify=False`` no my_chat_member update is queued (Telegram's lost or never sent
+        one: only the answers to the bot's calls tell it); returns the update id, or None."""
         old = chat.bot_status
         chat.bot_status = status
         chat.bot_kicked = status == "kicked" or (status == "left" and by is not None)
+        if not notify:
+            return None
         return self._queue_my_member(chat, by if by is not None else self.bot_user(), old, status)
 
     def _default_actor(self, chat: SimChat, by: SimUser | None) -> SimUser:
@@ -1243,20 +1281,68 @@ class BotAPIEmulator:
             return next(iter(chat.members.values()))
         raise ValueError(f"chat {chat.id} has no members to act")
 
-    async def remove_bot(self, chat: Any, by: SimUser | None = None) -> int:
+    async def remove_bot(self, chat: Any, by: SimUser | None = None, *,
+                         notify: bool = True) -> int | None:
         """An admin removes the bot: my_chat_member update (left in groups, kicked in
-        supergroups); later sends answer 403 "bot was kicked from the ... chat"."""
+        supergroups; none with ``notify=False``); later sends answer 403 "bot was kicked from
+        the ... chat"."""
         chat = self.chats[_chat_id_of(chat)]
         actor = self._default_actor(chat, by)
-        return self._set_bot_status(chat, "kicked" if chat.type == "supergroup" else "left", actor)
+        return self._set_bot_status(chat, "kicked" if chat.type == "supergroup" else "left",
+                                    actor, notify=notify)
 
-    async def restrict_bot(self, chat: Any, by: SimUser | None = None) -> int:
+    async def restrict_bot(self, chat: Any, by: SimUser | None = None, *,
+                           notify: bool = True) -> int | None:
         """An admin takes the bot's right to write (supergroups): my_chat_member update with
-        status restricted; later sends answer 403 "not enough rights to send text messages"."""
+        status restricted (none with ``notify=False``); later sends and edits answer 400 (see
+        :meth:`_write_refusal`)."""
         chat = self.chats[_chat_id_of(chat)]
         if chat.type != "supergroup":
             raise ValueError("members can be restricted in supergroups only")
-        return self._set_bot_status(chat, "restricted", self._default_actor(chat, by))
+        return self._set_bot_status(chat, "restricted", self._default_actor(chat, by),
+                                    notify=notify)
+
+    async def unrestrict_bot(self, chat: Any, by: SimUser | None = None, *,
+                             notify: bool = True) -> int | None:
+        """An admin gives the restricted bot its rights back: my_chat_member update restricted
+        → member (none with ``notify=False``)."""
+        chat = self.chats[_chat_id_of(chat)]
+        if chat.bot_status != "restricted":
+            raise ValueError(f"the bot is not restricted in {chat.title}")
+        return self._set_bot_status(chat, "member", self._default_actor(chat, by), notify=notify)
+
+    def set_read_only(self, chat: Any, read_only: bool = True) -> None:
+        """An admin makes the group read-only for members (its default permissions without
+        ``can_send_messages``), or writable again. Telegram tells the bot nothing: while it is
+        no administrator there, its sends and edits answer 400 (:meth:`_write_refusal`)."""
+        chat = self.chats[_chat_id_of(chat)]
+        if chat.type == "private":
+            raise ValueError("private chats have no permissions")
+        chat.read_only = read_only
+
+    def delete_chat(self, chat: Any) -> None:
+        """The group's owner deletes it: no update reaches the bot; from now on every call about
+        it answers 400 "Bad Request: chat not found"."""
+        chat = self.chats[_chat_id_of(chat)]
+        if chat.type == "private":
+            raise ValueError("a private chat cannot be deleted for the bot")
+        chat.deleted = True
+
+    async def close_topic(self, chat: Any, thread_id: int, by: SimUser | None = None, *,
+                          closed: bool = True) -> int | None:
+        """An admin closes (``closed=False``: reopens) a forum topic: a forum_topic_closed
+        (reopened) service message in it; while closed, a send into it by a non-administrator
+        answers 400 "Bad Request: TOPIC_CLOSED". Returns the service message's update id."""
+        chat = self.chats[_chat_id_of(chat)]
+        if thread_id not in chat.topics:
+            raise ValueError(f"no topic {thread_id} in {chat.title}")
+        if closed:
+            chat.closed_topics.add(thread_id)
+        else:
+            chat.closed_topics.discard(thread_id)
+        actor = self._default_actor(chat, by)
+        service = {"forum_topic_closed": {}} if closed else {"forum_topic_reopened": {}}
+        return self._user_message(actor, chat, thread_id=thread_id, service=service)
 
     def add_bot(self, chat: Any, by: SimUser | None = None) -> int:
         """Add the bot to a group: my_chat_member update plus a new_chat_members message.
@@ -1359,6 +1445,18 @@ class BotAPIEmulator:
         self._user_message(actor, chat, thread_id=tid, service={
             "forum_topic_created": {"name": name, "icon_color": 7322096}})
         return tid
+
+    def delete_topic(self, chat: Any, thread_id: int) -> None:
+        """An admin deletes a forum topic with its messages: no update reaches the bot; a send
+        into it answers 400 "Bad Request: message thread not found", an edit of one of its
+        messages "Bad Request: message to edit not found"."""
+        chat = self.chats[_chat_id_of(chat)]
+        if chat.topics.pop(thread_id, None) is None:
+            raise ValueError(f"no topic {thread_id} in {chat.title}")
+        chat.closed_topics.discard(thread_id)
+        for message in self._messages.get(chat.id, {}).values():
+            if message.thread_id == thread_id:
+                message.deleted = True
 
     # --------------------------------------------------------------- queries
     def chat_messages(self, chat_id: Any, include_deleted: bool = False, *,

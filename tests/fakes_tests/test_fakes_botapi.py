@@ -436,6 +436,69 @@ async def test_kick_and_readd(bot, world):
     assert ups[2].message.new_chat_members[0].id == emu.bot_id
 
 
+async def test_lost_write_rights_answer_400_without_updates(bot, emu):
+    """A restricted bot, a read-only group, a deleted chat: 400 with Telegram's texts (the
+    brief's "not enough rights…", "have no rights…", "chat not found"), not 403."""
+    alice = emu.add_user(1, "A")
+    sup = emu.add_group(-1001, "Super", members=[alice], admins=[alice], supergroup=True)
+    basic = emu.add_group(-2, "Basic", members=[alice], admins=[alice])
+    board = await bot.send_message(sup.id, "board")
+    await emu.restrict_bot(sup, notify=False)
+    with pytest.raises(BadRequest, match="(?i)not enough rights to send text messages to the chat"):
+        await bot.send_message(sup.id, "x")
+    with pytest.raises(BadRequest, match="(?i)have no rights to send a message"):
+        await bot.edit_message_text("edited", chat_id=sup.id, message_id=board.message_id)
+    with pytest.raises(BadRequest, match="(?i)not enough rights to send documents"):
+        await bot.send_document(sup.id, b"{}", filename="r.json")
+    assert await bot.delete_message(sup.id, board.message_id)  # its own messages: still
+    assert [e["error_code"] for e in emu.errors] == [400, 400, 400]
+    await emu.unrestrict_bot(sup)
+    await bot.send_message(sup.id, "back")
+    # a read-only basic group: members (the bot too) may not write, an admin bot may
+    emu.set_read_only(basic)
+    with pytest.raises(BadRequest, match="(?i)have no rights to send a message"):
+        await bot.send_message(basic.id, "x")
+    with pytest.raises(ValueError):
+        await emu.add_user(2, "B").send(basic, "/board")  # (not even a member)
+    basic.bot_status = "administrator"
+    await bot.send_message(basic.id, "admins may")
+    basic.bot_status = "member"
+    emu.set_read_only(basic, False)
+    await bot.send_message(basic.id, "writable again")
+    # a deleted group: every call answers 400 chat not found
+    emu.delete_chat(basic)
+    with pytest.raises(BadRequest, match="(?i)chat not found"):
+        await bot.send_message(basic.id, "x")
+    with pytest.raises(BadRequest, match="(?i)chat not found"):
+        await bot.get_chat(basic.id)
+    ups = await bot.get_updates()
+    assert [u.my_chat_member.new_chat_member.status for u in ups if u.my_chat_member] == ["member"]
+
+
+async def test_closed_and_deleted_topics(bot, emu):
+    alice = emu.add_user(1, "A")
+    bob = emu.add_user(2, "B")
+    forum = emu.add_group(-1001, "Forum", members=[alice, bob], admins=[alice], is_forum=True)
+    tid = await emu.create_topic(forum, "Game")
+    m = await bot.send_message(forum.id, "board", message_thread_id=tid)
+    await emu.close_topic(forum, tid)
+    with pytest.raises(BadRequest, match="(?i)topic_closed"):
+        await bot.send_message(forum.id, "x", message_thread_id=tid)
+    with pytest.raises(ValueError):
+        await bob.send(forum, "hi", thread_id=tid)
+    await alice.send(forum, "admins may", thread_id=tid)
+    await bot.send_message(forum.id, "General is open")
+    await emu.close_topic(forum, tid, closed=False)
+    await bot.send_message(forum.id, "reopened", message_thread_id=tid)
+    kinds = [k for u in await bot.get_updates() if u.message for k in ("forum_topic_closed", "forum_topic_reopened") if getattr(u.message, k)]
+    assert kinds == ["forum_topic_closed", "forum_topic_reopened"]
+    emu.delete_topic(forum, tid)
+    with pytest.raises(BadRequest, match="(?i)message thread not found"):
+        await bot.send_message(forum.id, "x", message_thread_id=tid)
+    with pytest.raises(BadRequest, match="(?i)message to edit not found"):
+        await bot.edit_message_text("y", chat_id=forum.id, message_id=m.message_id)
+
+
 async def test_forum_topics(bot, emu):
     alice = emu.add_user(1, "A")
     forum = emu.add_group(-1001, "Forum", members=[alice], admins=[alice], is_forum=True)

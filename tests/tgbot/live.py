@@ -79,6 +79,17 @@ class Live:
             await syncer.idle()
             await asyncio.sleep(0.05)
 
+    async def advance(self, seconds: float) -> None:
+        """Move the bot's clock (Redis's, :class:`tgbot.clock.RedisClock`, which every deadline
+        is measured on) ``seconds`` ahead and set every live game's timer again: whatever falls
+        due by then fires now, with no wall-clock wait."""
+        self.runner.clock._offset += seconds  # (the clock counts from Redis's TIME plus this)
+        timers = self.app.bot_data["svc"].timers
+        for gid in await self.store.live_games():
+            table = await self.store.load(gid)
+            if table is not None:
+                timers.schedule(table)
+
     # -- a game ---------------------------------------------------------------------------
 
     async def open_game(self, group: SimChat, players: list[SimUser], *, thread_id: int | None = None, start: bool = True) -> str:

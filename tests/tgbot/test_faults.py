@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tgbot import render
-from tgbot.model import Status
+from tgbot.model import GroupAccess, Status
 from tests.tgbot.live import cb, live_fixture
 
 #: The group note about a player who cannot get their cards names the bot to open (any language).
@@ -369,13 +369,16 @@ async def test_updates_queued_while_down_apply_in_order_once(live):
     assert emu.violations == []
 
 
-async def test_bot_restricted_without_write_right_ends_games(live):
+async def test_bot_restricted_without_write_right_keeps_games_until_the_lobby_timeout(live):
     emu = live.emu
     group, gid, users, (a, b, c, _) = await _game(live, 800, -1003012, supergroup=True)
     await emu.restrict_bot(group, by=a)
     await live.settle()
     t = await live.store.load(gid)
-    assert t.status is Status.CANCELLED and t.ended == "bot_removed" and t.deadline is None
+    # a chat merely unwritable keeps its game: its announcements wait, and it is retired only
+    # if the bot may not write for the lobby timeout (tests/tgbot/test_lost_rights.py)
+    assert t.status is Status.PLAYING and t.group_access is GroupAccess.UNWRITABLE
+    assert t.retire_at == t.unwritable_since + live.settings.lobby_timeout
     assert emu.violations == []
 
 
