@@ -35,6 +35,7 @@ KNOWN_BIG_MODULES = frozenset(
         "tgbot/model.py",
         "tgbot/render.py",
         "tgbot/store.py",
+        "tgbot/sync.py",
     }
 )
 

@@ -690,6 +690,18 @@ class Store:
             pipe.hdel(self.k_tg(gid), *drop)
         await pipe.execute()
 
+    async def tg_set_many(self, changes: dict[str, dict[str, Any]]) -> None:
+        """:meth:`tg_set` for several games in one round trip (``{game id: fields}``)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for gid, fields in changes.items():
+            keep = {k: v for k, v in fields.items() if v is not None}
+            drop = [k for k, v in fields.items() if v is None]
+            if keep:
+                pipe.hset(self.k_tg(gid), mapping=keep)
+            if drop:
+                pipe.hdel(self.k_tg(gid), *drop)
+        await pipe.execute()
+
     async def outbox(self, gid: str) -> list[tuple[str, dict]]:
         """The announcements still to post, oldest first, as (raw, decoded)."""
         return [(raw, json.loads(raw)) for raw in await self.redis.lrange(self.k_outbox(gid), 0, -1)]

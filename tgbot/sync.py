@@ -58,10 +58,14 @@ log = logging.getLogger(__name__)
 DEFER = {"defer": True, "priority": "game"}
 #: The view sync's lanes: players' panels, then the group's messages.
 LANES = ("dm", "group")
-#: Bookkeeping fields kept in memory only: what a message shows (digests). Without them a new
-#: active process edits each message once more (Telegram: "message is not modified" at worst);
-#: message ids and the markers of what was sent or told are written through.
+#: Bookkeeping fields not written through: what a message shows (digests), saved every
+#: :data:`DIGEST_SAVE_EVERY` seconds. Without them a new active process edits a message once
+#: more (Telegram: "message is not modified" at worst); message ids and the markers of what was
+#: sent or told are written through.
 _IN_MEMORY_ONLY = frozenset({"pk", "pd", "bh"})
+#: Seconds between writes of those digests (all games' in one round trip): a take-over repeats
+#: only the edits of the last seconds, and a tap pays no round trip for them.
+DIGEST_SAVE_EVERY = 2.0
 #: The ``ended`` of a table retired because its group was lost (its people are told privately).
 RETIRE_REASONS = frozenset(reason.value for reason in RetireReason)
 
@@ -178,6 +182,9 @@ class Syncer:
         self._posted: dict[str, int] = {}
         self._panel_locks: dict[tuple[str, int], asyncio.Lock] = {}
         self._closed = False
+        #: bookkeeping changed since it was last written, by game (a value of None deletes)
+        self._unsaved: dict[str, dict[str, str | None]] = {}
+        self._saver: asyncio.Task[None] | None = None
 
     def request(self, gid: str) -> None:
         """Bring game ``gid``'s views up to date soon (non-blocking, coalesced). Ignored once
@@ -209,13 +216,19 @@ class Syncer:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if grace > 0:
+            await self._save_digests()
+        if self._saver is not None:
+            self._saver.cancel()
         self._tg.clear()
+        self._unsaved.clear()
         self._posted.clear()
         self._panel_locks.clear()
 
     def _forget(self, gid: str) -> None:
         """Drop what is kept in memory of an ended game that has been shown."""
         self._tg.pop(gid, None)
+        self._unsaved.pop(gid, None)
         self._posted.pop(gid, None)
         for key in [k for k in self._panel_locks if k[0] == gid]:
             del self._panel_locks[key]
@@ -231,14 +244,29 @@ class Syncer:
         """Record Telegram bookkeeping fields (``None`` deletes one) in memory, and in Redis
         those a take-over needs that changed (:data:`_IN_MEMORY_ONLY` aside)."""
         tg = await self._tg_of(gid)
-        durable = {k: v for k, v in fields.items() if k.rstrip("0123456789") not in _IN_MEMORY_ONLY and tg.get(k) != (None if v is None else str(v))}
-        for k, v in fields.items():
+        changed = {k: None if v is None else str(v) for k, v in fields.items() if tg.get(k) != (None if v is None else str(v))}
+        for k, v in changed.items():
             if v is None:
                 tg.pop(k, None)
             else:
-                tg[k] = str(v)
-        if durable:
-            await self.store.tg_set(gid, **durable)
+                tg[k] = v
+        unsaved = self._unsaved.setdefault(gid, {})
+        unsaved.update(changed)
+        if any(k.rstrip("0123456789") not in _IN_MEMORY_ONLY for k in changed):
+            await self.store.tg_set(gid, **self._unsaved.pop(gid))  # the digests ride along
+        elif self._saver is None or self._saver.done():
+            self._saver = asyncio.create_task(self._save_digests(DIGEST_SAVE_EVERY), name="sync-digests", context=contextvars.Context())
+
+    async def _save_digests(self, after: float = 0.0) -> None:
+        """Write the digests not yet in Redis, of every game in one round trip, ``after`` seconds
+        from now; only while this process is the active one (a former holder's would be stale)."""
+        await asyncio.sleep(after)
+        unsaved, self._unsaved = self._unsaved, {}
+        if unsaved and self.store.holds():
+            try:
+                await self.store.tg_set_many(unsaved)
+            except Exception as e:  # the next take-over edits those messages once more
+                log.warning("view digests not saved: %s", e)
 
     async def _loop(self, key: tuple[str, str]) -> None:
         gid, lane = key
