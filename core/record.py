@@ -28,7 +28,7 @@ from typing import Any
 
 from .actions import Action, Believe, Challenge, Play
 from .cards import COPIES, RANKS, Hand, Rank
-from .errors import IllegalAction
+from .errors import IllegalActionError
 from .rules import MAX_PLAYERS, MIN_PLAYERS, VARIANTS
 from .state import GameState, apply, from_deal
 
@@ -195,11 +195,11 @@ def action_from_dict(raw: Any, players: int, index: int = 0) -> tuple[int, Actio
 @dataclass(frozen=True)
 class ReplayOutcome:
     """What a replay reached: the final ``state``, the number of actions ``applied``, and, when
-    an action was illegal, its ``error`` (the :class:`IllegalAction`) at index ``applied``."""
+    an action was illegal, its ``error`` (the :class:`IllegalActionError`) at index ``applied``."""
 
     state: GameState
     applied: int
-    error: IllegalAction | None = None
+    error: IllegalActionError | None = None
 
     def summary(self) -> dict[str, Any]:
         """The replay output of GAME_RECORD.md: status, winner, draw, places, hand_sizes, pile,
@@ -227,7 +227,7 @@ def replay(record: Record) -> ReplayOutcome:
     for i, (seat, action) in enumerate(record.actions):
         try:
             state, _ = apply(state, seat, action)
-        except IllegalAction as e:
+        except IllegalActionError as e:
             return ReplayOutcome(state, i, e)
     return ReplayOutcome(state, len(record.actions))
 

@@ -1,7 +1,7 @@
 """The game state and its one entry point, :func:`apply`.
 
 A :class:`GameState` is immutable; ``apply(state, seat, action)`` returns a new state and the
-public events the action produced, or raises an :class:`~core.errors.IllegalAction` subclass and
+public events the action produced, or raises an :class:`~core.errors.IllegalActionError` subclass and
 leaves ``state`` as it was. Everything here follows RULES.md; the error precedence follows
 GAME_RECORD.md.
 
@@ -16,7 +16,7 @@ GAME_RECORD.md.
 >>> apply(s2, 3, Challenge())
 Traceback (most recent call last):
 ...
-core.errors.NotYourTurn: seat 3 acted, seat 1 is to act
+core.errors.NotYourTurnError: seat 3 acted, seat 1 is to act
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ from typing import Any
 from .actions import Action, Believe, Challenge, Play
 from .cards import EMPTY_HAND, FULL_DECK, Hand, Rank
 from .errors import (
-    BadCardCount,
-    BelieveNotAllowed,
-    CardsNotInHand,
-    ChallengeNotAllowed,
-    ClaimNotAllowed,
-    GameOver,
-    NotYourTurn,
-    PlayNotAllowed,
+    BadCardCountError,
+    BelieveNotAllowedError,
+    CardsNotInHandError,
+    ChallengeNotAllowedError,
+    ClaimNotAllowedError,
+    GameOverError,
+    NotYourTurnError,
+    PlayNotAllowedError,
 )
 from .events import (
     Believed,
@@ -337,27 +337,27 @@ def _finish(hands: tuple[Hand, ...], winner: int | None, capped: bool) -> Result
 def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
     """Apply ``seat``'s ``action`` to ``state``: ``(new_state, events)``.
 
-    Raises the :class:`~core.errors.IllegalAction` subclass of the first rule broken, in the
+    Raises the :class:`~core.errors.IllegalActionError` subclass of the first rule broken, in the
     order of GAME_RECORD.md (``game_over``, ``not_your_turn``, ``play_not_allowed``,
     ``believe_not_allowed``, ``challenge_not_allowed``, ``bad_card_count``,
     ``cards_not_in_hand``, ``claim_not_allowed``); ``state`` is never modified.
     """
     if state.result is not None:
-        raise GameOver("the game is over")
+        raise GameOverError("the game is over")
     if seat != state.current:
-        raise NotYourTurn(f"seat {seat} acted, seat {state.current} is to act")
+        raise NotYourTurnError(f"seat {seat} acted, seat {state.current} is to act")
     phase = state.phase
     if isinstance(action, Play):
         if phase in (Phase.FINAL_CHECK, Phase.CAP_CHECK):
-            raise PlayNotAllowed(f"a play is not allowed during a {phase.value}: challenge or believe")
+            raise PlayNotAllowedError(f"a play is not allowed during a {phase.value}: challenge or believe")
         return _play(state, seat, action)
     if isinstance(action, Believe):
         if phase not in (Phase.FINAL_CHECK, Phase.CAP_CHECK):
-            raise BelieveNotAllowed("believe only at a final check or after the play cap")
+            raise BelieveNotAllowedError("believe only at a final check or after the play cap")
         return _believe(state, seat, phase)
     if isinstance(action, Challenge):
         if not state.pile:
-            raise ChallengeNotAllowed("nothing to challenge: the pile is empty")
+            raise ChallengeNotAllowedError("nothing to challenge: the pile is empty")
         return _challenge(state, seat, phase)
     raise TypeError(f"not an action: {action!r}")
 
@@ -365,20 +365,20 @@ def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[
 def _play(state: GameState, seat: int, action: Play) -> tuple[GameState, list[Event]]:
     count = len(action.cards)
     if not 1 <= count <= MAX_PLAY_CARDS:
-        raise BadCardCount(f"a play has 1 to {MAX_PLAY_CARDS} cards, not {count}")
+        raise BadCardCountError(f"a play has 1 to {MAX_PLAY_CARDS} cards, not {count}")
     cards = action.hand
     hand = state.hands[seat]
     if not hand.contains(cards):
-        raise CardsNotInHand(f"seat {seat} does not hold {' '.join(map(str, action.cards))}")
+        raise CardsNotInHandError(f"seat {seat} does not hold {' '.join(map(str, action.cards))}")
     required = state.required_claim
     claim = action.claim
     if required is None:
         if claim is None:
-            raise ClaimNotAllowed("the opener of a russian round must claim a rank")
+            raise ClaimNotAllowedError("the opener of a russian round must claim a rank")
     elif claim is None and not state.variant.free_opening_claim:
         claim = required
     elif claim != required:
-        raise ClaimNotAllowed(f"the claim must be {required}, not {claim}")
+        raise ClaimNotAllowedError(f"the claim must be {required}, not {claim}")
     assert claim is not None
     hands = _replace(state.hands, seat, hand - cards)
     plays = state.plays + 1

@@ -64,7 +64,7 @@ class SeatStats:
 
 def game_stats(record: Record) -> list[SeatStats]:
     """Replay ``record`` and count each seat's figures. Raises the engine's
-    :class:`~core.errors.IllegalAction` if the record holds an illegal action."""
+    :class:`~core.errors.IllegalActionError` if the record holds an illegal action."""
     state = record.initial_state()
     stats = [SeatStats() for _ in record.hands]
     for seat, action in record.actions:

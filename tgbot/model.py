@@ -722,7 +722,7 @@ def _apply(table: Table, seat: int, action: core.Action, now: float | None, repl
     assert table.state is not None
     try:
         state, events = core.apply(table.state, seat, action)
-    except core.IllegalAction as e:
+    except core.IllegalActionError as e:
         raise Refused(e.code) from None
     if isinstance(action, core.Play) and action.claim is None:
         action = core.Play(action.cards, events[0].claim)

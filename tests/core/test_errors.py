@@ -12,7 +12,7 @@ from core import (
     Challenge,
     GameState,
     Hand,
-    IllegalAction,
+    IllegalActionError,
     PilePlay,
     Play,
     Rank,
@@ -56,7 +56,7 @@ def over():
 
 def expect(code: str, state: GameState, seat: int, action) -> None:
     before = state.to_json()
-    with pytest.raises(IllegalAction) as info:
+    with pytest.raises(IllegalActionError) as info:
         apply(state, seat, action)
     assert info.value.code == code, str(info.value)
     assert isinstance(info.value, error_for_code(code))
@@ -128,7 +128,7 @@ def test_precedence():
 def test_illegal_actions_do_not_affect_the_next_legal_one():
     s = start()
     for seat, action in [(1, P("2", "2")), (0, Challenge()), (0, Believe()), (0, P("9", "9"))]:
-        with pytest.raises(IllegalAction):
+        with pytest.raises(IllegalActionError):
             apply(s, seat, action)
     s2, _ = apply(s, 0, P("K", "A"))
     assert s2.plays == 1 and s2.current == 1

@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core import Believe, Challenge, GameState, IllegalAction, Play, apply, new_game
+from core import Believe, Challenge, GameState, IllegalActionError, Play, apply, new_game
 from core.cards import RANKS
 from tests.core.engine_helpers import check_invariants, checked_game, play_game, sweep, total_cards
 
@@ -91,7 +91,7 @@ def test_random_actions_legal_or_refused_unchanged(seed, n, variant):
         before = state.to_json()
         try:
             state, events = apply(state, seat, action)
-        except IllegalAction as e:
+        except IllegalActionError as e:
             assert e.code in ERROR_CODES
             assert state.to_json() == before
             continue

@@ -35,7 +35,7 @@ from core import (
     rank_places,
     view,
 )
-from core.errors import ClaimNotAllowed, PlayNotAllowed
+from core.errors import ClaimNotAllowedError, PlayNotAllowedError
 
 H = Hand.from_str
 R = Rank.from_str
@@ -173,9 +173,9 @@ def test_russian_opener_claims_any_rank_held_or_not(claim):
 def test_russian_later_plays_same_rank():
     s = game("russian", "55", "26", "36")
     s, _ = apply(s, 0, P("5", "6"))
-    with pytest.raises(ClaimNotAllowed):
+    with pytest.raises(ClaimNotAllowedError):
         apply(s, 1, P("2", "2"))
-    with pytest.raises(ClaimNotAllowed):
+    with pytest.raises(ClaimNotAllowedError):
         apply(s, 1, P("2"))  # a russian play without a claim
     s, _ = apply(s, 1, P("2", "6"))
     s, _ = apply(s, 2, P("3", "6"))
@@ -184,7 +184,7 @@ def test_russian_later_plays_same_rank():
 
 def test_russian_opener_must_claim():
     s = game("russian", "55", "2", "3")
-    with pytest.raises(ClaimNotAllowed):
+    with pytest.raises(ClaimNotAllowedError):
         apply(s, 0, P("5"))
 
 
@@ -211,7 +211,7 @@ def test_classic_sequence_a_to_k_and_wraps():
 
 def test_classic_claim_must_equal_forced_rank():
     s = game("classic", "AA", "22", "33")
-    with pytest.raises(ClaimNotAllowed):
+    with pytest.raises(ClaimNotAllowedError):
         apply(s, 0, P("A", "2"))
     s, _ = apply(s, 0, P("A", "A"))  # given and equal: accepted
     assert s.required_claim == Rank.TWO
@@ -290,10 +290,10 @@ def test_implicit_belief_cannot_be_challenged_again():
 
 
 def test_challenge_not_allowed_on_empty_pile():
-    from core.errors import ChallengeNotAllowed
+    from core.errors import ChallengeNotAllowedError
 
     s = game("russian", "A", "2", "3")
-    with pytest.raises(ChallengeNotAllowed):
+    with pytest.raises(ChallengeNotAllowedError):
         apply(s, 0, Challenge())
 
 
@@ -308,7 +308,7 @@ def test_last_cards_start_a_final_check(variant):
     assert s.phase is Phase.FINAL_CHECK and s.result is None and s.current == 1
     v = view(s, 1)
     assert v.can_believe and v.can_challenge and not v.can_play
-    with pytest.raises(PlayNotAllowed):
+    with pytest.raises(PlayNotAllowedError):
         apply(s, 1, P("2", "A" if variant == "russian" else "2"))
 
 
@@ -362,24 +362,24 @@ def test_final_check_believe_bluff_believer_takes_pile(variant):
 
 
 def test_believe_not_allowed_outside_checks():
-    from core.errors import BelieveNotAllowed
+    from core.errors import BelieveNotAllowedError
 
     s = game("russian", "AA", "22", "33")
-    with pytest.raises(BelieveNotAllowed):
+    with pytest.raises(BelieveNotAllowedError):
         apply(s, 0, Believe())
     s, _ = apply(s, 0, P("A", "A"))
-    with pytest.raises(BelieveNotAllowed):
+    with pytest.raises(BelieveNotAllowedError):
         apply(s, 1, Believe())
 
 
 def test_game_ends_as_soon_as_one_wins():
-    from core.errors import GameOver
+    from core.errors import GameOverError
 
     s = game("russian", "A", "22", "33")
     s, _ = run(s, (0, P("A", "A")), (1, Believe()))
     for seat in range(3):
         for action in (P("2", "2"), Challenge(), Believe()):
-            with pytest.raises(GameOver):
+            with pytest.raises(GameOverError):
                 apply(s, seat, action)
 
 
@@ -424,7 +424,7 @@ def test_300th_play_starts_cap_check(variant):
     assert s.plays == PLAY_CAP
     assert ev[-1] == CheckStarted(1, 0, "cap", False)
     assert s.phase is Phase.CAP_CHECK and view(s, 1).can_believe and not view(s, 1).can_play
-    with pytest.raises(PlayNotAllowed):
+    with pytest.raises(PlayNotAllowedError):
         apply(s, 1, P("2", claim))
 
 
