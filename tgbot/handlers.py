@@ -23,7 +23,7 @@ from telegram.ext import ContextTypes
 import core
 from core.cards import Hand, Rank
 
-from . import model, render, stats
+from . import chatmove, model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .identity import departed_user, replied_user, telegram_says_gone
 from .codec import NOT_A_GAME, BadCallback, Tap, decode, person
@@ -109,6 +109,12 @@ async def _private_lang(s: Services, update: Update, group_id: int | None = None
         games = await s.store.user_games(user.id)
         group = render.seat_translator(games[0], games[0].seat_of(user.id)).lang if games else None  # type: ignore[arg-type]
     return pick_language(group, user.language_code)
+
+
+async def _current_chat(s: Services, chat_id: int) -> int:
+    """The id chat ``chat_id`` has now: the supergroup it became when it was upgraded
+    (:mod:`tgbot.chatmove`), else itself. For ids a button carries (settings, «Play again»)."""
+    return await s.store.chat_moved_to(chat_id) or chat_id
 
 
 async def _group_lang(s: Services, chat_id: int) -> str:
@@ -347,7 +353,7 @@ def _timer_seconds(arg: str) -> int:
 async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, tap: Tap) -> str:
     """A ``timer`` tap: a chat admin sets the chat's turn timer (30–600 s or an hour)."""
     try:
-        chat_id = int(tap.gid)
+        chat_id = await _current_chat(s, int(tap.gid))
     except ValueError:
         raise Refused("bad_button") from None
     seconds = _timer_seconds(tap.arg)
@@ -543,7 +549,7 @@ async def _apply_setting(s: Services, context: ContextTypes.DEFAULT_TYPE, update
     query = update.callback_query
     assert query is not None
     try:
-        chat_id = int(tap.gid)
+        chat_id = await _current_chat(s, int(tap.gid))
     except ValueError:
         raise Refused("bad_button") from None
     kind, value = tap.arg[:1], tap.arg[1:]
@@ -667,6 +673,7 @@ async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: U
     old = await s.store.load(tap.gid)
     if old is None:
         raise Refused("no_game")
+    old = replace(old, chat_id=await _current_chat(s, old.chat_id))  # its group may be a supergroup now
     presser = actor_id(update)
     seat = old.seat_of(presser) if presser else None
     if (seat is None or not old.seats[seat].human) and not await is_admin(context, old.chat_id, update):
@@ -971,7 +978,9 @@ async def _end_chat_games(s: Services, chat_id: int) -> None:
 
 async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A basic group became a supergroup (service message with ``migrate_to_chat_id`` in the
-    old chat, ``migrate_from_chat_id`` in the new one): its games move to the new id."""
+    old chat, ``migrate_from_chat_id`` in the new one): its games, settings, leaderboard and
+    lobby notifications move to the new id (:func:`tgbot.chatmove.move_chat`; each of the two
+    messages runs it, the second changes nothing)."""
     s = svc(context)
     msg = update.effective_message
     assert msg is not None
@@ -981,7 +990,7 @@ async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         old, new = msg.migrate_from_chat_id, msg.chat_id
     else:
         return
-    for gid in await s.store.move_chat(old, new):
+    for gid in await chatmove.move_chat(s.store, old, new):
         log.info("game %s moved from chat %s to %s", gid, old, new)
         s.syncer.request(gid)
 

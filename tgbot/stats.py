@@ -10,6 +10,8 @@ lives in one Redis Cluster slot; the rate limiter's group window shares the chat
 - ``cheat:stats:{u<user>}:counted``  sorted set: game id → ms (epoch) it was added to the totals
 - ``cheat:top:{c<chat>}``            hash: ``<user>:g`` games, ``<user>:w`` wins, ``<user>:n`` name
 - ``cheat:top:{c<chat>}:counted``    sorted set: game id → ms (epoch) it was added to the board
+- ``cheat:top:{c<chat>}:handoff``    hash, and ``…:handoff:counted``: a board (and its counted set)
+  on its way to the supergroup the chat became (:func:`move_board`); field ``~batch`` names it
 - ``cheat:notify:<chat>``            set: users to tell privately when the chat's next lobby opens
 - ``cheat:user:<user>:notify``       set: the chats where the user asked so (for /forget_me)
 - the game's own hash ``cheat:{g<id>}:game``, field ``counted``: the whole game was counted.
@@ -24,11 +26,17 @@ A retry after a crash midway redoes only the steps that had not run; two process
 once add each figure once. A game id stays in the ``counted`` sets for :data:`COUNTED_KEEP`
 seconds, far longer than a retry can come (the game's own keys, without which nothing is
 counted, go after :data:`tgbot.store.FINISHED_TTL`). People only (bots have negative ids);
-games without result (stopped, abandoned, bot removed) never count.
+games without result (stopped, abandoned, bot removed) never count. A game of a group that has
+become a supergroup counts on the supergroup's board (:meth:`tgbot.store.Store.chat_moved_to`).
+
+**A group upgraded to a supergroup** (:mod:`tgbot.chatmove`): :func:`move_board` adds the old
+board to the new chat's once (the figures add up; a name the new board has is kept), and
+:func:`move_notify` moves the lobby notifications and each asker's index entry.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass, fields as dataclass_fields
 
@@ -41,7 +49,8 @@ from .model import Status, Table
 from .store import Store
 
 __all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify",
-           "user_keys", "chat_keys", "MIN_TOP_GAMES", "RECORD_FILE", "COUNTED_KEEP"]
+           "user_keys", "chat_keys", "handoff_keys", "move_board", "move_notify", "MIN_TOP_GAMES", "RECORD_FILE", "COUNTED_KEEP",
+           "MOVE_ROUNDS"]
 
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
@@ -52,6 +61,9 @@ TOP_SIZE = 10
 #: Seconds a counted game's id is remembered by each player's and the chat's ``counted`` set
 #: (30 days; a retry comes within the game's :data:`tgbot.store.FINISHED_TTL`).
 COUNTED_KEEP = 30 * 24 * 3600
+#: Batches :func:`move_board` hands over at most in one call (a game counted on the old board
+#: while the first batch moved makes a second; more never come: see :func:`move_board`).
+MOVE_ROUNDS = 3
 
 # The guard shared by both counting scripts: once(key) is true the first time the game ARGV[1]
 # comes to the sorted set ``key`` (and records it, at ARGV[2] ms; ids older than ARGV[3] ms are
@@ -95,6 +107,48 @@ return 1
 """
 
 
+# Hand a chat's board over ({c<old>} slot). KEYS: 1 the board, 2 its counted set, 3 the handoff
+# board, 4 the handoff counted set. ARGV: 1 a fresh batch id. A handoff left by a run that
+# stopped midway is returned as it is; else the board and its counted set are renamed to the
+# handoff keys, tagged with the batch id. Returns {batch id, handoff board (flat), counted set
+# (flat, with scores)}, or nil when there is nothing to hand over.
+_HANDOFF = """
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then return false end
+  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) end
+  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('RENAME', KEYS[2], KEYS[4]) end
+  redis.call('HSET', KEYS[3], '~batch', ARGV[1])
+end
+return {redis.call('HGET', KEYS[3], '~batch'), redis.call('HGETALL', KEYS[3]), redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES')}
+"""
+
+# Add a handed-over board to the new chat's, once per batch ({c<new>} slot). KEYS: 1 the board,
+# 2 its counted set. ARGV: 1 the batch's guard id (kept in the counted set like a game id), 2 now
+# (ms), 3 keep (ms), 4 R (rows), then R rows of user id, games, wins, name, then the handed-over
+# counted set as game id, score (ms) pairs (ids older than keep are skipped). 1 added, 0 already.
+_MERGE_BOARD = _ONCE + """
+if not once(KEYS[2]) then return 0 end
+local last = 4 + 4 * tonumber(ARGV[4])
+for i = 5, last, 4 do
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':g', ARGV[i + 1])
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':w', ARGV[i + 2])
+  if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[1], ARGV[i] .. ':n', ARGV[i + 3]) end
+end
+local oldest = tonumber(ARGV[2]) - tonumber(ARGV[3])
+for i = last + 1, #ARGV, 2 do
+  if tonumber(ARGV[i + 1]) > oldest then redis.call('ZADD', KEYS[2], 'NX', ARGV[i + 1], ARGV[i]) end
+end
+return 1
+"""
+
+# Drop a handoff once its batch was added ({c<old>} slot). KEYS: 1 the handoff board, 2 its
+# counted set. ARGV: 1 the batch id. 1 dropped, 0 not this batch's (already dropped).
+_DROP_HANDOFF = """
+if redis.call('HGET', KEYS[1], '~batch') == ARGV[1] then redis.call('DEL', KEYS[1], KEYS[2]) return 1 end
+return 0
+"""
+
+
 def user_keys(store: Store, user_id: int) -> tuple[str, str, str]:
     """A user's statistics keys (one Cluster slot, ``{u<user>}``): their totals hash, the set of
     chats whose leaderboard lists them, and their counted games."""
@@ -106,6 +160,13 @@ def chat_keys(store: Store, chat_id: int | str) -> tuple[str, str]:
     """A chat's leaderboard keys (one Cluster slot, ``{c<chat>}``, the slot of its rate
     window): the board hash and its counted games."""
     base = f"{store.p}:top:{{c{chat_id}}}"
+    return base, base + ":counted"
+
+
+def handoff_keys(store: Store, chat_id: int | str) -> tuple[str, str]:
+    """Where a chat's board waits on its way to the supergroup the chat became (its own slot,
+    ``{c<chat>}``): the handoff board hash and its counted set (:func:`move_board`)."""
+    base = f"{store.p}:top:{{c{chat_id}}}:handoff"
     return base, base + ":counted"
 
 
@@ -165,6 +226,7 @@ async def count_game(store: Store, table: Table) -> bool:
     if figures is None:
         return False
     head = [table.id, str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
+    chat_id = await store.chat_moved_to(table.chat_id) or table.chat_id  # a group since upgraded
     board: list[str] = []
     pipe = store.redis.pipeline(transaction=False)  # one script per slot, in any order
     for i, seat in enumerate(table.seats):
@@ -173,10 +235,10 @@ async def count_game(store: Store, table: Table) -> bool:
         f = figures[i]
         values = {**{k: getattr(f, k) for k in FIELDS if hasattr(f, k)}, "games": 1, "wins": int(f.won), "draws": int(f.draw), "place_sum": f.place}
         keys = user_keys(store, seat.user_id)
-        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(table.chat_id), str(f.place), str(len(FIELDS)), *FIELDS, *(str(int(values[k])) for k in FIELDS))
+        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(chat_id), str(f.place), str(len(FIELDS)), *FIELDS, *(str(int(values[k])) for k in FIELDS))
         board += [str(seat.user_id), seat.name, str(int(f.won))]
     if board:
-        keys = chat_keys(store, table.chat_id)
+        keys = chat_keys(store, chat_id)
         pipe.eval(_COUNT_CHAT, len(keys), *keys, *head, *board)
     await pipe.execute()
     # only now, every step having answered: a crash before this line leaves the game to count
@@ -197,7 +259,15 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
     :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), at most
     ``limit`` rows; from the hash ``cheat:top:{c<chat>}`` (fields not of the ``<user>:<x>``
     shape are skipped)."""
-    raw = await store.redis.hgetall(chat_keys(store, chat_id)[0])
+    rows = _board_rows(await store.redis.hgetall(chat_keys(store, chat_id)[0]))
+    out = [(uid, r.get("n", ""), int(r.get("w", 0)), int(r.get("g", 0))) for uid, r in rows.items()]
+    out = [row for row in out if row[3] >= MIN_TOP_GAMES]
+    out.sort(key=lambda r: (-r[2], r[3], r[0]))
+    return out[:limit]
+
+
+def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:
+    """A board hash's fields ``<user>:<g|w|n>`` by user id, then letter (other fields skipped)."""
     rows: dict[int, dict[str, str]] = {}
     for key, value in raw.items():
         uid, _, field = key.rpartition(":")
@@ -205,10 +275,51 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
             rows.setdefault(int(uid), {})[field] = value
         except ValueError:
             continue
-    out = [(uid, r.get("n", ""), int(r.get("w", 0)), int(r.get("g", 0))) for uid, r in rows.items()]
-    out = [row for row in out if row[3] >= MIN_TOP_GAMES]
-    out.sort(key=lambda r: (-r[2], r[3], r[0]))
-    return out[:limit]
+    return rows
+
+
+async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
+    """Add group ``old_chat_id``'s leaderboard to supergroup ``new_chat_id``'s, exactly once.
+
+    Three steps, one slot each (so on a Redis Cluster too), each safe to run again: the old
+    board is renamed to its handoff keys with a fresh batch id (:data:`_HANDOFF`); the new board
+    adds the batch's games and wins, keeps the names it has, and takes the batch's counted
+    game ids, unless the batch's guard id is already in its counted set (:data:`_MERGE_BOARD`,
+    like a game's count); then the handoff is dropped. A crash between steps, a second run or
+    two runs at once: the next run finds the handoff with the same batch id, the guard stops a
+    second addition, and the drop finishes. Each player's index of boards (for /forget_me)
+    names the new chat before the addition and forgets the old one before the drop. Games
+    counted on the old board meanwhile come in a later batch. Returns the players moved."""
+    moved = 0
+    for _ in range(MOVE_ROUNDS):
+        handed = await store.redis.eval(_HANDOFF, 4, *chat_keys(store, old_chat_id), *handoff_keys(store, old_chat_id), secrets.token_hex(6))
+        if not handed:
+            break
+        batch, board, counted = handed
+        rows = _board_rows(dict(zip(board[::2], board[1::2])))
+        await _index_boards(store, rows, add=new_chat_id)
+        flat = [x for uid, r in rows.items() for x in (str(uid), r.get("g", "0"), r.get("w", "0"), r.get("n", ""))]
+        head = [f"moved:{old_chat_id}:{batch}", str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
+        await store.redis.eval(_MERGE_BOARD, 2, *chat_keys(store, new_chat_id), *head, str(len(rows)), *flat, *counted)
+        await _index_boards(store, rows, remove=old_chat_id)
+        await store.redis.eval(_DROP_HANDOFF, 2, *handoff_keys(store, old_chat_id), batch)
+        moved += len(rows)
+    return moved
+
+
+async def _index_boards(store: Store, rows: dict[int, dict[str, str]], add: int | None = None, remove: int | None = None) -> None:
+    """Name chat ``add`` in (or forget chat ``remove`` from) the board index of each user of
+    ``rows`` (``cheat:stats:{u<user>}:chats``, read by /forget_me)."""
+    if not rows:
+        return
+    pipe = store.redis.pipeline(transaction=False)
+    for uid in rows:
+        key = user_keys(store, uid)[1]
+        if add is not None:
+            pipe.sadd(key, add)
+        if remove is not None:
+            pipe.srem(key, remove)
+    await pipe.execute()
 
 
 async def forget_user(store: Store, user_id: int) -> None:
@@ -227,7 +338,7 @@ async def forget_user(store: Store, user_id: int) -> None:
     if asked:
         pipe = store.redis.pipeline(transaction=False)
         for chat in asked:
-            pipe.srem(f"{store.p}:notify:{chat}", user_id)
+            pipe.srem(_notify_key(store, chat), user_id)
         pipe.delete(_notify_index(store, user_id))
         await pipe.execute()
 
@@ -237,10 +348,15 @@ def _notify_index(store: Store, user_id: int) -> str:
     return f"{store.p}:user:{user_id}:notify"
 
 
+def _notify_key(store: Store, chat_id: int | str) -> str:
+    """The users to tell privately when chat ``chat_id``'s next lobby opens."""
+    return f"{store.p}:notify:{chat_id}"
+
+
 async def want_notify(store: Store, chat_id: int, user_id: int) -> bool:
     """Ask to be told when the chat's next lobby opens; False if already asked."""
     pipe = store.redis.pipeline(transaction=False)
-    pipe.sadd(f"{store.p}:notify:{chat_id}", user_id)
+    pipe.sadd(_notify_key(store, chat_id), user_id)
     pipe.sadd(_notify_index(store, user_id), chat_id)
     added, _ = await pipe.execute()
     return bool(added)
@@ -256,4 +372,26 @@ return members
 async def take_notify(store: Store, chat_id: int) -> list[int]:
     """Take (and clear, atomically) the users to tell that a lobby opened in the chat: each
     is told at most once."""
-    return sorted(int(x) for x in await store.redis.eval(_TAKE, 1, f"{store.p}:notify:{chat_id}"))
+    return sorted(int(x) for x in await store.redis.eval(_TAKE, 1, _notify_key(store, chat_id)))
+
+
+async def move_notify(store: Store, old_chat_id: int, new_chat_id: int) -> int:
+    """Move the lobby notifications asked in group ``old_chat_id`` to supergroup
+    ``new_chat_id`` (joining those asked there already), with each asker's index entry (for
+    /forget_me). Copies first, then removes exactly the users copied from the old set, so a
+    crash midway or a second run loses and repeats nothing, and a request that comes to the old
+    set meanwhile waits there for the next run. Returns the users moved."""
+    users = await store.redis.smembers(_notify_key(store, old_chat_id))
+    if not users:
+        return 0
+    pipe = store.redis.pipeline(transaction=False)
+    pipe.sadd(_notify_key(store, new_chat_id), *users)
+    for user_id in users:
+        pipe.sadd(_notify_index(store, user_id), new_chat_id)
+    await pipe.execute()
+    pipe = store.redis.pipeline(transaction=False)
+    for user_id in users:
+        pipe.srem(_notify_index(store, user_id), old_chat_id)
+    pipe.srem(_notify_key(store, old_chat_id), *users)
+    await pipe.execute()
+    return len(users)

@@ -17,7 +17,8 @@ Indexes live in other slots and are single-key entries, checked against the game
 chat's games, every topic), ``<p>:live`` (set of live game ids), ``<p>:user:<id>`` (hash: ``dm``
 = the bot can write to them, ``lang`` = their own language for private messages),
 ``<p>:user:<id>:games`` (set: the live games they are seated at), ``<p>:chatcfg:<chat>`` (hash:
-the chat's settings, see :class:`ChatSettings`).
+the chat's settings, see :class:`ChatSettings`), ``<p>:chat:<chat>:moved`` (string: the
+supergroup a basic group became, see :mod:`tgbot.chatmove`).
 
 **The game's owner.** Only the active process writes (:mod:`tgbot.lease`), so the :class:`Store`
 keeps each live game's table in memory after its first load and serialises the game's
@@ -57,7 +58,7 @@ from .model import Change, Refused, Table, move_chat
 
 __all__ = [
     "Store", "ChatSettings", "ConflictError", "FencedError", "new_game_id", "game_id_for_update", "connect", "RedisClient",
-    "GatedCluster", "MAX_CONNECTIONS", "RETRY", "RECENT_UPDATES", "FINISHED_TTL", "current_update",
+    "GatedCluster", "MAX_CONNECTIONS", "RETRY", "RECENT_UPDATES", "FINISHED_TTL", "CHAT_MOVED_TTL", "current_update",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,9 @@ RETRY = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
 RECENT_UPDATES = 64
 #: A finished game's keys are kept this long (seconds) for its record and late taps.
 FINISHED_TTL = 7 * 24 * 3600
+#: Seconds the record "group X became supergroup Y" is kept (30 days: longer than
+#: :data:`FINISHED_TTL`, so every game that still names the old id finds the new one).
+CHAT_MOVED_TTL = 30 * 24 * 3600
 
 # The commit. KEYS: 1 the game hash, 2 its log, 3 its outbox, 4 its tg hash, 5 its applied
 # updates. ARGV: 1 expected version ('' for a creation), 2 new version, 3 table JSON, 4 deal JSON
@@ -371,6 +375,9 @@ class Store:
     def k_chatcfg(self, chat_id: int) -> str:
         return f"{self.p}:chatcfg:{chat_id}"
 
+    def k_chat_moved(self, chat_id: int) -> str:
+        return f"{self.p}:chat:{chat_id}:moved"
+
     def k_user(self, user_id: int) -> str:
         return f"{self.p}:user:{user_id}"
 
@@ -614,8 +621,20 @@ class Store:
                 await self.redis.set(self.k_chat(new_chat_id, table.thread_id), table.id, nx=True)
             await self.transact(table.id, lambda t: move_chat(t, old_chat_id, new_chat_id))
             await self.release_chat(old_chat_id, table.thread_id, table.id)
+            await self.redis.srem(self.k_chat_games(old_chat_id), table.id)
             moved.append(table.id)
         return moved
+
+    async def chat_moved_to(self, chat_id: int) -> int | None:
+        """The supergroup that group ``chat_id`` became (see :meth:`set_chat_moved`), or ``None``."""
+        raw = await self.redis.get(self.k_chat_moved(chat_id))
+        return int(raw) if raw else None
+
+    async def set_chat_moved(self, old_chat_id: int, new_chat_id: int) -> None:
+        """Record that group ``old_chat_id`` became supergroup ``new_chat_id`` (kept
+        :data:`CHAT_MOVED_TTL` seconds: longer than any of the group's games is kept), so what
+        still names the old id (a finished game's «Play again», its count) finds the new one."""
+        await self.redis.set(self.k_chat_moved(old_chat_id), str(new_chat_id), ex=CHAT_MOVED_TTL)
 
     async def live_games(self) -> list[str]:
         """Ids of the games that may be live or still have something to show (the caller
@@ -668,6 +687,22 @@ class Store:
     async def set_chat_turn_timeout(self, chat_id: int, seconds: float) -> None:
         """Store the chat's turn timer (seconds; the caller checks the allowed range)."""
         await self.redis.hset(self.k_chatcfg(chat_id), "turn", str(int(seconds)))
+
+    async def move_chat_settings(self, old_chat_id: int, new_chat_id: int) -> dict[str, str]:
+        """Carry group ``old_chat_id``'s settings (every field of its ``chatcfg`` hash) to
+        supergroup ``new_chat_id``: a field the new chat has already set is kept (HSETNX), and
+        only then are the copied fields dropped from the old hash, so a crash midway or a second
+        run copies nothing twice and loses nothing. Returns the fields found in the old hash."""
+        old_key, new_key = self.k_chatcfg(old_chat_id), self.k_chatcfg(new_chat_id)
+        fields = await self.redis.hgetall(old_key)
+        if not fields:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for name, value in fields.items():
+            pipe.hsetnx(new_key, name, value)
+        await pipe.execute()
+        await self.redis.hdel(old_key, *fields)
+        return fields
 
 
     # -- Telegram side ---------------------------------------------------------------------
@@ -732,6 +767,11 @@ class Store:
         pipe.lrange(self.k_log(gid), 0, -1)
         deal, actions = await pipe.execute()
         return (json.loads(deal) if deal else None), [json.loads(a) for a in actions]
+
+    async def marked(self, gid: str, what: str, user_id: int) -> bool:
+        """Whether ``what`` was marked for ``user_id`` in game ``gid`` (:meth:`first_time`)."""
+        return bool(await self.redis.hexists(self.k_game(gid), f"once:{what}:{user_id}"))
+
     async def first_time(self, gid: str, what: str, user_id: int) -> bool:
         """True the first time ``what`` is marked for ``user_id`` in game ``gid`` (a field of
         the game's hash, which expires with it), False ever after: a side effect at most once."""

@@ -46,7 +46,7 @@ from typing import Any
 from telegram import Bot, Message
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
-from . import model, render, stats
+from . import chatmove, model, render, stats
 from .model import Change, GroupAccess, Refused, RetireReason, Status, Table
 from .store import Store
 
@@ -415,8 +415,8 @@ class Syncer:
             await self._post_group(table, tg)
         except ChatMigrated as e:
             # The group became a supergroup (400 with parameters.migrate_to_chat_id): move
-            # the game, then run again under the new id.
-            await self.store.move_chat(table.chat_id, e.new_chat_id, also=(gid,))
+            # the game and the chat's data (tgbot.chatmove), then run again under the new id.
+            await chatmove.move_chat(self.store, table.chat_id, e.new_chat_id, also=(gid,))
             self._dirty.add((gid, "group"))
         except (BadRequest, Forbidden) as e:
             refusal = group_refusal(e)

@@ -1434,6 +1434,18 @@ class BotAPIEmulator:
             self._user_message(actor, new, service={"migrate_from_chat_id": old.id})
         return new
 
+    async def announce_migration(self, chat: Any, by: SimUser | None = None) -> tuple[int | None, int | None]:
+        """Queue the two service messages of an upgrade made with ``migrate_group(...,
+        notify=False)``, late (Telegram delivered them after the bot met the 400). Returns the
+        update ids (migrate_to_chat_id in the old chat, migrate_from_chat_id in the new one)."""
+        old = self.chats[_chat_id_of(chat)]
+        if old.migrated_to is None:
+            raise ValueError(f"chat {old.id} was not migrated")
+        new = self.chats[old.migrated_to]
+        actor = self._default_actor(old, by)
+        to = self._user_message(actor, old, service={"migrate_to_chat_id": new.id})
+        return to, self._user_message(actor, new, service={"migrate_from_chat_id": old.id})
+
     async def create_topic(self, chat: Any, name: str, by: SimUser | None = None) -> int:
         """Create a forum topic; returns its message_thread_id."""
         chat = self.chats[_chat_id_of(chat)]

@@ -29,7 +29,7 @@ from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
 from redis.exceptions import MaxConnectionsError, NoScriptError, RedisClusterException, RedisError
 
-from tgbot import model, stats
+from tgbot import chatmove, model, stats
 from tgbot.model import Status
 from tgbot.store import GatedCluster, Store, connect, current_update, new_game_id
 from tests.e2e.harness import Table
@@ -255,8 +255,19 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
         assert sorted(t.id for t in await store.chat_games(-100)) == sorted(gids)  # SCAN on every primary
         assert sorted(await store.live_games()) == sorted(gids)
         assert {t.id for t in await store.user_games(2)} == set(gids)
-        assert sorted(await store.move_chat(-100, -200)) == sorted(gids)
+        # the chat becomes a supergroup: its games, settings, notifications and board move
+        # (their keys in several slots: the board's hand-off is one script per slot)
+        await store.set_chat_settings(-100, lang="en")
+        await stats.want_notify(store, -100, 2)
+        await redis.hset(stats.chat_keys(store, -100)[0], mapping={"2:g": 3, "2:w": 1, "2:n": "Борис"})
+        await redis.zadd(stats.chat_keys(store, -100)[1], {"G0": 1})
+        assert sorted(await chatmove.move_chat(store, -100, -200)) == sorted(gids)
         assert sorted(t.id for t in await store.chat_games(-200)) == sorted(gids) and await store.chat_games(-100) == []
+        assert (await store.chat_settings(-200)).lang == "en"
+        assert await redis.smembers(f"{store.p}:notify:-200") == {"2"}
+        assert await redis.hgetall(stats.chat_keys(store, -200)[0]) == {"2:g": "3", "2:w": "1", "2:n": "Борис"}
+        assert await chatmove.move_chat(store, -100, -200) == []
+        assert await redis.hgetall(stats.chat_keys(store, -200)[0]) == {"2:g": "3", "2:w": "1", "2:n": "Борис"}
         assert len(guard.nodes(redis)) == 3
     finally:
         await redis.flushdb()

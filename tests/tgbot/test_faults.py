@@ -6,11 +6,13 @@ bot's real Application (in-process, :mod:`tests.tgbot.live`) and a private redis
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 import pytest
 
-from tgbot import render
+from tgbot import model, render, stats
 from tgbot.model import GroupAccess, Status
+from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 
 #: The group note about a player who cannot get their cards names the bot to open (any language).
@@ -177,6 +179,83 @@ async def test_group_upgraded_seen_only_through_400(live):
     assert t.chat_id == sup.id
     assert (await live.store.chat_game(sup.id, None)).id == gid
     assert emu.chat_messages(sup.id, from_bot=True)
+    assert emu.violations == []
+
+
+def _migrate_updates(emu, group, sup):
+    """The ids of the service-message updates of ``group``'s upgrade to ``sup``."""
+    return [uid for uid, u in emu.updates.items() if (u.get("message") or {}).get("migrate_to_chat_id") == sup.id
+            or (u.get("message") or {}).get("migrate_from_chat_id") == group.id]
+
+
+async def _finish_and_count(live, gid):
+    """Play game ``gid`` to its end through the store; the bot shows the end and counts it."""
+    await play_on(live.store, gid)
+    live.app.bot_data["svc"].syncer.request(gid)
+    await live.settle()
+    assert await live.store.redis.hget(live.store.k_game(gid), "counted")
+
+
+async def _group_data(live, group, notified):
+    """Give ``group`` settings and a lobby notification (``notified`` sends /notify_me)."""
+    await live.store.set_chat_settings(group.id, variant="classic", seating="shuffle")
+    await live.store.set_chat_turn_timeout(group.id, 30)
+    await notified.start_bot()
+    await live.settle()  # (chats are processed concurrently: the /start first)
+    await notified.send(group, "/notify_me")
+    await live.settle()
+    assert await live.store.redis.sismember(f"{live.store.p}:notify:{group.id}", str(notified.id))
+
+
+async def test_group_upgrade_carries_settings_leaderboard_and_notify_list(live):
+    emu, store = live.emu, live.store
+    group, gid, users, (a, b, c, d) = await _game(live, 820, -3013)
+    await _finish_and_count(live, gid)
+    board = await store.redis.hgetall(stats.chat_keys(store, group.id)[0])
+    gid2 = await live.open_game(group, [a, b, c], start=False)
+    await _group_data(live, group, d)  # (a lobby that opens takes the notifications asked before)
+    sup = await emu.migrate_group(group, -1003013)
+    await live.settle()
+    for delivery in range(2):  # then both service messages are delivered a second time
+        assert await store.redis.hgetall(stats.chat_keys(store, sup.id)[0]) == board
+        assert (await store.chat_settings(sup.id)).variant == "classic"
+        assert await store.chat_turn_timeout(sup.id, 90.0) == 30.0
+        assert await store.redis.smembers(f"{store.p}:notify:{sup.id}") == {str(d.id)}
+        assert await store.redis.smembers(f"{store.p}:user:{d.id}:notify") == {str(sup.id)}
+        assert (await store.chat_game(sup.id, None)).id == gid2
+        assert not await store.redis.exists(store.k_chatcfg(group.id), f"{store.p}:notify:{group.id}", *stats.chat_keys(store, group.id))
+        for uid in _migrate_updates(emu, group, sup):
+            emu.redeliver(uid)
+        await live.settle()
+    # the lobby moved along; the next one in the supergroup tells d and uses its settings
+    await store.transact(gid2, lambda t: model.cancel(t, a.id, False))
+    gid3 = await live.open_game(sup, [a, b, c], start=False)
+    assert (await store.load(gid3)).variant == "classic"
+    await emu.wait_for(lambda: any(sup.title in (m.text or "") for m in emu.chat_messages(d.id, from_bot=True)), 20)
+    assert emu.violations == []
+
+
+async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_data(live):
+    emu, store = live.emu, live.store
+    group, gid, users, (a, b, c, d) = await _game(live, 830, -3014)
+    await _finish_and_count(live, gid)
+    board = await store.redis.hgetall(stats.chat_keys(store, group.id)[0])
+    gid2 = await live.open_game(group, [a, b, c])
+    await _group_data(live, group, d)
+    # the supergroup's id has data already (its admins were quick): it is kept, the rest added
+    await store.set_chat_settings(-1003014, lang="en")
+    await store.redis.hset(stats.chat_keys(store, -1003014)[0], mapping={f"{a.id}:g": 2, f"{a.id}:w": 2, f"{a.id}:n": "Anya"})
+    sup = await emu.migrate_group(group, -1003014, notify=False)
+    await live.play_one(gid2, users)  # the board's edit meets the 400 naming the supergroup
+    await live.settle()
+    for delivery in range(2):  # the service messages come late, then once more
+        assert (await store.load(gid2)).chat_id == sup.id
+        assert await store.chat_settings(sup.id) == replace(await store.chat_settings(0), lang="en", variant="classic", seating="shuffle")
+        merged = await store.redis.hgetall(stats.chat_keys(store, sup.id)[0])
+        assert merged == {**board, f"{a.id}:g": str(int(board[f"{a.id}:g"]) + 2), f"{a.id}:w": str(int(board[f"{a.id}:w"]) + 2), f"{a.id}:n": "Anya"}
+        assert await store.redis.smembers(f"{store.p}:notify:{sup.id}") == {str(d.id)}
+        await emu.announce_migration(group)
+        await live.settle()
     assert emu.violations == []
 
 

@@ -11,7 +11,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 import core
 from core.stats import game_stats
-from tgbot import model, stats
+from tgbot import chatmove, model, stats
 from tgbot.model import Seat, Status
 from tests.tgbot.helpers import ai_players, lobby
 
@@ -173,3 +173,108 @@ def test_rematch_seats_reachable_people_and_bots():
     assert new.status is Status.LOBBY and [s.user_id for s in new.seats] == [1, 3, -1] and new.creator == 2
     with pytest.raises(model.Refused):
         model.rematch(t, "N2", 2, 5.0, 900.0, reachable=set())
+
+
+# -- a group upgraded to a supergroup keeps its data (issue 16 item 9) ------------------------
+
+OLD, NEW = -100, -1000100  # the helpers' group, and the supergroup it becomes
+
+
+async def _group_with_data(store):
+    """Group OLD: a counted game (people 1-3), every setting, two lobby notifications (7, 8).
+    Supergroup NEW has data already: its language, a lobby notification (9), and a board row of
+    person 2 (one game won, under a newer name). Returns (the game, OLD's board before)."""
+    t = await _finished(store)
+    assert await stats.count_game(store, t)
+    await store.set_chat_settings(OLD, lang="en", variant="classic", seating="shuffle")
+    await store.set_chat_turn_timeout(OLD, 30)
+    await store.set_chat_settings(NEW, lang="fr")
+    for user in (7, 8):
+        await stats.want_notify(store, OLD, user)
+    await stats.want_notify(store, NEW, 9)
+    await store.redis.hset(stats.chat_keys(store, NEW)[0], mapping={"2:g": 1, "2:w": 1, "2:n": "Боря"})
+    await store.redis.sadd(stats.user_keys(store, 2)[1], NEW)
+    return t, await store.redis.hgetall(stats.chat_keys(store, OLD)[0])
+
+
+async def _assert_moved_once(store, t, before):
+    """Everything of OLD is NEW's, added once, NEW's own data kept; nothing is left under OLD."""
+    assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="fr", variant="classic", seating="shuffle")
+    assert await store.chat_turn_timeout(NEW, 90.0) == 30.0
+    board = await store.redis.hgetall(stats.chat_keys(store, NEW)[0])
+    for seat in t.seats:
+        uid, mine = seat.user_id, int(seat.user_id == 2)
+        assert int(board[f"{uid}:g"]) == int(before[f"{uid}:g"]) + mine
+        assert int(board[f"{uid}:w"]) == int(before[f"{uid}:w"]) + mine
+        assert board[f"{uid}:n"] == ("Боря" if mine else before[f"{uid}:n"])
+        assert await store.redis.smembers(stats.user_keys(store, uid)[1]) == {str(NEW)}
+    assert await store.redis.zscore(stats.chat_keys(store, NEW)[1], t.id) is not None
+    assert await store.redis.smembers(f"cheat:notify:{NEW}") == {"7", "8", "9"}
+    for user in (7, 8):
+        assert await store.redis.smembers(f"cheat:user:{user}:notify") == {str(NEW)}
+    left = [store.k_chatcfg(OLD), f"cheat:notify:{OLD}", *stats.chat_keys(store, OLD), *stats.handoff_keys(store, OLD)]
+    assert await store.redis.exists(*left) == 0
+    assert await store.chat_moved_to(OLD) == NEW
+
+
+async def test_an_upgrade_carries_settings_leaderboard_and_notifications_once(store):
+    t, before = await _group_with_data(store)
+    await chatmove.move_chat(store, OLD, NEW)
+    await _assert_moved_once(store, t, before)
+    # the second service message, a re-delivery, the 400 seen later: nothing changes
+    await chatmove.move_chat(store, OLD, NEW)
+    await asyncio.gather(*(chatmove.move_chat(store, OLD, NEW) for _ in range(3)))
+    await _assert_moved_once(store, t, before)
+    # the game counted before cannot count again on the new board; /forget_me finds the moves
+    assert await stats.count_game(store, t) is False
+    await stats.forget_user(store, 2)
+    await stats.forget_user(store, 7)
+    assert not [k for k in await store.redis.hkeys(stats.chat_keys(store, NEW)[0]) if k.startswith("2:")]
+    assert await store.redis.smembers(f"cheat:notify:{NEW}") == {"8", "9"}
+
+
+async def test_two_runs_at_once_add_the_board_once(store):
+    t, before = await _group_with_data(store)
+    await asyncio.gather(*(chatmove.move_chat(store, OLD, NEW) for _ in range(4)))
+    await _assert_moved_once(store, t, before)
+
+
+@pytest.mark.parametrize("scripts", [1, 2, 3])
+async def test_an_upgrade_cut_short_by_a_crash_adds_the_board_once_when_run_again(store, monkeypatch, scripts):
+    # the process dies right after the board's first, second or third script ran (hand-off,
+    # addition, drop): the next run (a re-delivered service message) finishes it
+    t, before = await _group_with_data(store)
+    real, ran = store.redis.eval, []
+
+    async def dying(*args):
+        got = await real(*args)
+        ran.append(args[0])
+        if len(ran) == scripts:
+            raise RedisConnectionError("killed")
+        return got
+
+    monkeypatch.setattr(store.redis, "eval", dying)
+    with pytest.raises(RedisConnectionError):
+        await chatmove.move_chat(store, OLD, NEW)
+    monkeypatch.undo()
+    await chatmove.move_chat(store, OLD, NEW)
+    await _assert_moved_once(store, t, before)
+
+
+async def test_settings_cut_short_are_finished_and_never_overwrite_the_new_chat(store):
+    await store.set_chat_settings(OLD, lang="en", variant="classic")
+    await store.redis.hsetnx(store.k_chatcfg(NEW), "lang", "en")  # copied, then the crash
+    await store.set_chat_settings(NEW, lang="it")  # an admin of the supergroup chose meanwhile
+    await chatmove.move_chat(store, OLD, NEW)
+    assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="it", variant="classic")
+    assert not await store.redis.exists(store.k_chatcfg(OLD))
+
+
+async def test_a_game_of_the_old_group_counts_on_the_new_board(store):
+    t = await _finished(store, gid="L1")  # ended before the upgrade, its count came later
+    await chatmove.move_chat(store, OLD, NEW)
+    assert await stats.count_game(store, t)
+    assert not await store.redis.exists(stats.chat_keys(store, OLD)[0])
+    board = await store.redis.hgetall(stats.chat_keys(store, NEW)[0])
+    assert {int(k.partition(":")[0]) for k in board} == {s.user_id for s in t.seats}
+    assert await store.redis.smembers(stats.user_keys(store, 1)[1]) == {str(NEW)}
