@@ -22,6 +22,7 @@ from telegram.ext import (
 )
 
 from . import handlers
+from .budget import ReplyGate
 from .i18n import N_
 from .ratelimit import RateLimiter
 from .settings import Settings
@@ -85,6 +86,9 @@ def build_application(settings: Settings, request: BaseRequest | None = None) ->
     app.bot_data["settings"] = settings
     # New messages only: an edited message never runs a command again.
     new = filters.UpdateType.MESSAGE
+    # Before a group command's own handler: who asked what, so its reply in the group is
+    # bounded and never at a running game's expense (tgbot/budget.py).
+    app.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.GROUPS & new, ReplyGate().check), group=-1)
     for command, callback in (
         ("start_game", handlers.start_game), ("stop_game", handlers.stop_game), ("board", handlers.board_command),
         ("start", handlers.start_private), ("help", handlers.help_command), ("rules", handlers.rules_command),

@@ -23,7 +23,7 @@ from telegram.ext import ContextTypes
 import core
 from core.cards import Hand, Rank
 
-from . import chatmove, model, render, stats
+from . import budget, chatmove, model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .identity import departed_user, replied_user, telegram_says_gone
 from .codec import NOT_A_GAME, BadCallback, Tap, decode, person
@@ -156,10 +156,14 @@ async def _seat_for(s: Services, update: Update, chat_id: int) -> Seat:
     return replace(seat, lang=private_language(await s.store.user_lang(user.id), group, user.language_code))
 
 
-async def _reply(update: Update, text: str) -> None:
+async def _reply(update: Update, text: str, markup: Any = None) -> None:
+    """Reply in the update's chat (its forum topic): the one way a command's answer reaches a
+    group, so it is posted only when :func:`tgbot.budget.hush` allows (a bystander during a
+    game, a repeated command, a spent budget: nothing is posted)."""
     msg = update.effective_message
-    if msg is not None:
-        await msg.reply_text(text, do_quote=False, message_thread_id=msg.message_thread_id if msg.is_topic_message else None)
+    if msg is None or await budget.hush(update) is not None:
+        return
+    await msg.reply_text(text, reply_markup=markup, do_quote=False, message_thread_id=msg.message_thread_id if msg.is_topic_message else None)
 
 
 # -- group commands --------------------------------------------------------------------------------
@@ -229,12 +233,21 @@ async def _notify_lobby(s: Services, table: Table, users: list[int]) -> None:
             log.info("lobby note to %s not sent: %s", user_id, e)
 
 
+async def _tell(s: Services, user_id: int, text: str) -> None:
+    """A short private note to ``user_id`` (a 403 marks them unreachable; a transient error
+    only loses the note)."""
+    try:
+        await s.syncer.bot.send_message(user_id, text)
+    except Forbidden:
+        await s.store.set_dm(user_id, False)
+    except TelegramError as e:
+        log.info("private note to %s not sent: %s", user_id, e)
+
+
 async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/stop_game``: end the chat's lobby at once, or its running game after a confirming
     button, without result (creator or chat admin)."""
     s = svc(context)
-    msg = update.effective_message
-    assert msg is not None
     table, tr = await _chat_table(s, update)
     if table is None:
         return
@@ -245,7 +258,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             await _reply(update, render.answer("not_allowed", tr.lang))
             return
         rendered = render.stop_confirm(table, user_id)
-        await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+        await _reply(update, rendered.text, rendered.markup)
         return
     try:
         await s.store.transact(table.id, lambda t: model.cancel(t, user_id, admin))
@@ -261,7 +274,7 @@ async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     chat, msg = update.effective_chat, update.effective_message
     assert chat is not None and msg is not None
     table, _ = await _chat_table(s, update)
-    if table is None:
+    if table is None or await budget.hush(update) is not None:
         return
     await s.syncer.post_board(table)
 
@@ -306,10 +319,8 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
             return
         s.syncer.request(table.id)
         return
-    msg = update.effective_message
-    assert msg is not None
     rendered = render.leave_confirm(table, seat)
-    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+    await _reply(update, rendered.text, rendered.markup)
 
 
 async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -337,9 +348,7 @@ async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, build:
         await _reply(update, render.answer(refusal, tr.lang))
         return
     rendered = await build(s, chat.id, tr.lang)
-    msg = update.effective_message
-    assert msg is not None
-    await msg.reply_text(rendered.text, reply_markup=rendered.markup, do_quote=False, message_thread_id=place(update)[1])
+    await _reply(update, rendered.text, rendered.markup)
 
 
 def _timer_seconds(arg: str) -> int:
@@ -474,9 +483,8 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
             await s.store.set_dm(user.id, False)
         except TelegramError as e:  # a 429, a timeout, a 5xx: transient, the user is still reachable
             log.info("private text to %s not sent: %s", user.id, e)
-    table = await s.store.chat_game(chat.id, msg.message_thread_id if msg.is_topic_message else None)
-    if table is not None and table.status is Status.PLAYING:
-        return
+    if await budget.game_running(s.store, chat.id):
+        return  # the group's message budget is the game's (any topic's)
     await _reply(update, render.private_hint(await _group_lang(s, chat.id), sent))
 
 
@@ -489,9 +497,7 @@ async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     group = chat.type != ChatType.PRIVATE
     lang = await _group_lang(s, chat.id) if group else await _private_lang(s, update)
     menu = render.language_menu(lang, group)
-    msg = update.effective_message
-    assert msg is not None
-    await msg.reply_text(menu.text, reply_markup=menu.markup, do_quote=False, message_thread_id=msg.message_thread_id if msg.is_topic_message else None)
+    await _reply(update, menu.text, menu.markup)
 
 
 async def _set_language(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Update, lang: str) -> str:
@@ -634,6 +640,9 @@ async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         await _reply(update, render.private_hint(lang, False))
         return
     await stats.want_notify(s.store, chat.id, user.id)
+    if await budget.hush(update) is budget.Hush.GAME:  # a bystander of a running game: privately
+        await _tell(s, user.id, render.note("notify_on_private", lang, group=render.group_title(chat.title or "")))
+        return
     await _reply(update, render.note("notify_on", lang))
 
 
@@ -657,8 +666,7 @@ async def _answer_quietly(update: Update, context: ContextTypes.DEFAULT_TYPE, te
     chat = update.effective_chat
     assert chat is not None
     if chat.type != ChatType.PRIVATE:
-        table = await s.store.chat_game(*place(update))
-        if table is not None and table.status is Status.PLAYING:
+        if await budget.game_running(s.store, chat.id):
             await _private_text(update, context, text)
             return
         await _reply(update, text(await _group_lang(s, chat.id)))

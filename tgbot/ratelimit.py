@@ -40,7 +40,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
 __all__ = ["CLAIM_GRACE", "REPLY_WAIT", "SAFETY", "Priority", "RateLimiter",
-           "Throttled", "counted"]
+           "Throttled", "counted", "priority_of"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,13 @@ def counted(endpoint: str) -> bool:
     if endpoint.startswith("send"):
         return endpoint != "sendChatAction"
     return endpoint.startswith("edit") or endpoint in _COUNTED_EXTRA
+
+
+def priority_of(rate_limit_args: dict[str, Any] | None) -> "Priority":
+    """The priority of a call made with ``rate_limit_args``: its ``priority``, else GAME for a
+    deferred call (the view sync's), else REPLY (a command's reply)."""
+    options = rate_limit_args or {}
+    return Priority(options.get("priority", "game" if options.get("defer") else "reply"))
 
 
 def _is_group(chat_id: object) -> bool:
@@ -263,9 +270,8 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         other whose chat would have none within :data:`REPLY_WAIT` seconds."""
         if not counted(endpoint):
             return await callback(*args, **kwargs)
-        options = rate_limit_args or {}
-        defer = bool(options.get("defer"))
-        priority = Priority(options.get("priority", "game" if defer else "reply"))
+        defer = bool((rate_limit_args or {}).get("defer"))
+        priority = priority_of(rate_limit_args)
         chat_id = data.get("chat_id")
         attempt = 0
         while True:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .store import ChatSettings
 
 __all__ = [
-    "Rendered", "esc", "name", "title", "unreachable", "removed_note", "retired_note", "lobby", "board", "panel", "announcement", "answer",
+    "Rendered", "esc", "name", "title", "group_title", "unreachable", "removed_note", "retired_note", "lobby", "board", "panel", "announcement", "answer",
     "leave_confirm", "timer_menu", "MAX_NAME", "BOT_NAMES", "rules", "help_text", "language_menu", "language_set",
     "private_hint", "settings_menu", "stats_text", "top_text", "stop_confirm", "plain_names", "note", "deadline", "duration",
     "number", "ordinal", "place_text", "rank_due", "BELIEVE", "CHALLENGE", "PLAY",
@@ -188,8 +188,13 @@ def _marked(table: Table, seat: int) -> str:
 
 
 def title(table: Table) -> str:
-    """The group's title, cleaned like a name, escaped and isolated («—» when empty)."""
-    return "\u2068" + esc(clean_name(table.title, "—")) + "\u2069"
+    """The game's group's title (:func:`group_title`)."""
+    return group_title(table.title)
+
+
+def group_title(raw: str) -> str:
+    """A group's title, cleaned like a name, escaped and isolated («—» when empty)."""
+    return "\u2068" + esc(clean_name(raw, "—")) + "\u2069"
 
 
 def rank_count(tr: Translator, count: int, rank: Rank) -> str:
@@ -826,6 +831,7 @@ def plain_names(table: Table) -> list[str]:
 #: Short private or group notes, by code (see :func:`note`).
 _NOTES = {
     "notify_on": N_("I will tell you in private chat when the next game opens here."),
+    "notify_on_private": N_("I will tell you here when the next game opens in «{group}»."),
     "lobby_open": N_("A new game is open in «{group}»: join it there."),
     "forgotten": N_("Everything I stored about you has been deleted."),
     "forget_private": N_("Send /forget_me to me in private chat."),

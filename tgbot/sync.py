@@ -328,7 +328,9 @@ class Syncer:
 
     async def _unreachable(self, table: Table, seat: int) -> bool:
         """Seat ``seat``'s private chat is lost: mark it (``nr<seat>`` = 1, unless marked or
-        already told) for the group lane to say so once (then 2). True when marked now."""
+        already told) for the group lane to say so (then 2). The group hears it at most once per
+        player per game (``once:unreachable:<user>`` in the game's hash, :meth:`Store.marked`):
+        block and unblock cycles, a restart, never repeat it. True when marked now."""
         tg = await self._tg_of(table.id)
         if table.state is None or not table.live or tg.get(f"nr{seat}"):
             return False
@@ -513,12 +515,15 @@ class Syncer:
             log.error("announcement %s of %s dropped: %s", note.get("seq"), table.id, e)
 
     async def _post_unreachable_notes(self, table: Table, tg: dict[str, str]) -> None:
-        """Tell the group once of each player marked unreachable (``nr<seat>`` = 1, then 2)."""
+        """Tell the group of each player marked unreachable (``nr<seat>`` = 1, then 2): once per
+        player per game (``once:unreachable:<user>`` in the game's hash, :meth:`Store.marked`)."""
         for field_, value in sorted(tg.items()):
             if field_.startswith("nr") and value == "1" and table.live:
                 seat = int(field_[2:])
-                if seat < len(table.seats):
+                # once per player per game, whatever blocks and unblocks come (kept in the game)
+                if seat < len(table.seats) and not await self.store.marked(table.id, "unreachable", table.seats[seat].user_id):
                     await self.bot.send_message(table.chat_id, render.unreachable(table, seat, self._username()), message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                    await self.store.first_time(table.id, "unreachable", table.seats[seat].user_id)
                 await self._write(table.id, **{field_: 2})
 
     async def _edit_board(self, table: Table, tg: dict[str, str]) -> None:

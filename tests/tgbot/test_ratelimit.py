@@ -216,6 +216,30 @@ async def test_a_game_message_goes_before_a_reply_waiting_for_the_same_group():
     assert Priority("game") is Priority.GAME  # callers may pass the string
 
 
+async def test_replies_waiting_for_a_group_never_delay_its_game_messages(monkeypatch):
+    # a burst of command replies waits for one group's window: a game message that comes after
+    # them (a deferred one, as the view sync makes, and a waiting one) takes each next slot
+    monkeypatch.setattr(ratelimit, "REPLY_WAIT", 60.0)
+    rig = Rig(group_max=1, group_period=4.0)
+    period = 4 * SAFETY
+    await rig.call(-1, "board", defer=True)
+    replies = [rig.call(-1, f"reply {n}") for n in range(5)]
+    await rig.clock.advance(1.0)
+    showdown = rig.call(-1, "showdown", defer=True)
+    await settle()
+    assert isinstance(showdown.exception(), Throttled)
+    await rig.clock.advance(showdown.exception().seconds)  # the sync sleeps that long, then calls again
+    assert await rig.call(-1, "showdown again", defer=True) is True
+    result = rig.call(-1, "result", priority=Priority.GAME)
+    await rig.clock.advance(period + 0.001)
+    assert result.result() is True
+    assert rig.labels() == ["board", "showdown again", "result"]
+    assert rig.time_of("showdown again") == pytest.approx(period, abs=0.01)
+    assert rig.time_of("result") == pytest.approx(2 * period, abs=0.01)
+    await rig.clock.advance(6 * period)
+    assert all(r.result() is True for r in replies) and rig.labels()[3:] == [f"reply {n}" for n in range(5)]
+
+
 async def test_a_throttled_game_call_keeps_its_claim_on_the_next_slot(monkeypatch):
     monkeypatch.setattr(ratelimit, "REPLY_WAIT", 60.0)
     rig = Rig(group_max=1, group_period=4.0)
