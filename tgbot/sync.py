@@ -227,8 +227,7 @@ class Syncer:
 
     def _forget(self, gid: str) -> None:
         """Drop what is kept in memory of an ended game that has been shown."""
-        self._tg.pop(gid, None)
-        self._unsaved.pop(gid, None)
+        self._tg.pop(gid, None)  # (its unsaved digests are still saved: a late sync reads them)
         self._posted.pop(gid, None)
         for key in [k for k in self._panel_locks if k[0] == gid]:
             del self._panel_locks[key]
@@ -237,7 +236,13 @@ class Syncer:
         """The game's Telegram bookkeeping (read from Redis once, then kept in memory)."""
         tg = self._tg.get(gid)
         if tg is None:
-            tg = self._tg[gid] = await self.store.tg_get(gid)
+            tg = await self.store.tg_get(gid)
+            for field_, value in self._unsaved.get(gid, {}).items():  # newer than Redis's
+                if value is None:
+                    tg.pop(field_, None)
+                else:
+                    tg[field_] = value
+            self._tg[gid] = tg
         return tg
 
     async def _write(self, gid: str, **fields: Any) -> None:
