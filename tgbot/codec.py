@@ -1,7 +1,7 @@
 """The one codec for callback data (DESIGN.md: compact ASCII, at most 64 bytes).
 
 A callback is ``op:gid[:field…]``. ``gid`` is the game id; actions whose meaning depends on the
-moment (a card picked, a play, a challenge, a belief) carry ``turn``, the number of engine actions
+moment (a card picked, a play, a challenge, a belief) carry ``action_count``, the number of engine actions
 applied so far, so a stale or replayed tap is refused. Actions that do not depend on the moment
 (join, leave, start, refresh, addbot, rmbot, takeback, quit) carry the game id only; all
 but addbot and rmbot are idempotent. ``timer`` carries the chat id in place of the game id.
@@ -9,27 +9,28 @@ but addbot and rmbot are idempotent. ``timer`` carries the chat id in place of t
 Telegram's limit: callback_data is 1–64 bytes (Bot API, InlineKeyboardButton); PTB does not check
 it (TELEGRAM.md), so :func:`encode` does.
 
->>> data = encode(Tap("play", "Ab3_x-9Z", turn=41, cards="77Q", claim="7"))
+>>> data = encode(Tap(Op.PLAY, "Ab3_x-9Z", action_count=41, cards="77Q", claim="7"))
 >>> data
 'p:Ab3_x-9Z:41:77Q:7'
->>> decode(data) == Tap("play", "Ab3_x-9Z", turn=41, cards="77Q", claim="7")
+>>> decode(data) == Tap(Op.PLAY, "Ab3_x-9Z", action_count=41, cards="77Q", claim="7")
 True
 >>> decode("j:Ab3_x-9Z").op
-'join'
+<Op.JOIN: 'join'>
 >>> decode("zzz")
 Traceback (most recent call last):
 ...
-tgbot.codec.BadCallback: unknown callback data: 'zzz'
+tgbot.codec.CallbackDataError: unknown callback data: 'zzz'
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from telegram.constants import InlineKeyboardButtonLimit
 
-__all__ = ["Tap", "encode", "decode", "BadCallback", "MAX_BYTES", "NOT_A_GAME", "person"]
+__all__ = ["Op", "Tap", "encode", "decode", "CallbackDataError", "MAX_BYTES", "NOT_A_GAME", "person"]
 
 #: Telegram's limit on callback_data, in bytes.
 MAX_BYTES = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA
@@ -41,10 +42,10 @@ _OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "start": ("s", ()),
     "cancel": ("x", ()),
     "variant": ("v", ("arg",)),
-    "pick": ("k", ("turn", "cards")),
-    "play": ("p", ("turn", "cards", "claim")),
-    "challenge": ("c", ("turn",)),
-    "believe": ("b", ("turn",)),
+    "pick": ("k", ("action_count", "cards")),
+    "play": ("p", ("action_count", "cards", "claim")),
+    "challenge": ("c", ("action_count",)),
+    "believe": ("b", ("action_count",)),
     "refresh": ("r", ()),
     # /language keyboards: gid is "0" (no game); the chat of the tapped message says whether
     # it is the group's language or the user's own.
@@ -73,7 +74,32 @@ _CLAIM = re.compile(r"[A2-9TJQK]", re.ASCII)
 _ARG = re.compile(r"[a-z0-9]{1,12}", re.ASCII)
 
 
-class BadCallback(ValueError):
+class Op(StrEnum):
+    """What a button does (the first field of its callback data, as a one-letter code)."""
+
+    JOIN = "join"
+    LEAVE = "leave"
+    START = "start"
+    CANCEL = "cancel"
+    VARIANT = "variant"
+    PICK = "pick"
+    PLAY = "play"
+    CHALLENGE = "challenge"
+    BELIEVE = "believe"
+    REFRESH = "refresh"
+    LANG = "lang"
+    ADDBOT = "addbot"
+    RMBOT = "rmbot"
+    TAKEBACK = "takeback"
+    QUIT = "quit"
+    TIMER = "timer"
+    SETTINGS = "settings"
+    STOPOK = "stopok"
+    AGAIN = "again"
+    REC = "rec"
+
+
+class CallbackDataError(ValueError):
     """Callback data this bot did not produce (or from an incompatible version)."""
 
 
@@ -84,13 +110,13 @@ class Tap:
     running game, confirmed), timer (a chat's turn timer: ``arg`` seconds as digits, or
     ``long``), settings (a /settings choice, chat id in place of the game id), stopok (stopping
     a running game, confirmed), again (a new lobby with the same players), rec (the game's
-    record as a file)), the game id, and the op's fields: ``turn`` (engine actions
+    record as a file)), the game id, and the op's fields: ``action_count`` (engine actions
     applied when the keyboard was drawn), ``cards`` (compact hand, e.g. ``77Q``), ``claim``
     (one rank character) and ``arg`` (a short word)."""
 
-    op: str
+    op: Op
     gid: str
-    turn: int = -1
+    action_count: int = -1
     cards: str = ""
     claim: str = ""
     arg: str = ""
@@ -122,22 +148,22 @@ def encode(tap: Tap) -> str:
 
 
 def decode(data: str | None) -> Tap:
-    """Decode callback data. Raises :class:`BadCallback` for anything :func:`encode` did not
+    """Decode callback data. Raises :class:`CallbackDataError` for anything :func:`encode` did not
     produce: the result always re-encodes to exactly ``data``."""
     if not isinstance(data, str) or not data.isascii() or len(data) > MAX_BYTES:
-        raise BadCallback(f"unknown callback data: {data!r}")
+        raise CallbackDataError(f"unknown callback data: {data!r}")
     parts = data.split(":")
     entry = _BY_CODE.get(parts[0])
     if entry is None or len(parts) != 2 + len(entry[1]) or not _GID.fullmatch(parts[1]):
-        raise BadCallback(f"unknown callback data: {data!r}")
+        raise CallbackDataError(f"unknown callback data: {data!r}")
     name, fields = entry
     values: dict[str, object] = {}
     for field, raw in zip(fields, parts[2:]):
-        pattern = {"turn": _TURN, "cards": _CARDS, "claim": _CLAIM}.get(field, _ARG)
+        pattern = {"action_count": _TURN, "cards": _CARDS, "claim": _CLAIM}.get(field, _ARG)
         if not pattern.fullmatch(raw):
-            raise BadCallback(f"bad {field} in {data!r}")
-        values[field] = int(raw) if field == "turn" else raw
-    tap = Tap(name, parts[1], **values)  # type: ignore[arg-type]
+            raise CallbackDataError(f"bad {field} in {data!r}")
+        values[field] = int(raw) if field == "action_count" else raw
+    tap = Tap(Op(name), parts[1], **values)  # type: ignore[arg-type]
     if encode(tap) != data:  # (a guard: every field above already has one spelling)
-        raise BadCallback(f"not in canonical form: {data!r}")
+        raise CallbackDataError(f"not in canonical form: {data!r}")
     return tap

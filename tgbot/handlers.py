@@ -26,10 +26,10 @@ from core.cards import Hand, Rank
 from . import budget, chatmove, model, render, stats
 from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
 from .identity import departed_user, replied_user, telegram_says_gone
-from .codec import NOT_A_GAME, BadCallback, Tap, decode, person
+from .codec import NOT_A_GAME, CallbackDataError, Tap, decode, person
 from .ingest import outcome
 from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
-from .model import Change, Refused, Seat, Status, Table
+from .model import Answer, Change, RefusedError, Seat, Status, Table
 from .clock import RedisClock
 from .ratelimit import Throttled
 from .settings import Settings
@@ -148,7 +148,7 @@ async def _tap_lang(s: Services, update: Update, table: Table | None) -> str:
 
 async def _seat_for(s: Services, update: Update, chat_id: int) -> Seat:
     """The sender's seat (:func:`identity.seat_for`) with their private language resolved
-    (:func:`i18n.private_language`). Raises ``Refused("anonymous")`` like seat_for."""
+    (:func:`i18n.private_language`). Raises ``RefusedError(Answer.ANONYMOUS)`` like seat_for."""
     seat = seat_for(update)
     user = update.effective_user
     assert user is not None
@@ -262,7 +262,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     try:
         await s.store.transact(table.id, lambda t: model.cancel(t, user_id, admin))
-    except Refused as e:
+    except RefusedError as e:
         await _reply(update, render.answer(e.code, tr.lang))
         return
     s.syncer.request(table.id)
@@ -292,7 +292,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     user_id, admin = await may_manage(context, table, update)
     try:
         done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout, user_id=user_id, is_admin=admin))
-    except Refused as e:
+    except RefusedError as e:
         await _reply(update, render.answer(e.code, table.lang))
         return
     await _maybe_autostart(s, done.change.table)
@@ -314,7 +314,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if table.status is Status.LOBBY:
         try:
             await s.store.transact(table.id, lambda t: model.leave(t, user.id, s.now(), s.settings.lobby_timeout))
-        except Refused as e:
+        except RefusedError as e:
             await _reply(update, render.answer(e.code, tr.lang))
             return
         s.syncer.request(table.id)
@@ -352,10 +352,10 @@ async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, build:
 
 
 def _timer_seconds(arg: str) -> int:
-    """The seconds of a timer choice (digits, or ``long``); ``Refused("bad_button")`` otherwise."""
+    """The seconds of a timer choice (digits, or ``long``); ``RefusedError(Answer.BAD_BUTTON)`` otherwise."""
     seconds = LONG_TIMER if arg == "long" else int(arg) if arg.isdigit() else 0
     if seconds not in (*TIMER_CHOICES, LONG_TIMER):
-        raise Refused("bad_button")
+        raise RefusedError(Answer.BAD_BUTTON)
     return seconds
 
 
@@ -364,10 +364,10 @@ async def _set_timer(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     try:
         chat_id = await _current_chat(s, int(tap.gid))
     except ValueError:
-        raise Refused("bad_button") from None
+        raise RefusedError(Answer.BAD_BUTTON) from None
     seconds = _timer_seconds(tap.arg)
     if not await is_admin(context, chat_id, update):
-        raise Refused("not_allowed")
+        raise RefusedError(Answer.NOT_ALLOWED)
     await s.store.set_chat_turn_timeout(chat_id, seconds)
     return "timer_set"
 
@@ -394,7 +394,7 @@ async def _unseat_everywhere(s: Services, chat_id: int, user_id: int) -> None:
             continue
         try:
             await s.store.transact(table.id, lambda t: model.member_gone(t, user_id, s.now(), s.settings.lobby_timeout))
-        except Refused:
+        except RefusedError:
             continue  # the game ended meanwhile
         log.info("user %s left chat %s: off game %s", user_id, chat_id, table.id)
         s.syncer.request(table.id)
@@ -433,15 +433,15 @@ async def _join_by_link(s: Services, context: ContextTypes.DEFAULT_TYPE, update:
     lobby = await s.store.load(gid)
     try:
         if lobby is None:
-            raise Refused("no_game")
+            raise RefusedError(Answer.NO_GAME)
         if not model.link_offered_to(lobby, user.id):
-            raise Refused("link_not_yours")
+            raise RefusedError(Answer.LINK_NOT_YOURS)
         if await telegram_says_gone(context, lobby.chat_id, user.id):
             await _unseat_everywhere(s, lobby.chat_id, user.id)  # the bot missed their leaving
-            raise Refused("link_not_yours")
+            raise RefusedError(Answer.LINK_NOT_YOURS)
         seat = await _seat_for(s, update, lobby.chat_id)
         done = await s.store.transact(gid, lambda t: model.join_by_link(t, seat, s.now(), s.settings.lobby_timeout))
-    except Refused as e:
+    except RefusedError as e:
         await _reply(update, render.answer(e.code, tr.lang))
         return
     table = done.change.table
@@ -510,7 +510,7 @@ async def _set_language(s: Services, context: ContextTypes.DEFAULT_TYPE, update:
     group = chat.type != ChatType.PRIVATE
     if group:
         if not await is_admin(context, chat.id, update):
-            raise Refused("admins_only")
+            raise RefusedError(Answer.ADMINS_ONLY)
         await _set_group_lang(s, chat.id, query.message, lang)
     else:
         await s.store.set_user_lang(user_id, lang)
@@ -557,14 +557,14 @@ async def _apply_setting(s: Services, context: ContextTypes.DEFAULT_TYPE, update
     try:
         chat_id = await _current_chat(s, int(tap.gid))
     except ValueError:
-        raise Refused("bad_button") from None
+        raise RefusedError(Answer.BAD_BUTTON) from None
     kind, value = tap.arg[:1], tap.arg[1:]
     if kind == "t":
         seconds = _timer_seconds(value)
     elif not ((kind == "v" and value in core.VARIANTS) or (kind == "s" and value in ("join", "shuffle")) or (kind == "l" and supported(value))):
-        raise Refused("bad_button")
+        raise RefusedError(Answer.BAD_BUTTON)
     if not await is_admin(context, chat_id, update):
-        raise Refused("admins_only")
+        raise RefusedError(Answer.ADMINS_ONLY)
     if kind == "t":
         await s.store.set_chat_turn_timeout(chat_id, seconds)
     elif kind == "v":
@@ -619,7 +619,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     now = s.now()
     try:
         done = await s.store.transact(table.id, lambda t: model.kick(t, target.id, user_id, admin, now, s.settings.lobby_timeout))
-    except Refused as e:
+    except RefusedError as e:
         await _reply(update, render.answer(e.code, tr.lang))
         return
     if done.change.reply == "not_seated":
@@ -680,12 +680,12 @@ async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: U
     take a seat only by tapping Join (no one is forced into a new game)."""
     old = await s.store.load(tap.gid)
     if old is None:
-        raise Refused("no_game")
+        raise RefusedError(Answer.NO_GAME)
     old = replace(old, chat_id=await _current_chat(s, old.chat_id))  # its group may be a supergroup now
     presser = actor_id(update)
     seat = old.seat_of(presser) if presser else None
     if (seat is None or not old.seats[seat].human) and not await is_admin(context, old.chat_id, update):
-        raise Refused("not_allowed")
+        raise RefusedError(Answer.NOT_ALLOWED)
     gid = s.new_game_id(update)
     if not await s.store.claim_chat(old.chat_id, old.thread_id, gid):
         current = await s.store.chat_game(old.chat_id, old.thread_id)
@@ -693,7 +693,7 @@ async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: U
     reachable = {presser} if presser and await s.store.can_dm(presser) else set()
     try:
         table = model.rematch(old, gid, presser, s.now(), s.settings.lobby_timeout, reachable)
-    except Refused:
+    except RefusedError:
         await s.store.release_chat(old.chat_id, old.thread_id, gid)
         raise
     await _open(s, table)
@@ -710,18 +710,18 @@ async def _send_record(s: Services, context: ContextTypes.DEFAULT_TYPE, update: 
     assert user is not None
     table = await s.store.load(tap.gid)
     if table is None:
-        raise Refused("no_game")
+        raise RefusedError(Answer.NO_GAME)
     seat = table.seat_of(user.id)
     if seat is None or not table.seats[seat].human:
-        raise Refused("not_seated")
+        raise RefusedError(Answer.NOT_SEATED)
     if table.status is not Status.OVER:
         # the record holds every hand and the seed: never while the game runs (the data of a
         # final panel's button may be sent on any message)
-        raise Refused("record_not_yet" if table.live else "no_game")
+        raise RefusedError(Answer.RECORD_NOT_YET if table.live else Answer.NO_GAME)
     deal, log_ = await s.store.record(table.id)
     record = stats.record_of_game(table, deal, log_, render.plain_names(table))
     if record is None:
-        raise Refused("no_game")
+        raise RefusedError(Answer.NO_GAME)
     if not await s.store.first_time(table.id, "record", user.id):
         return "record_again"  # once per player per game: a tap never sends it twice
     data = record.to_json(indent=1).encode()
@@ -740,20 +740,20 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     user = query.from_user
     try:
         tap = decode(query.data)
-    except BadCallback:
+    except CallbackDataError:
         await answer(query, render.answer("bad_button", await _private_lang(s, update)))
         return
     try:
         if tap.op == "lang":
             if not supported(tap.arg):
-                raise Refused("bad_button")
+                raise RefusedError(Answer.BAD_BUTTON)
             await answer(query, render.answer("ok", await _set_language(s, context, update, tap.arg)))
             return
         if tap.op in ("pick", "refresh"):
             await _show_panel(s, query, tap, user.id, update)
             return
         done = await _apply_tap(s, context, update, tap, user.id)
-    except Refused as e:
+    except RefusedError as e:
         lang = await _tap_lang(s, update, None if tap.op == "lang" else await s.store.load(tap.gid))
         await answer(query, render.answer(e.code, lang))
         if e.code == "stale":
@@ -788,7 +788,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
             return await _offer_link(s, gid, user_id)
         lobby = await s.store.load(gid)
         if lobby is None:
-            raise Refused("no_game")
+            raise RefusedError(Answer.NO_GAME)
         seat = await _seat_for(s, update, lobby.chat_id)
         fn = lambda t: model.join(t, seat, now, timeout)  # noqa: E731
     elif tap.op == "leave":
@@ -796,7 +796,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     elif tap.op in ("start", "cancel", "variant"):
         table = await s.store.load(gid)
         if table is None:
-            raise Refused("no_game")
+            raise RefusedError(Answer.NO_GAME)
         user_id, admin = await may_manage(context, table, update)
         if tap.op == "start":
             fn = await _start_fn(s, table, user_id, admin)
@@ -808,7 +808,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         # AI seats are the creator's or a chat admin's to add and remove
         table = await s.store.load(gid)
         if table is None:
-            raise Refused("no_game")
+            raise RefusedError(Answer.NO_GAME)
         user_id, admin = await may_manage(context, table, update)
         if tap.op == "addbot":
             names = render.BOT_NAMES
@@ -821,12 +821,12 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         # the confirmation acts for the player it was offered to, no one else
         table = await s.store.load(gid)
         if table is None:
-            raise Refused("no_game")
+            raise RefusedError(Answer.NO_GAME)
         seat = table.seat_of(user_id)
         if seat is None:
-            raise Refused("not_seated")
+            raise RefusedError(Answer.NOT_SEATED)
         if tap.arg != str(seat):
-            raise Refused("not_for_you")
+            raise RefusedError(Answer.NOT_FOR_YOU)
         fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op == "timer":
         return TapDone(await _set_timer(s, context, update, tap))
@@ -839,15 +839,15 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
     elif tap.op == "stopok":
         table = await s.store.load(gid)
         if table is None:
-            raise Refused("no_game")
+            raise RefusedError(Answer.NO_GAME)
         user_id, admin = await may_manage(context, table, update)
         # the confirmation acts for who asked (an anonymous admin's: for any admin)
         if tap.arg != person(user_id) and not (tap.arg == person(0) and admin):
-            raise Refused("not_for_you" if admin or user_id == table.creator else "not_allowed")
+            raise RefusedError(Answer.NOT_FOR_YOU if admin or user_id == table.creator else Answer.NOT_ALLOWED)
         fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
     else:
         action = _action_of(tap)
-        fn = lambda t: model.act(t, user_id, tap.turn, action, now)  # noqa: E731
+        fn = lambda t: model.act(t, user_id, tap.action_count, action, now)  # noqa: E731
     if tap.op in ("join", "addbot"):
         # another transaction may follow (the sixth player starts the game): the sync takes
         # its lanes' locks itself
@@ -874,7 +874,7 @@ def _action_of(tap: Tap) -> core.Action:
         return core.Challenge()
     if tap.op == "believe":
         return core.Believe()
-    raise Refused("bad_button")
+    raise RefusedError(Answer.BAD_BUTTON)
 
 
 async def _maybe_autostart(s: Services, table: Table) -> None:
@@ -882,7 +882,7 @@ async def _maybe_autostart(s: Services, table: Table) -> None:
     if table.status is Status.LOBBY and len(table.seats) >= core.MAX_PLAYERS:
         try:
             await s.store.transact(table.id, await _start_fn(s, table, None, True))
-        except Refused:
+        except RefusedError:
             pass
 
 
@@ -899,7 +899,7 @@ async def _show_panel(s: Services, query, tap: Tap, user_id: int, update: Update
         return
     picks = ""
     if tap.op == "pick":
-        if tap.turn != table.turn or table.state.current != seat:
+        if tap.action_count != table.action_count or table.state.current != seat:
             code = "stale"
         else:
             picks = tap.cards
@@ -978,7 +978,7 @@ async def _end_chat_games(s: Services, chat_id: int) -> None:
     for table in await s.store.chat_games(chat_id):
         try:
             await s.store.transact(table.id, lambda t: model.cancel(t, None, True, reason="bot_removed"))
-        except Refused:
+        except RefusedError:
             continue
         log.info("game %s ended: bot removed from chat %s", table.id, chat_id)
         s.syncer.request(table.id)

@@ -29,7 +29,7 @@ from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from .model import Refused, Seat, Table
+from .model import Answer, RefusedError, Seat, Table
 
 __all__ = [
     "ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage", "replied_user",
@@ -85,14 +85,14 @@ async def may_manage(context: ContextTypes.DEFAULT_TYPE, table: Table, update: U
 
 
 def seat_for(update: Update) -> Seat:
-    """The seat for the sender. Raises ``Refused("anonymous")`` for an anonymous admin or a
-    channel (they have no private chat to receive cards) and ``Refused("not_allowed")`` for
+    """The seat for the sender. Raises ``RefusedError(Answer.ANONYMOUS)`` for an anonymous admin or a
+    channel (they have no private chat to receive cards) and ``RefusedError(Answer.NOT_ALLOWED)`` for
     bots."""
     user = update.effective_user
     if user is None or not actor_id(update):
-        raise Refused("anonymous")
+        raise RefusedError(Answer.ANONYMOUS)
     if user.is_bot:
-        raise Refused("not_allowed")
+        raise RefusedError(Answer.NOT_ALLOWED)
     return Seat(user.id, user.full_name or user.username or "")
 
 

@@ -2,7 +2,7 @@
 
 A table is a lobby first (players join and leave), then a running game (``core`` state), then
 over. Every transition is a pure function ``(table, …) -> Change`` that the store commits as one
-compare-and-set (see :mod:`tgbot.store`); refused transitions raise :class:`Refused` with a
+compare-and-set (see :mod:`tgbot.store`); refused transitions raise :class:`RefusedError` with a
 machine code that :mod:`tgbot.render` turns into text. The game rules themselves stay in ``core``.
 """
 
@@ -12,7 +12,7 @@ import json
 import math
 import random
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 import core
@@ -22,7 +22,7 @@ from core.record import action_to_dict
 from core.rules import MAX_PLAYERS, MIN_PLAYERS
 
 __all__ = [
-    "Status", "Seat", "Table", "Change", "Refused", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
+    "Status", "Seat", "Table", "Change", "RefusedError", "Answer", "open_lobby", "join", "leave", "add_bot", "remove_bot", "set_variant",
     "offer_link", "link_offered_to", "join_by_link", "member_gone", "MAX_LINK_OFFERS",
     "start", "cancel", "kick", "rematch", "move_chat", "act", "take_back", "on_deadline", "set_lang", "set_seat_lang", "ai_pause", "event_to_dict", "AUTO_TO_AI", "REMIND_AT",
     "GroupAccess", "RetireReason", "group_unwritable", "group_writable", "group_gone", "next_timer", "UNWRITABLE_PROBE_EVERY",
@@ -86,10 +86,72 @@ class RetireReason(str, Enum):
     UNWRITABLE = "unwritable"
 
 
-class Refused(Exception):
-    """A transition the table refuses. ``code`` is a machine code (render gives the text):
-    ``stale``, ``not_in_lobby``, ``lobby_full``, ``not_seated``, ``not_allowed``,
-    ``too_few``, ``game_over``, ``not_running``, ``link_not_yours`` or an engine error code."""
+class Answer(StrEnum):
+    """What a tap or a transition came to: the code of the short answer the tapper sees
+    (:func:`tgbot.render.answer` gives its text), a success or a refusal (:class:`RefusedError`).
+    Engine refusals carry the code of :mod:`core.errors` (``not_your_turn``, …)."""
+
+    OK = "ok"
+    JOINED = "joined"
+    ALREADY_JOINED = "already_joined"
+    LEFT = "left"
+    NOT_SEATED = "not_seated"
+    VARIANT = "variant"
+    STARTED = "started"
+    CANCELLED = "cancelled"
+    PLAYED = "played"
+    CHALLENGED = "challenged"
+    BELIEVED = "believed"
+    STALE = "stale"
+    NOT_IN_LOBBY = "not_in_lobby"
+    LOBBY_FULL = "lobby_full"
+    NOT_ALLOWED = "not_allowed"
+    TOO_FEW = "too_few"
+    GAME_OVER = "game_over"
+    NOT_RUNNING = "not_running"
+    NO_GAME = "no_game"
+    LINK_NOT_YOURS = "link_not_yours"
+    NOT_YOUR_TURN = "not_your_turn"
+    PLAY_NOT_ALLOWED = "play_not_allowed"
+    BELIEVE_NOT_ALLOWED = "believe_not_allowed"
+    CHALLENGE_NOT_ALLOWED = "challenge_not_allowed"
+    BAD_CARD_COUNT = "bad_card_count"
+    CARDS_NOT_IN_HAND = "cards_not_in_hand"
+    CLAIM_NOT_ALLOWED = "claim_not_allowed"
+    OPEN_PRIVATE = "open_private"
+    REFRESHED = "refreshed"
+    BAD_BUTTON = "bad_button"
+    ADMINS_ONLY = "admins_only"
+    ANONYMOUS = "anonymous"
+    BOT_ADDED = "bot_added"
+    BOT_TAKEN_OUT = "bot_taken_out"
+    NO_BOT = "no_bot"
+    NO_HUMAN = "no_human"
+    LEFT_GAME = "left_game"
+    TAKEN_BACK = "taken_back"
+    TIMER_SET = "timer_set"
+    SETTINGS_SAVED = "settings_saved"
+    RECORD_SENT = "record_sent"
+    RECORD_AGAIN = "record_again"
+    RECORD_NOT_YET = "record_not_yet"
+    REOPENED = "reopened"
+    ALREADY_OPEN = "already_open"
+    TRY_AGAIN = "try_again"
+    NOT_FOR_YOU = "not_for_you"
+    # codes of transitions that answer no tap (their Change.reply is not shown)
+    AI = "ai"
+    AUTO = "auto"
+    EXPIRED = "expired"
+    MOVED = "moved"
+    REMINDED = "reminded"
+    RETIRED = "retired"
+    UNWRITABLE = "unwritable"
+    WRITABLE = "writable"
+
+
+class RefusedError(Exception):
+    """A transition the table refuses; ``code`` says why (an :class:`Answer`, or an engine
+    error's code for an illegal action)."""
 
     def __init__(self, code: str) -> None:
         super().__init__(code)
@@ -155,7 +217,7 @@ class Table:
     - ``title``: the group's title (shown on private panels), ``lang``: the group's language;
     - ``seats``: players in seat order (join order);
     - ``state``: the engine state once started;
-    - ``turn``: engine actions applied so far (the "moment" carried by versioned callbacks);
+    - ``action_count``: engine actions applied so far (the "moment" carried by versioned callbacks);
     - ``version``: bumped by every commit (compare-and-set);
     - ``deadline``: epoch seconds when the table's timer fires, or ``None``; ``deadline_kind`` says
       what it does: ``lobby`` (expiry), ``remind`` (a quarter of the turn is left), ``turn`` (the
@@ -187,7 +249,7 @@ class Table:
     variant: str = "russian"
     seats: tuple[Seat, ...] = ()
     state: core.GameState | None = None
-    turn: int = 0
+    action_count: int = 0
     version: int = 0
     deadline: float | None = None
     created: float = 0.0
@@ -230,7 +292,7 @@ class Table:
             "variant": self.variant,
             "seats": [s.to_list() for s in self.seats],
             "state": self.state.to_dict() if self.state is not None else None,
-            "turn": self.turn,
+            "turn": self.action_count,
             "version": self.version,
             "deadline": self.deadline,
             "created": self.created,
@@ -265,7 +327,7 @@ class Table:
             variant=d["variant"],
             seats=tuple(Seat.from_list(item) for item in d["seats"]),
             state=core.GameState.from_dict(d["state"]) if d["state"] is not None else None,
-            turn=d["turn"],
+            action_count=d["turn"],
             version=d["version"],
             deadline=d["deadline"],
             created=d["created"],
@@ -306,7 +368,7 @@ class Change:
     log: list[dict] = field(default_factory=list)
     outbox: list[dict] = field(default_factory=list)
     deal: list[str] | None = None
-    reply: str = "ok"
+    reply: str = Answer.OK
 
 
 def _announce(table: Table, kind: str, **payload: Any) -> tuple[Table, dict]:
@@ -326,7 +388,7 @@ def open_lobby(
 
 def _lobby(table: Table) -> None:
     if table.status is not Status.LOBBY:
-        raise Refused("not_in_lobby")
+        raise RefusedError(Answer.NOT_IN_LOBBY)
 
 
 def _touch(table: Table, now: float, timeout: float, **changes: Any) -> Table:
@@ -338,19 +400,19 @@ def _managed(table: Table, user_id: int | None, is_admin: bool) -> None:
     Creator ``0`` (an anonymous admin opened the lobby) matches nobody: admins only."""
     if user_id is None or is_admin or (user_id and user_id == table.creator):
         return
-    raise Refused("not_allowed")
+    raise RefusedError(Answer.NOT_ALLOWED)
 
 
 def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
-    """Seat a player (idempotent: a seated player stays where they are). Refused when the
+    """Seat a player (idempotent: a seated player stays where they are). RefusedError when the
     lobby is closed or full (6 seats, RULES.md)."""
     _lobby(table)
     if table.seat_of(seat.user_id) is not None:
-        return Change(table, reply="already_joined")
+        return Change(table, reply=Answer.ALREADY_JOINED)
     if len(table.seats) >= MAX_PLAYERS:
-        raise Refused("lobby_full")
+        raise RefusedError(Answer.LOBBY_FULL)
     offers = tuple(user_id for user_id in table.link_offers if user_id != seat.user_id)
-    return Change(_touch(table, now, timeout, seats=table.seats + (seat,), link_offers=offers), reply="joined")
+    return Change(_touch(table, now, timeout, seats=table.seats + (seat,), link_offers=offers), reply=Answer.JOINED)
 
 
 def offer_link(table: Table, user_id: int) -> Change:
@@ -358,15 +420,15 @@ def offer_link(table: Table, user_id: int) -> Change:
     lobby offers them its join deep link, and records the offer (:attr:`Table.link_offers`,
     at most :data:`MAX_LINK_OFFERS`, the oldest dropped) so that the link seats them and no
     one else. ``reply`` ``open_private`` (the tap is answered with the link); an offer already
-    on record, or to a seated player, changes nothing. Refused when the lobby is closed or
+    on record, or to a seated player, changes nothing. RefusedError when the lobby is closed or
     full."""
     _lobby(table)
     if table.seat_of(user_id) is None and len(table.seats) >= MAX_PLAYERS:
-        raise Refused("lobby_full")
+        raise RefusedError(Answer.LOBBY_FULL)
     if user_id in table.link_offers or table.seat_of(user_id) is not None:
-        return Change(table, reply="open_private")
+        return Change(table, reply=Answer.OPEN_PRIVATE)
     offers = (table.link_offers + (user_id,))[-MAX_LINK_OFFERS:]
-    return Change(replace(table, link_offers=offers), reply="open_private")
+    return Change(replace(table, link_offers=offers), reply=Answer.OPEN_PRIVATE)
 
 
 def link_offered_to(table: Table, user_id: int) -> bool:
@@ -380,7 +442,7 @@ def join_by_link(table: Table, seat: Seat, now: float, timeout: float) -> Change
     anyone else, the link being forwarded or guessed, is refused ``link_not_yours`` before
     anything of the lobby is shown. A seated player's link is idempotent (``already_joined``)."""
     if not link_offered_to(table, seat.user_id):
-        raise Refused("link_not_yours")
+        raise RefusedError(Answer.LINK_NOT_YOURS)
     return join(table, seat, now, timeout)
 
 
@@ -389,15 +451,15 @@ def add_bot(
 ) -> Change:
     """Seat an AI player in the lobby: a negative user id unique in the table and the first of
     ``names`` (catalog msgids) no bot of the table uses yet (creator or chat admin; ``user_id``
-    None for the table itself). Refused when the lobby is full."""
+    None for the table itself). RefusedError when the lobby is full."""
     _lobby(table)
     _managed(table, user_id, is_admin)
     if len(table.seats) >= MAX_PLAYERS:
-        raise Refused("lobby_full")
+        raise RefusedError(Answer.LOBBY_FULL)
     used = {s.name for s in table.seats if s.bot}
     uid = min([s.user_id for s in table.seats if s.bot] + [0]) - 1
     name = next((n for n in names if n not in used), names[0] if names else "")
-    return Change(_touch(table, now, timeout, seats=table.seats + (Seat(uid, name, bot=strategy),)), reply="bot_added")
+    return Change(_touch(table, now, timeout, seats=table.seats + (Seat(uid, name, bot=strategy),)), reply=Answer.BOT_ADDED)
 
 
 def remove_bot(table: Table, now: float, timeout: float, *, user_id: int | None = None, is_admin: bool = False) -> Change:
@@ -407,9 +469,9 @@ def remove_bot(table: Table, now: float, timeout: float, *, user_id: int | None 
     _managed(table, user_id, is_admin)
     bots = [i for i, s in enumerate(table.seats) if s.bot]
     if not bots:
-        return Change(table, reply="no_bot")
+        return Change(table, reply=Answer.NO_BOT)
     seats = table.seats[: bots[-1]] + table.seats[bots[-1] + 1 :]
-    return Change(_touch(table, now, timeout, seats=seats), reply="bot_taken_out")
+    return Change(_touch(table, now, timeout, seats=seats), reply=Answer.BOT_TAKEN_OUT)
 
 
 def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
@@ -420,22 +482,22 @@ def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
     seat = table.seat_of(user_id)
     if table.status is Status.PLAYING:
         if seat is None or not table.seats[seat].human:
-            return Change(table, reply="not_seated")
+            return Change(table, reply=Answer.NOT_SEATED)
         if table.seats[seat].left:
-            return Change(table, reply="left_game")
+            return Change(table, reply=Answer.LEFT_GAME)
         seats = _with_seat(table.seats, seat, left=True, ai=True)
         new, note = _announce(replace(table, seats=seats), "left", seat=seat)
         if not any(s.present for s in seats):
             new, end = _announce(replace(new, status=Status.CANCELLED, ended="abandoned"), "cancelled", reason="abandoned")
-            return Change(_schedule(new, now), outbox=[note, end], reply="left_game")
+            return Change(_schedule(new, now), outbox=[note, end], reply=Answer.LEFT_GAME)
         if table.state is not None and table.state.current == seat:
             new = _schedule(new, now)
-        return Change(new, outbox=[note], reply="left_game")
+        return Change(new, outbox=[note], reply=Answer.LEFT_GAME)
     _lobby(table)
     if seat is None:
-        return Change(table, reply="not_seated")
+        return Change(table, reply=Answer.NOT_SEATED)
     seats = tuple(s for s in table.seats if s.user_id != user_id)
-    return Change(_touch(table, now, timeout, seats=seats), reply="left")
+    return Change(_touch(table, now, timeout, seats=seats), reply=Answer.LEFT)
 
 
 def member_gone(table: Table, user_id: int, now: float, timeout: float) -> Change:
@@ -452,14 +514,14 @@ def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: f
     _lobby(table)
     _managed(table, user_id, is_admin)
     core.variant(variant)  # raises UnknownVariant
-    return Change(_touch(table, now, timeout, variant=variant), reply="variant")
+    return Change(_touch(table, now, timeout, variant=variant), reply=Answer.VARIANT)
 
 
 def set_lang(table: Table, lang: str) -> Change:
     """Change the table's (group's) language while its lobby is open; a running game keeps the
     language it started with. ``reply`` is ``ok``, or ``stale`` when nothing changes."""
     if table.status is not Status.LOBBY or table.lang == lang:
-        return Change(table, reply="stale")
+        return Change(table, reply=Answer.STALE)
     return Change(replace(table, lang=lang))
 
 
@@ -467,7 +529,7 @@ def set_seat_lang(table: Table, user_id: int, lang: str | None) -> Change:
     """Set the private language of ``user_id``'s seat (``None``: follow the table's)."""
     seat = table.seat_of(user_id)
     if seat is None or table.seats[seat].lang == lang:
-        return Change(table, reply="stale")
+        return Change(table, reply=Answer.STALE)
     seats = table.seats[:seat] + (replace(table.seats[seat], lang=lang),) + table.seats[seat + 1 :]
     return Change(replace(table, seats=seats))
 
@@ -492,9 +554,9 @@ def start(
     _lobby(table)
     _managed(table, user_id, is_admin)
     if len(table.seats) < MIN_PLAYERS:
-        raise Refused("too_few")
+        raise RefusedError(Answer.TOO_FEW)
     if not any(s.human for s in table.seats):
-        raise Refused("no_human")
+        raise RefusedError(Answer.NO_HUMAN)
     seats = table.seats
     if shuffle:
         order = list(seats)
@@ -507,25 +569,25 @@ def start(
         status=Status.PLAYING,
         state=state,
         seed=seed,
-        turn=0,
+        action_count=0,
         link_offers=(),
         turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
         ai_delay=table.ai_delay if ai_delay is None else ai_delay,
         ai_pause=table.ai_pause if ai_pause is None else ai_pause,
     )
-    return Change(_schedule(new, now), deal=[h.to_str() for h in state.hands], reply="started")
+    return Change(_schedule(new, now), deal=[h.to_str() for h in state.hands], reply=Answer.STARTED)
 
 
 def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = "stopped") -> Change:
     """End a lobby or a running game without result (creator or chat admin; ``user_id`` None
     for the bot itself)."""
     if not table.live:
-        raise Refused("not_running")
+        raise RefusedError(Answer.NOT_RUNNING)
     _managed(table, user_id, is_admin)
     new, note = _announce(replace(table, status=Status.CANCELLED, ended=reason, deadline=None, deadline_kind=None, turn_end=None), "cancelled", reason=reason)
     # A game ended because the bot lost the group ("bot_removed") has no group to tell.
     tell = table.status is Status.PLAYING and reason != "bot_removed"
-    return Change(new, outbox=[note] if tell else [], reply="cancelled")
+    return Change(new, outbox=[note] if tell else [], reply=Answer.CANCELLED)
 
 
 def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: float, timeout: float) -> Change:
@@ -533,7 +595,7 @@ def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: fl
     left (:func:`leave`: the AI plays their seat in a running game; a lobby just loses them).
     ``reply`` ``not_seated`` when ``target`` is not a person at the table."""
     if not table.live:
-        raise Refused("not_running")
+        raise RefusedError(Answer.NOT_RUNNING)
     _managed(table, user_id, is_admin)
     return leave(table, target, now, timeout)
 
@@ -544,7 +606,7 @@ def rematch(old: Table, gid: str, creator: int, now: float, timeout: float, reac
     ``reachable`` (who asked for the rematch, when the bot may write to them privately; the
     others are invited and join themselves). ``old`` must be over."""
     if old.live:
-        raise Refused("not_in_lobby")
+        raise RefusedError(Answer.NOT_IN_LOBBY)
     seats = tuple(
         Seat(s.user_id, s.name, lang=s.lang, bot=s.bot) for s in old.seats if s.bot or s.user_id in reachable
     )[:MAX_PLAYERS]
@@ -557,8 +619,8 @@ def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
     upgraded to a supergroup; ``migrate_to_chat_id``). Idempotent: a table already elsewhere is
     unchanged (``reply`` = ``stale``)."""
     if table.chat_id != old_chat_id:
-        return Change(table, reply="stale")
-    return Change(replace(table, chat_id=new_chat_id), reply="moved")
+        return Change(table, reply=Answer.STALE)
+    return Change(replace(table, chat_id=new_chat_id), reply=Answer.MOVED)
 
 
 # -- timers --------------------------------------------------------------------------------------
@@ -568,7 +630,7 @@ def ai_pause(table: Table) -> float:
     """Seconds an AI seat waits before acting at the table's current moment: a human-like pause
     in ``table.ai_pause`` drawn from the game's seed and turn (so every process agrees), never less than
     ``table.ai_delay`` (the group's message spacing, so the board keeps up)."""
-    rng = random.Random(f"{table.seed}:{table.turn}:pause")
+    rng = random.Random(f"{table.seed}:{table.action_count}:pause")
     return max(rng.uniform(*table.ai_pause), table.ai_delay)
 
 
@@ -604,9 +666,9 @@ def on_deadline(table: Table, now: float) -> Change:
     if table.group_access is GroupAccess.UNWRITABLE and table.retire_at is not None and table.retire_at <= now:
         return group_gone(table, RetireReason.UNWRITABLE)
     if table.deadline is None or table.deadline > now or not table.live:
-        return Change(table, reply="stale")
+        return Change(table, reply=Answer.STALE)
     if table.status is Status.LOBBY:
-        return Change(replace(table, status=Status.CANCELLED, ended="expired", deadline=None, deadline_kind=None), reply="expired")
+        return Change(replace(table, status=Status.CANCELLED, ended="expired", deadline=None, deadline_kind=None), reply=Answer.EXPIRED)
     assert table.state is not None and table.state.current is not None
     seat = table.state.current
     player = table.seats[seat]
@@ -614,17 +676,17 @@ def on_deadline(table: Table, now: float) -> Change:
     if kind == "remind" and not player.by_ai:
         end = table.turn_end if table.turn_end is not None else now
         new, note = _announce(replace(table, deadline=end, deadline_kind="turn"), "remind", seat=seat, to=player.user_id, end=end)
-        return Change(new, outbox=[note], reply="reminded")
+        return Change(new, outbox=[note], reply=Answer.REMINDED)
     view = core.view(table.state, seat)
     if player.by_ai:
         strategy = player.bot or "counting"
-        action = core.ai.make_player(strategy, seat, random.Random(f"{table.seed}:{table.turn}")).act(view)
-        return _apply(table, seat, action, now, reply="ai")
+        action = core.ai.make_player(strategy, seat, random.Random(f"{table.seed}:{table.action_count}")).act(view)
+        return _apply(table, seat, action, now, reply=Answer.AI)
     action = core.auto.automatic_move(view)
     auto = player.auto + 1
     table = replace(table, seats=_with_seat(table.seats, seat, auto=auto, ai=auto >= AUTO_TO_AI))
     table, note = _announce(table, "auto", seat=seat, ai=auto >= AUTO_TO_AI)
-    change = _apply(table, seat, action, now, reply="auto")
+    change = _apply(table, seat, action, now, reply=Answer.AUTO)
     change.outbox.insert(0, note)
     return change
 
@@ -652,16 +714,16 @@ def group_unwritable(table: Table, now: float, grace: float) -> Change:
     unless a message goes through first. ``reply`` ``unwritable``; ``stale`` when the group is
     known unwritable already, or gone."""
     if table.group_access is not GroupAccess.WRITABLE:
-        return Change(table, reply="stale")
-    return Change(replace(table, group_access=GroupAccess.UNWRITABLE, unwritable_since=now, retire_at=now + grace), reply="unwritable")
+        return Change(table, reply=Answer.STALE)
+    return Change(replace(table, group_access=GroupAccess.UNWRITABLE, unwritable_since=now, retire_at=now + grace), reply=Answer.UNWRITABLE)
 
 
 def group_writable(table: Table) -> Change:
     """A message went through to the group that had refused them: the table is no longer to be
     retired. ``reply`` ``writable``; ``stale`` unless the group was unwritable."""
     if table.group_access is not GroupAccess.UNWRITABLE:
-        return Change(table, reply="stale")
-    return Change(replace(table, group_access=GroupAccess.WRITABLE, unwritable_since=None, retire_at=None), reply="writable")
+        return Change(table, reply=Answer.STALE)
+    return Change(replace(table, group_access=GroupAccess.WRITABLE, unwritable_since=None, retire_at=None), reply=Answer.WRITABLE)
 
 
 def group_gone(table: Table, reason: RetireReason) -> Change:
@@ -671,26 +733,26 @@ def group_gone(table: Table, reason: RetireReason) -> Change:
     view sync then gives up on the group and tells the people privately. ``reply`` ``retired``;
     ``stale`` when already gone."""
     if table.group_access is GroupAccess.GONE:
-        return Change(table, reply="stale")
+        return Change(table, reply=Answer.STALE)
     new = replace(table, group_access=GroupAccess.GONE, retire_at=None)
     if table.live:
         new = replace(new, status=Status.CANCELLED, ended=reason.value, deadline=None, deadline_kind=None, turn_end=None)
-    return Change(new, reply="retired")
+    return Change(new, reply=Answer.RETIRED)
 
 
 def take_back(table: Table, user_id: int, now: float) -> Change:
     """The player takes their seat back from the AI (one tap, idempotent; not after leaving)."""
     if table.status is not Status.PLAYING:
-        raise Refused("game_over" if table.status is Status.OVER else "not_running")
+        raise RefusedError(Answer.GAME_OVER if table.status is Status.OVER else Answer.NOT_RUNNING)
     seat = table.seat_of(user_id)
     if seat is None or table.seats[seat].left or not table.seats[seat].human:
-        raise Refused("not_seated")
+        raise RefusedError(Answer.NOT_SEATED)
     if not table.seats[seat].ai:
-        return Change(table, reply="taken_back")
+        return Change(table, reply=Answer.TAKEN_BACK)
     new = replace(table, seats=_with_seat(table.seats, seat, ai=False, auto=0))
     if table.state is not None and table.state.current == seat:
         new = _schedule(new, now)
-    return Change(new, reply="taken_back")
+    return Change(new, reply=Answer.TAKEN_BACK)
 
 
 # -- play ----------------------------------------------------------------------------------------
@@ -700,18 +762,18 @@ def _with_seat(seats: tuple[Seat, ...], i: int, **changes: Any) -> tuple[Seat, .
     return seats[:i] + (replace(seats[i], **changes),) + seats[i + 1 :]
 
 
-def act(table: Table, user_id: int, turn: int, action: core.Action, now: float | None = None) -> Change:
-    """Apply a player's action through the engine. ``turn`` is the moment the keyboard was
+def act(table: Table, user_id: int, action_count: int, action: core.Action, now: float | None = None) -> Change:
+    """Apply a player's action through the engine. ``action_count`` is the moment the keyboard was
     drawn for: a different one is ``stale``. Engine refusals come back as their codes. A person
     acting resets their count of automatic moves; ``now`` (epoch seconds) sets the next timer
     (see :func:`start`)."""
     if table.status is not Status.PLAYING or table.state is None:
-        raise Refused("game_over" if table.status is Status.OVER else "not_running")
+        raise RefusedError(Answer.GAME_OVER if table.status is Status.OVER else Answer.NOT_RUNNING)
     seat = table.seat_of(user_id)
     if seat is None or table.seats[seat].left:
-        raise Refused("not_seated")
-    if turn != table.turn:
-        raise Refused("stale")
+        raise RefusedError(Answer.NOT_SEATED)
+    if action_count != table.action_count:
+        raise RefusedError(Answer.STALE)
     if table.seats[seat].auto:
         table = replace(table, seats=_with_seat(table.seats, seat, auto=0))
     return _apply(table, seat, action, now, reply=None)
@@ -723,10 +785,10 @@ def _apply(table: Table, seat: int, action: core.Action, now: float | None, repl
     try:
         state, events = core.apply(table.state, seat, action)
     except core.IllegalActionError as e:
-        raise Refused(e.code) from None
+        raise RefusedError(e.code) from None
     if isinstance(action, core.Play) and action.claim is None:
         action = core.Play(action.cards, events[0].claim)
-    new = replace(table, state=state, turn=table.turn + 1)
+    new = replace(table, state=state, action_count=table.action_count + 1)
     notes = []
     for ev in events:
         if isinstance(ev, (core.ChallengeResolved, core.Believed, core.GameEnded)):

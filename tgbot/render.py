@@ -26,7 +26,7 @@ from core.cards import RANKS, Hand, Rank
 
 from .codec import Tap, encode, person
 from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
-from .model import REMIND_AT, RetireReason, Status, Table
+from .model import REMIND_AT, Answer, RetireReason, Status, Table
 
 if TYPE_CHECKING:
     from core.stats import SeatStats
@@ -486,8 +486,8 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
             lines.append("<b>" + tr.t("{player} has played their last cards: {claim}. Do you believe it?", player=name(table, last.seat, tr), claim=claim_text(tr, last.count, last.claim)) + "</b>")
         else:
             lines.append("<b>" + tr.t("The last play of the game: {claim}. Do you believe it?", claim=claim_text(tr, last.count, last.claim)) + "</b>")
-        rows.append([_button(tr.t("I believe"), Tap("believe", table.id, turn=table.turn), BELIEVE)])
-        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn), CHALLENGE)])
+        rows.append([_button(tr.t("I believe"), Tap("believe", table.id, action_count=table.action_count), BELIEVE)])
+        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, action_count=table.action_count), CHALLENGE)])
     else:
         head = len(lines)  # the turn's heading: the deadline goes right under it, above the prompts
         rows += _play_rows(table, v, picks, tr, lines)
@@ -540,29 +540,29 @@ def _play_rows(table: Table, v: core.PlayerView, picks: str, tr: Translator, lin
             label = short + (f" ×{held}" if held > 1 else "")
         else:
             label = f"✓{short} {chosen}/{held}" if held > 1 else f"✓ {short}"
-        row.append(_button(label, Tap("pick", table.id, turn=table.turn, cards=nxt.to_str())))
+        row.append(_button(label, Tap("pick", table.id, action_count=table.action_count, cards=nxt.to_str())))
         if len(row) == PICKS_PER_ROW:
             rows.append(row)
             row = []
     if row:
         rows.append(row)
     if picks:
-        rows.append([_button(tr.t("Clear"), Tap("pick", table.id, turn=table.turn, cards=""))])
+        rows.append([_button(tr.t("Clear"), Tap("pick", table.id, action_count=table.action_count, cards=""))])
         if required is not None:
             label = tr.t("Play: {claim}", claim=claim_text(tr, picked.size, required))
-            rows.append([_button(label, Tap("play", table.id, turn=table.turn, cards=picks, claim=required.char), PLAY)])
+            rows.append([_button(label, Tap("play", table.id, action_count=table.action_count, cards=picks, claim=required.char), PLAY)])
         else:
             lines.append(tr.t("What do you claim? Tap it to play:"))
             claim_row: list[InlineKeyboardButton] = []
             for rank in RANKS:
-                claim_row.append(_button("▶ " + rank_short(tr, rank), Tap("play", table.id, turn=table.turn, cards=picks, claim=rank.char), PLAY))
+                claim_row.append(_button("▶ " + rank_short(tr, rank), Tap("play", table.id, action_count=table.action_count, cards=picks, claim=rank.char), PLAY))
                 if len(claim_row) == CLAIMS_PER_ROW:
                     rows.append(claim_row)
                     claim_row = []
             if claim_row:
                 rows.append(claim_row)
     if v.can_challenge:
-        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, turn=table.turn), CHALLENGE)])
+        rows.append([_button(tr.t("I doubt it!"), Tap("challenge", table.id, action_count=table.action_count), CHALLENGE)])
     return rows
 
 
@@ -874,60 +874,60 @@ def retired_note(table: Table, seat: int, grace: float) -> str:
 # -- short answers to taps -------------------------------------------------------------------------
 
 _ANSWERS = {
-    "ok": "",
-    "joined": N_("You joined the game."),
-    "already_joined": N_("You are already in."),
-    "left": N_("You left the lobby."),
-    "not_seated": N_("You are not a player of this game."),
-    "variant": N_("Variant changed."),
-    "started": N_("The game has started!"),
-    "cancelled": N_("Stopped."),
-    "played": N_("Played."),
-    "challenged": N_("«I doubt it!»"),
-    "believed": N_("«I believe»"),
-    "stale": N_("This keyboard is out of date."),
-    "not_in_lobby": N_("The lobby is closed."),
-    "lobby_full": N_("The table is full (6 players)."),
-    "not_allowed": N_("Only the creator or a chat admin can do that."),
-    "too_few": N_("At least 3 players are needed."),
-    "game_over": N_("The game is over."),
-    "not_running": N_("This game is not running."),
-    "no_game": N_("This game no longer exists."),
-    "link_not_yours": N_("This link is not for you. To play, tap «Join» under the lobby in your group."),
-    "not_your_turn": N_("It is not your turn."),
-    "play_not_allowed": N_("You can't play now: believe or doubt."),
-    "believe_not_allowed": N_("There is nothing to believe now."),
-    "challenge_not_allowed": N_("There is nothing to doubt yet."),
-    "bad_card_count": N_("Pick 1 to 4 cards."),
-    "cards_not_in_hand": N_("You don't have these cards."),
-    "claim_not_allowed": N_("That claim is not allowed now."),
-    "open_private": N_("Start the bot in private chat first: it will seat you."),
-    "refreshed": N_("Updated."),
-    "bad_button": N_("This button is not valid any more."),
-    "admins_only": N_("Only a chat admin can do that."),
+    Answer.OK: "",
+    Answer.JOINED: N_("You joined the game."),
+    Answer.ALREADY_JOINED: N_("You are already in."),
+    Answer.LEFT: N_("You left the lobby."),
+    Answer.NOT_SEATED: N_("You are not a player of this game."),
+    Answer.VARIANT: N_("Variant changed."),
+    Answer.STARTED: N_("The game has started!"),
+    Answer.CANCELLED: N_("Stopped."),
+    Answer.PLAYED: N_("Played."),
+    Answer.CHALLENGED: N_("«I doubt it!»"),
+    Answer.BELIEVED: N_("«I believe»"),
+    Answer.STALE: N_("This keyboard is out of date."),
+    Answer.NOT_IN_LOBBY: N_("The lobby is closed."),
+    Answer.LOBBY_FULL: N_("The table is full (6 players)."),
+    Answer.NOT_ALLOWED: N_("Only the creator or a chat admin can do that."),
+    Answer.TOO_FEW: N_("At least 3 players are needed."),
+    Answer.GAME_OVER: N_("The game is over."),
+    Answer.NOT_RUNNING: N_("This game is not running."),
+    Answer.NO_GAME: N_("This game no longer exists."),
+    Answer.LINK_NOT_YOURS: N_("This link is not for you. To play, tap «Join» under the lobby in your group."),
+    Answer.NOT_YOUR_TURN: N_("It is not your turn."),
+    Answer.PLAY_NOT_ALLOWED: N_("You can't play now: believe or doubt."),
+    Answer.BELIEVE_NOT_ALLOWED: N_("There is nothing to believe now."),
+    Answer.CHALLENGE_NOT_ALLOWED: N_("There is nothing to doubt yet."),
+    Answer.BAD_CARD_COUNT: N_("Pick 1 to 4 cards."),
+    Answer.CARDS_NOT_IN_HAND: N_("You don't have these cards."),
+    Answer.CLAIM_NOT_ALLOWED: N_("That claim is not allowed now."),
+    Answer.OPEN_PRIVATE: N_("Start the bot in private chat first: it will seat you."),
+    Answer.REFRESHED: N_("Updated."),
+    Answer.BAD_BUTTON: N_("This button is not valid any more."),
+    Answer.ADMINS_ONLY: N_("Only a chat admin can do that."),
 
 
-    "anonymous": N_("Anonymous admins can't take a seat: write as yourself to play."),
-    "bot_added": N_("A bot joined the table."),
-    "bot_taken_out": N_("A bot left the table."),
-    "no_bot": N_("There is no bot to remove."),
-    "no_human": N_("At least one person must play."),
-    "left_game": N_("You left the game. The AI plays your seat."),
-    "taken_back": N_("Your seat is yours again."),
-    "timer_set": N_("Turn timer saved for the next games."),
-    "settings_saved": N_("Saved for the next games."),
-    "record_sent": N_("The record is in your private chat."),
-    "record_again": N_("The record was already sent to your private chat."),
-    "record_not_yet": N_("The record comes once the game is over."),
-    "reopened": N_("A new lobby is open."),
-    "already_open": N_("A game is already open here."),
-    "try_again": N_("Something went wrong: please tap again."),
-    "not_for_you": N_("This button is not for you."),
+    Answer.ANONYMOUS: N_("Anonymous admins can't take a seat: write as yourself to play."),
+    Answer.BOT_ADDED: N_("A bot joined the table."),
+    Answer.BOT_TAKEN_OUT: N_("A bot left the table."),
+    Answer.NO_BOT: N_("There is no bot to remove."),
+    Answer.NO_HUMAN: N_("At least one person must play."),
+    Answer.LEFT_GAME: N_("You left the game. The AI plays your seat."),
+    Answer.TAKEN_BACK: N_("Your seat is yours again."),
+    Answer.TIMER_SET: N_("Turn timer saved for the next games."),
+    Answer.SETTINGS_SAVED: N_("Saved for the next games."),
+    Answer.RECORD_SENT: N_("The record is in your private chat."),
+    Answer.RECORD_AGAIN: N_("The record was already sent to your private chat."),
+    Answer.RECORD_NOT_YET: N_("The record comes once the game is over."),
+    Answer.REOPENED: N_("A new lobby is open."),
+    Answer.ALREADY_OPEN: N_("A game is already open here."),
+    Answer.TRY_AGAIN: N_("Something went wrong: please tap again."),
+    Answer.NOT_FOR_YOU: N_("This button is not for you."),
 }
 
 
 def answer(code: str, lang: str | None) -> str:
     """The short answer to a tap (at most 200 characters, answerCallbackQuery's limit)."""
-    msgid = _ANSWERS.get(code, _ANSWERS["bad_button"])
+    msgid = _ANSWERS.get(code, _ANSWERS[Answer.BAD_BUTTON])
     text = translator(lang).t(msgid) if msgid else ""
     return text[: CallbackQueryLimit.ANSWER_CALLBACK_QUERY_TEXT_LENGTH]

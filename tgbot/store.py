@@ -54,7 +54,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from .model import Change, Refused, Table, move_chat
+from .model import Answer, Change, RefusedError, Table, move_chat
 
 __all__ = [
     "Store", "ChatSettings", "ConflictError", "FencedError", "new_game_id", "game_id_for_update", "connect", "RedisClient",
@@ -443,8 +443,8 @@ class Store:
     async def transact(self, gid: str, fn: Callable[[Table], Change], attempts: int = 8) -> Committed:
         """Apply ``fn`` to game ``gid``'s table and commit it, under the game's lock.
 
-        ``fn`` must be pure; it may raise :class:`~tgbot.model.Refused`, which propagates (as
-        does ``Refused("no_game")`` when there is no such game). A change whose table is the
+        ``fn`` must be pure; it may raise :class:`~tgbot.model.RefusedError`, which propagates (as
+        does ``RefusedError(Answer.NO_GAME)`` when there is no such game). A change whose table is the
         loaded one is not written. When the current update (:data:`current_update`) was applied
         to this game already, nothing is applied and the result's change is the current table
         with reply ``"ok"``. Raises :class:`FencedError` (a newer holder wrote the game) and
@@ -453,7 +453,7 @@ class Store:
             for _ in range(attempts):
                 table = await self._read(gid)
                 if table is None:
-                    raise Refused("no_game")
+                    raise RefusedError(Answer.NO_GAME)
                 mark = self._mark(gid)
                 if mark and mark[0] in self._applied.get(gid, ()):
                     return Committed(Change(table), table)

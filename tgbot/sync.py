@@ -47,7 +47,7 @@ from telegram import Bot, Message
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from . import chatmove, model, render, stats
-from .model import Change, GroupAccess, Refused, RetireReason, Status, Table
+from .model import Change, GroupAccess, RefusedError, RetireReason, Status, Table
 from .store import Store
 
 __all__ = ["Syncer", "panel_key", "answer", "DEFER", "LANES", "GroupRefusal", "group_refusal", "MAX_HELD_ANNOUNCEMENTS"]
@@ -153,7 +153,7 @@ def panel_key(table: Table, seat: int) -> str:
     button brings those in), so a play costs at most the actor's and the next player's."""
     assert table.state is not None
     me = table.seats[seat]
-    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.turn if _turn_now(table, seat) else '-'}|{int(me.ai)}{int(me.left)}"
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.action_count if _turn_now(table, seat) else '-'}|{int(me.ai)}{int(me.left)}"
 
 
 def _turn_now(table: Table, seat: int) -> bool:
@@ -329,7 +329,7 @@ class Syncer:
     def _needs_work(table: Table, seat: int, tg: dict[str, str]) -> bool:
         """Whether seat ``seat``'s panel, as recorded in ``tg``, does not show their situation
         (or it is their turn and the turn's panel was not sent yet)."""
-        return tg.get(f"pk{seat}") != panel_key(table, seat) or (_turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.turn))
+        return tg.get(f"pk{seat}") != panel_key(table, seat) or (_turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.action_count))
 
     async def _unreachable(self, table: Table, seat: int) -> bool:
         """Seat ``seat``'s private chat is lost: mark it (``nr<seat>`` = 1, unless marked or
@@ -389,13 +389,13 @@ class Syncer:
         key = panel_key(table, seat)
         msg_id = int(tg[f"p{seat}"]) if tg.get(f"p{seat}") else None
         rendered = render.panel(table, seat)
-        if _turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.turn):
+        if _turn_now(table, seat) and tg.get(f"pt{seat}") != str(table.action_count):
             try:
                 sent = await self.bot.send_message(chat_id, rendered.text, reply_markup=rendered.markup, rate_limit_args=DEFER)
             except Forbidden:
                 await self.store.set_dm(chat_id, False)
                 return False
-            await self._write(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.turn, f"pd{seat}": rendered.digest})
+            await self._write(table.id, **{f"p{seat}": sent.message_id, f"pk{seat}": key, f"pt{seat}": table.action_count, f"pd{seat}": rendered.digest})
             if msg_id is not None:
                 await self._delete(chat_id, msg_id)
             return True
@@ -569,7 +569,7 @@ class Syncer:
         """Commit a change of game ``gid``'s group access (logged unless it changed nothing)."""
         try:
             done = await self.store.transact(gid, change)
-        except Refused:
+        except RefusedError:
             return  # the game itself is gone
         if done.change.reply != "stale":
             log.warning("group of %s %s: %s", gid, done.change.reply, cause)

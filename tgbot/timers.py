@@ -70,7 +70,7 @@ class Timers:
         now = self.clock.now()
         try:
             done = await self.store.transact(gid, lambda t: model.on_deadline(t, now))
-        except model.Refused:
+        except model.RefusedError:
             return  # the game is gone
         except FencedError as e:
             log.warning("deadline of %s left to the active process: %s", gid, e)
@@ -85,7 +85,7 @@ class Timers:
         if done.change.reply != "stale":
             before = done.before
             assert before is not None
-            log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", gid, done.change.reply, before.deadline_kind, before.deadline or 0.0, before.turn)
+            log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", gid, done.change.reply, before.deadline_kind, before.deadline or 0.0, before.action_count)
         elif table is done.before:
             self.schedule(table)  # nothing committed: a deadline that moved later
         self.syncer.request(gid)

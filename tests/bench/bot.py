@@ -279,14 +279,14 @@ class Driver:
             taps = []
             if isinstance(action, core.Play):
                 cards = "".join(r.char for r in action.cards)
-                taps += [Tap("pick", gid, turn=table.turn, cards=cards[: i + 1]) for i in range(len(cards))]
+                taps += [Tap("pick", gid, action_count=table.action_count, cards=cards[: i + 1]) for i in range(len(cards))]
                 claim = action.claim.char if action.claim is not None else ""
-                taps.append(Tap("play", gid, turn=table.turn, cards=cards, claim=claim))
+                taps.append(Tap("play", gid, action_count=table.action_count, cards=cards, claim=claim))
                 self.plays += 1
             elif isinstance(action, core.Challenge):
-                taps.append(Tap("challenge", gid, turn=table.turn))
+                taps.append(Tap("challenge", gid, action_count=table.action_count))
             else:
-                taps.append(Tap("believe", gid, turn=table.turn))
+                taps.append(Tap("believe", gid, action_count=table.action_count))
             for tap in taps:
                 await self.feed(tap_update(uid, uid, panel, encode(tap)), measure)
                 self.taps += 1

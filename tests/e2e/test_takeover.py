@@ -48,7 +48,7 @@ from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import QUERY_TOO_OLD, BotAPIEmulator
 from tests.redis_server import free_port
 from tgbot import render
-from tgbot.codec import BadCallback, decode
+from tgbot.codec import CallbackDataError, decode
 from tgbot.i18n import LANGUAGES
 from tgbot.lease import LEASE_SECONDS, MARGIN
 from tgbot.store import Store
@@ -320,7 +320,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
         applied_marks = await redis.zrange(store.k_applied(gid), 0, -1)
     finally:
         await redis.aclose()
-    assert deal is not None and len(log) == stored.turn
+    assert deal is not None and len(log) == stored.action_count
     state = core.from_deal(stored.variant, [core.Hand.from_str(h) for h in deal])
 
     fired = [m.groups() for b in bots for m in _FIRED.finditer(b.log()) if m.group(1) == gid]
@@ -335,7 +335,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     for qid, (uid, q) in taps.items():
         try:
             tap = decode(q["data"])
-        except BadCallback:
+        except CallbackDataError:
             continue
         if tap.gid != gid or tap.op not in ("play", "challenge", "believe"):
             continue
@@ -345,7 +345,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
             action: core.Action = core.Play(core.Hand.from_str(tap.cards).ranks(), core.Rank.from_str(tap.claim))
         else:
             action = core.Challenge() if tap.op == "challenge" else core.Believe()
-        by_turn[tap.turn].append((qid, norm(action_to_dict(seat, action)), emu.answers.get(qid) or {}))
+        by_turn[tap.action_count].append((qid, norm(action_to_dict(seat, action)), emu.answers.get(qid) or {}))
 
     answered_applied = 0
     for i, raw in enumerate(log):

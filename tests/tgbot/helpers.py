@@ -33,7 +33,7 @@ def ai_step(table: Table, players: list) -> model.Change:
     assert table.state is not None
     seat = table.state.current
     action = players[seat].act(core.view(table.state, seat))
-    ch = model.act(table, table.seats[seat].user_id, table.turn, action)
+    ch = model.act(table, table.seats[seat].user_id, table.action_count, action)
     return ch
 
 
@@ -74,6 +74,6 @@ async def play_on(store, gid: str, steps: int | None = None) -> None:
     while t.status is model.Status.PLAYING and (steps is None or done < steps):
         seat = t.state.current
         action = players[seat].act(core.view(t.state, seat))
-        await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.turn, action))
+        await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.action_count, action))
         t = await store.load(gid)
         done += 1

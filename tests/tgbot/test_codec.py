@@ -8,7 +8,7 @@ import pytest
 
 import core
 from tgbot import codec, model, render
-from tgbot.codec import BadCallback, Tap, decode, encode
+from tgbot.codec import CallbackDataError, Tap, decode, encode
 from tests.tgbot.helpers import ai_players, at_cap, lobby, play_through, started
 
 LONG_GID = "Zz9_-" + "x" * 11  # 16 characters: the longest id the codec accepts
@@ -19,14 +19,14 @@ TAPS = [
     Tap("start", "abc"),
     Tap("cancel", "abc"),
     Tap("variant", "abc", arg="classic"),
-    Tap("pick", "abc", turn=0, cards=""),
-    Tap("pick", "abc", turn=12, cards="A27K"),
-    Tap("play", "abc", turn=999999, cards="TTTT", claim="T"),
-    Tap("challenge", "abc", turn=3),
-    Tap("believe", "abc", turn=300),
+    Tap("pick", "abc", action_count=0, cards=""),
+    Tap("pick", "abc", action_count=12, cards="A27K"),
+    Tap("play", "abc", action_count=999999, cards="TTTT", claim="T"),
+    Tap("challenge", "abc", action_count=3),
+    Tap("believe", "abc", action_count=300),
     Tap("refresh", "abc"),
     Tap("lang", "0", arg="fr"),
-    Tap("play", LONG_GID, turn=999999, cards="QQQQ", claim="A"),
+    Tap("play", LONG_GID, action_count=999999, cards="QQQQ", claim="A"),
     Tap("addbot", "abc"),
     Tap("rmbot", "abc"),
     Tap("takeback", LONG_GID),
@@ -60,7 +60,7 @@ def test_round_trip(tap):
      "r:abc:1", "x:abc:", ":abc", "J:abc", "p:abc:1:77:7:"],
 )
 def test_malformed_raises_bad_callback(data):
-    with pytest.raises(BadCallback):
+    with pytest.raises(CallbackDataError):
         decode(data)
 
 
@@ -114,7 +114,7 @@ def test_panels_in_every_phase(n, variant):
     ops: set[str] = set()
 
     def check_all(t: model.Table, deep: bool = True) -> None:
-        big = replace(t, turn=999999)
+        big = replace(t, action_count=999999)
         assert t.state is not None
         for tt in (t, big):
             _check(render.board(tt, "cheat_test_bot"), LONG_GID)
@@ -152,7 +152,7 @@ def test_panels_in_every_phase(n, variant):
     capped = at_cap(table)
     v = core.view(capped.state, capped.state.current)
     r = v.hand.ranks()[0]
-    ch = model.act(capped, capped.seats[capped.state.current].user_id, capped.turn, core.Play((r,), r))
+    ch = model.act(capped, capped.seats[capped.state.current].user_id, capped.action_count, core.Play((r,), r))
     assert ch.table.state.phase is core.Phase.CAP_CHECK
     phases.add(core.Phase.CAP_CHECK)
     check_all(ch.table)
@@ -165,7 +165,7 @@ def test_final_check_panel_offers_believe_and_challenge():
         table, _ = started(3, seed=seed)
         for before, ch in play_through(table, ai_players(3, seed)):
             if ch.table.status is model.Status.PLAYING and ch.table.state.phase is core.Phase.FINAL_CHECK:
-                t = replace(ch.table, id=LONG_GID, turn=999999)
+                t = replace(ch.table, id=LONG_GID, action_count=999999)
                 ops = _check(render.panel(t, t.state.current), LONG_GID)
                 assert {"believe", "challenge", "refresh"} <= ops
                 return
@@ -198,12 +198,12 @@ def _mutants() -> st.SearchStrategy[str]:
 def test_decode_accepts_only_what_encode_produces(data):
     try:
         tap = decode(data)
-    except BadCallback:
+    except CallbackDataError:
         return
     assert encode(tap) == data
 
 
 @pytest.mark.parametrize("data", ["k:abc:1²:", "k:abc:²:", "j:abc\n", "j:abc\n\n", "c:abc:03", "p:abc:1:7:7\n", "j:äbc", "v:abc:classic\n", "w:-100:60\n"])
 def test_odd_data_is_refused(data):
-    with pytest.raises(BadCallback):
+    with pytest.raises(CallbackDataError):
         decode(data)

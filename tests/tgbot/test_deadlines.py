@@ -8,7 +8,7 @@ import pytest
 
 import core
 from tgbot import model
-from tgbot.model import Refused, Seat, Status
+from tgbot.model import RefusedError, Seat, Status
 from tests.tgbot.helpers import lobby
 
 
@@ -27,9 +27,9 @@ def test_reminder_then_automatic_move_then_ai_takeover():
     ch = model.on_deadline(t, 75.0)
     assert ch.reply == "reminded" and ch.outbox[0]["kind"] == "remind" and ch.outbox[0]["to"] == t.seats[seat].user_id
     t = ch.table
-    assert (t.deadline, t.deadline_kind, t.turn) == (100.0, "turn", 0)
+    assert (t.deadline, t.deadline_kind, t.action_count) == (100.0, "turn", 0)
     ch = model.on_deadline(t, 100.0)
-    assert ch.reply == "auto" and ch.table.turn == 1 and len(ch.log) == 1
+    assert ch.reply == "auto" and ch.table.action_count == 1 and len(ch.log) == 1
     assert ch.outbox[0] == {"seq": ch.outbox[0]["seq"], "kind": "auto", "seat": seat, "ai": False}
     expected = core.auto.automatic_move(core.view(t.state, seat))
     assert ch.log[0] == core.record.action_to_dict(seat, expected)
@@ -66,7 +66,7 @@ def test_stale_deadline_after_a_tap_does_nothing_and_a_tap_resets_auto():
     t1 = ch.table
     cur = t1.state.current
     act = core.auto.automatic_move(core.view(t1.state, cur))
-    t2 = model.act(t1, t1.seats[cur].user_id, t1.turn, act, now=120).table
+    t2 = model.act(t1, t1.seats[cur].user_id, t1.action_count, act, now=120).table
     assert model.on_deadline(t2, 180).reply == "stale"  # old deadlines (175, 200) are gone
     assert t2.deadline == 120 + 75
     assert t1.seats[seat].auto == 1
@@ -86,7 +86,7 @@ def test_bots_in_lobby_and_ai_moves_deterministic():
     assert [s.user_id for s in t3.seats] == [1, -1, -2]
     assert model.remove_bot(lobby(2), 0, 900).reply == "no_bot"
     only_bots = model.add_bot(model.add_bot(model.add_bot(lobby(0), ("A",), 0, 9).table, ("A", "B"), 0, 9).table, ("A", "B", "C"), 0, 9).table
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.start(only_bots, None, True, 1, now=0)
     assert e.value.code == "no_human"
     g = model.start(t, 1, False, 3, now=0, turn_timeout=60, ai_delay=0.5).table
@@ -101,7 +101,7 @@ def test_bots_in_lobby_and_ai_moves_deterministic():
 def test_ai_pause_respects_the_group_spacing():
     t = _game(n_humans=1, bots=2)
     for turn in range(20):
-        p = model.ai_pause(model.Table(**{**t.__dict__, "turn": turn}))
+        p = model.ai_pause(model.Table(**{**t.__dict__, "action_count": turn}))
         assert 1.0 <= p <= 3.0
     slow = model.Table(**{**t.__dict__, "ai_delay": 4.0})
     assert model.ai_pause(slow) == 4.0
@@ -113,9 +113,9 @@ def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
     assert ch.reply == "left_game" and ch.table.seats[1].left and ch.table.seats[1].ai
     assert ch.outbox[0]["kind"] == "left" and ch.table.status is Status.PLAYING
     assert model.leave(ch.table, 2, 11, 900).table is ch.table
-    with pytest.raises(Refused):
-        model.act(ch.table, 2, ch.table.turn, core.Challenge())
-    with pytest.raises(Refused):
+    with pytest.raises(RefusedError):
+        model.act(ch.table, 2, ch.table.action_count, core.Challenge())
+    with pytest.raises(RefusedError):
         model.take_back(ch.table, 2, 12)
     end = model.leave(ch.table, 1, 12, 900)
     assert end.table.status is Status.CANCELLED and end.table.ended == "abandoned" and end.table.deadline is None

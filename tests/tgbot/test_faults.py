@@ -141,7 +141,7 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
     play = await mover.tap(p, cb(p, "p:")[0])
     await live.settle()
     t1 = await live.store.load(gid)
-    assert t1.turn == t0.turn + 1 and len((await live.store.record(gid))[1]) == t1.turn
+    assert t1.action_count == t0.action_count + 1 and len((await live.store.record(gid))[1]) == t1.action_count
     assert any("query is too old" in e["description"] for e in emu.errors)
     # the views were still synced after the refused answer: the board shows the new turn
     tg = await live.store.tg_get(gid)
@@ -324,15 +324,15 @@ async def test_permissions_and_anonymous_admins(live):
     assert ans["text"] == render.answer("not_seated", "ru")
     ans = await (await nxt.tap(p, play)).answer(15)
     assert ans["text"] == render.answer("not_your_turn", "ru")
-    assert (await live.store.load(gid)).turn == 0
+    assert (await live.store.load(gid)).action_count == 0
     await (await cur.tap(p, play)).answer(15)
     await live.settle()
     # only the next player can doubt: the third player's forged challenge is refused
     t = await live.store.load(gid)
     third = users[t.seats[(t.state.current + 1) % 3].user_id]
-    ans = await (await third.tap(p, f"c:{gid}:{t.turn}", strict=False)).answer(15)
+    ans = await (await third.tap(p, f"c:{gid}:{t.action_count}", strict=False)).answer(15)
     assert ans["text"] == render.answer("not_your_turn", "ru")
-    assert (await live.store.load(gid)).turn == 1
+    assert (await live.store.load(gid)).action_count == 1
     # the anonymous admin stops the game; a channel posting in the group may not
     # (a running game stops after a confirming tap; a plain member's tap is refused)
     await emu.send_as_anonymous_admin(group, "/stop_game")
@@ -348,7 +348,7 @@ async def test_permissions_and_anonymous_admins(live):
 
 async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
     from tgbot.identity import actor_id, seat_for
-    from tgbot.model import Refused
+    from tgbot.model import RefusedError
     from telegram import Chat, Message, Update, User
     import datetime
 
@@ -358,7 +358,7 @@ async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
     now = datetime.datetime.now(datetime.timezone.utc)
     upd = Update(1, message=Message(1, now, grp, from_user=anon, sender_chat=grp, text="/start_game"))
     assert actor_id(upd) == 0
-    with pytest.raises(Refused):
+    with pytest.raises(RefusedError):
         seat_for(upd)
     upd2 = Update(2, message=Message(2, now, grp, from_user=User(136817688, "Channel", True), sender_chat=chan, text="/stop_game"))
     from tgbot.identity import is_anonymous_admin
@@ -416,8 +416,8 @@ async def test_two_games_share_a_player(live):
     for _ in range(3):
         await live.play_one(gid1, users1)
     t2 = await live.store.load(gid2)
-    assert t2.version == before2 and t2.turn == 0
-    assert (await live.store.load(gid1)).turn == 3
+    assert t2.version == before2 and t2.action_count == 0
+    assert (await live.store.load(gid1)).action_count == 3
     assert {t.id for t in await live.store.user_games(a.id)} == {gid1, gid2}
     assert emu.violations == []
 
@@ -440,7 +440,7 @@ async def test_updates_queued_while_down_apply_in_order_once(live):
     await live.start()
     await live.settle()
     t = await live.store.load(gid)
-    assert t.turn == 1 and len((await live.store.record(gid))[1]) == 1
+    assert t.action_count == 1 and len((await live.store.record(gid))[1]) == 1
     a1 = emu.answers.get(t1.query_id) or {}
     a2 = emu.answers.get(t2.query_id) or {}
     assert a1.get("text") == render.answer("played", "ru")

@@ -105,7 +105,7 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         other = [x for x in texts if x != render.answer("played", "ru")][0]
         assert other in (render.answer("stale", "ru"), render.answer("not_your_turn", "ru"))
         t = await load(gid)
-        assert t.turn == 1 and t.state.pile_size == 1
+        assert t.action_count == 1 and t.state.pile_size == 1
         _, log = await store.record(gid)
         assert len(log) == 1
         # re-delivered play: still applied once
@@ -113,7 +113,7 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         emu.redeliver(t2.update_id)
         await delivered_again()
         t = await load(gid)
-        assert t.turn == 1 and t.state.pile_size == 1 and len((await store.record(gid))[1]) == 1
+        assert t.action_count == 1 and t.state.pile_size == 1 and len((await store.record(gid))[1]) == 1
 
         # commands were registered for groups and private chats
         scopes = {key[0] for key in emu.commands}

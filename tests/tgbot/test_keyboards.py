@@ -136,5 +136,5 @@ def test_decision_buttons_are_coloured(lang, variant):
     assert styles["p"] == {render.PLAY} == {"primary"}
     assert styles["k"] == {None} and styles["r"] == {None}
     # the colour reaches the Bot API call (PTB serialises it)
-    button = render._button("x", render.Tap("believe", "G1", turn=1), render.BELIEVE)
+    button = render._button("x", render.Tap("believe", "G1", action_count=1), render.BELIEVE)
     assert button.to_dict()["style"] == "success"

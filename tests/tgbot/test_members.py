@@ -59,7 +59,7 @@ async def _wait_past_turn(live: Live, gid: str, turn: int, timeout: float = 30) 
     end = loop.time() + timeout
     while True:
         seen = len(emu.calls)
-        if (await live.store.load(gid)).turn > turn:
+        if (await live.store.load(gid)).action_count > turn:
             return
         await emu.wait_for(lambda seen=seen: len(emu.calls) > seen, max(0.1, end - loop.time()))
 
@@ -71,7 +71,7 @@ async def _ai_plays_for(live: Live, gid: str, seat: int, users: dict) -> None:
         table = await live.store.load(gid)
         assert table.status is Status.PLAYING
         if table.state.current == seat:
-            await _wait_past_turn(live, gid, table.turn)
+            await _wait_past_turn(live, gid, table.action_count)
             return
         await live.play_one(gid, users)
     raise AssertionError(f"seat {seat} never came to play in game {gid}")
@@ -85,7 +85,7 @@ def test_link_offers_are_stored_with_the_lobby_and_tables_without_them_load():
     assert stored["link_offers"] == [50] and Table.from_json(offered.to_json()) == offered
     del stored["link_offers"]  # a table stored before the field existed
     assert Table.from_json(json.dumps(stored)).link_offers == ()
-    with pytest.raises(model.Refused, match="link_not_yours"):
+    with pytest.raises(model.RefusedError, match="link_not_yours"):
         model.join_by_link(offered, Seat(51, "Чужой"), 1000.0, 900.0)
     seated = model.join_by_link(offered, Seat(50, "Вера"), 1000.0, 900.0).table
     assert seated.seat_of(50) == 2 and seated.link_offers == ()

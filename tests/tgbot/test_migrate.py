@@ -100,7 +100,7 @@ async def assert_migrated(redis: Client) -> None:
         assert json.loads(stored.to_json()) == {**json.loads(FIXTURE["tables"][gid]), "schema": TABLE_SCHEMA}
         assert Table.from_json(stored.to_json()) == stored
     live = await store.load(LIVE)
-    assert live is not None and live.status is Status.PLAYING and live.turn == 4
+    assert live is not None and live.status is Status.PLAYING and live.action_count == 4
     assert [s.user_id for s in live.seats] == [101, 102, 103]
     chat_game = await store.chat_game(-100, None)
     assert chat_game is not None and chat_game.id == LIVE

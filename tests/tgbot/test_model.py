@@ -8,7 +8,7 @@ import core
 from core.cards import Hand
 from core.record import Record, action_from_dict, replay
 from tgbot import model
-from tgbot.model import Refused, Seat, Status
+from tgbot.model import RefusedError, Seat, Status
 from tests.tgbot.helpers import ai_players, lobby, play_through, started
 
 
@@ -19,7 +19,7 @@ def test_join_is_idempotent_and_caps_at_six():
     again = model.join(ch.table, Seat(1, "A"), 1001, 900)
     assert again.reply == "already_joined" and again.table is ch.table
     full = lobby(6)
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.join(full, Seat(99, "X"), 1000, 900)
     assert e.value.code == "lobby_full"
 
@@ -35,7 +35,7 @@ def test_join_and_leave_push_the_deadline():
 
 @pytest.mark.parametrize("n", [0, 1, 2])
 def test_start_needs_three(n):
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.start(lobby(n), 1, False, 1)
     assert e.value.code == "too_few"
 
@@ -51,7 +51,7 @@ def test_start_by_creator(n):
 
 def test_start_by_non_creator_refused_unless_admin_or_auto():
     t = lobby(4)
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.start(t, 2, False, 1)
     assert e.value.code == "not_allowed"
     assert model.start(t, 2, True, 1).table.status is Status.PLAYING
@@ -60,19 +60,19 @@ def test_start_by_non_creator_refused_unless_admin_or_auto():
 
 def test_variant_and_cancel_permissions():
     t = lobby(3)
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.set_variant(t, 2, "classic", False, 1000, 900)
     assert e.value.code == "not_allowed"
     assert model.set_variant(t, 2, "classic", True, 1000, 900).table.variant == "classic"
     with pytest.raises(core.UnknownVariant):
         model.set_variant(t, 1, "nope", False, 1000, 900)
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.cancel(t, 3, False)
     assert e.value.code == "not_allowed"
     done = model.cancel(t, 1, False)
     assert done.table.status is Status.CANCELLED and done.table.ended == "stopped" and not done.table.live
     assert done.outbox == []  # a lobby closes without an announcement
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.cancel(done.table, 1, False)
     assert e.value.code == "not_running"
 
@@ -81,7 +81,7 @@ def test_lobby_transitions_refused_once_started():
     t, _ = started(4)
     for fn in (lambda: model.join(t, Seat(77, "Z"), 0, 900), lambda: model.add_bot(t, ("B",), 0, 900),
                lambda: model.start(t, 1, False, 1), lambda: model.set_variant(t, 1, "classic", False, 0, 900)):
-        with pytest.raises(Refused) as e:
+        with pytest.raises(RefusedError) as e:
             fn()
         assert e.value.code == "not_in_lobby"
     ch = model.cancel(t, None, False)
@@ -99,34 +99,34 @@ def test_act_refuses_stale_turn_non_seated_and_maps_engine_errors():
     t, _ = started(4)
     seat, play = _legal_play(t)
     uid = t.seats[seat].user_id
-    with pytest.raises(Refused) as e:
-        model.act(t, 999, t.turn, play)
+    with pytest.raises(RefusedError) as e:
+        model.act(t, 999, t.action_count, play)
     assert e.value.code == "not_seated"
-    with pytest.raises(Refused) as e:
-        model.act(t, uid, t.turn + 1, play)
+    with pytest.raises(RefusedError) as e:
+        model.act(t, uid, t.action_count + 1, play)
     assert e.value.code == "stale"
-    ok = model.act(t, uid, t.turn, play)
-    assert ok.table.turn == t.turn + 1 and ok.reply == "played" and len(ok.log) == 1
+    ok = model.act(t, uid, t.action_count, play)
+    assert ok.table.action_count == t.action_count + 1 and ok.reply == "played" and len(ok.log) == 1
     # the same tap again (old turn) is stale
-    with pytest.raises(Refused) as e:
-        model.act(ok.table, uid, t.turn, play)
+    with pytest.raises(RefusedError) as e:
+        model.act(ok.table, uid, t.action_count, play)
     assert e.value.code == "stale"
     # engine refusals come back with their codes
     other = t.seats[(seat + 1) % 4].user_id
-    with pytest.raises(Refused) as e:
-        model.act(t, other, t.turn, core.Play(play.cards, play.claim))
+    with pytest.raises(RefusedError) as e:
+        model.act(t, other, t.action_count, core.Play(play.cards, play.claim))
     assert e.value.code == "not_your_turn"
-    with pytest.raises(Refused) as e:
-        model.act(t, uid, t.turn, core.Challenge())  # nothing on the pile yet
+    with pytest.raises(RefusedError) as e:
+        model.act(t, uid, t.action_count, core.Challenge())  # nothing on the pile yet
     assert e.value.code == "challenge_not_allowed"
-    with pytest.raises(Refused) as e:
-        model.act(t, uid, t.turn, core.Believe())
+    with pytest.raises(RefusedError) as e:
+        model.act(t, uid, t.action_count, core.Believe())
     assert e.value.code == "believe_not_allowed"
     hand = core.view(t.state, seat).hand
     missing = next(r for r in core.RANKS if hand[r] == 0) if any(hand[r] == 0 for r in core.RANKS) else None
     if missing is not None:
-        with pytest.raises(Refused) as e:
-            model.act(t, uid, t.turn, core.Play((missing,), missing))
+        with pytest.raises(RefusedError) as e:
+            model.act(t, uid, t.action_count, core.Play((missing,), missing))
         assert e.value.code == "cards_not_in_hand"
     for code in ("not_seated", "stale", "not_your_turn", "challenge_not_allowed", "believe_not_allowed", "cards_not_in_hand"):
         from tgbot import render
@@ -135,7 +135,7 @@ def test_act_refuses_stale_turn_non_seated_and_maps_engine_errors():
 
 
 def test_act_on_lobby_and_finished_tables():
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         model.act(lobby(3), 1, 0, core.Believe())
     assert e.value.code == "not_running"
 
@@ -152,10 +152,10 @@ def test_full_ai_game_replays_from_log(n, variant, seed):
         last = ch.table
     assert last.status is Status.OVER and last.ended == "finished" and not last.live
     assert last.state.result is not None
-    assert last.turn == len(log)
+    assert last.action_count == len(log)
     # a final act is refused as game_over
-    with pytest.raises(Refused) as e:
-        model.act(last, last.seats[0].user_id, last.turn, core.Believe())
+    with pytest.raises(RefusedError) as e:
+        model.act(last, last.seats[0].user_id, last.action_count, core.Believe())
     assert e.value.code == "game_over"
     # outbox: sequence numbers 1..k, the last one is the result
     assert [o["seq"] for o in outbox] == list(range(1, len(outbox) + 1)) == list(range(1, last.outbox_seq + 1))

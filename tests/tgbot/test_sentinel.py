@@ -163,7 +163,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
         done, current = 0, await table()
         while current.status is model.Status.PLAYING and done != steps:
             assert current.state is not None and current.state.current is not None
-            seat, turn = current.state.current, current.turn
+            seat, turn = current.state.current, current.action_count
             action = players[seat].act(core.view(current.state, seat))
             tap = f"{turn}:{action}"
             await client.xadd(STREAM, {"tap": tap})
@@ -202,7 +202,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
         # every committed action is in the log once, on the new primary: the record replays to
         # the stored state
         deal, log = await store.record(GID)
-        assert log == committed and end.turn == len(committed)
+        assert log == committed and end.action_count == len(committed)
         record = stats.record_of_game(end, deal, log)
         assert record is not None
         outcome = replay(record)

@@ -32,10 +32,10 @@ async def _finished(store, gid: str = "F1", n: int = 3, seed: int = 3, bots: int
         action = players[seat].act(core.view(t.state, seat))
         if t.seats[seat].bot:
             t2 = replace(t, seats=model._with_seat(t.seats, seat, bot=None, user_id=-seat - 50))
-            ch = model.act(t2, t2.seats[seat].user_id, t.turn, action)
+            ch = model.act(t2, t2.seats[seat].user_id, t.action_count, action)
             await store.transact(gid, lambda cur: replace(ch, table=replace(ch.table, seats=cur.seats)))
         else:
-            await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.turn, action))
+            await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.action_count, action))
     raise AssertionError("no end")
 
 
@@ -159,7 +159,7 @@ def test_shuffled_seating_follows_the_seed():
 
 def test_kick_hands_the_seat_to_the_ai_and_needs_a_manager():
     t = model.start(lobby(3), 1, False, 1).table
-    with pytest.raises(model.Refused):
+    with pytest.raises(model.RefusedError):
         model.kick(t, 3, 2, False, 1.0, 900.0)
     ch = model.kick(t, 3, 1, False, 1.0, 900.0)
     assert ch.table.seats[2].left and ch.table.seats[2].ai and ch.outbox[0]["kind"] == "left"
@@ -171,7 +171,7 @@ def test_rematch_seats_reachable_people_and_bots():
     over = replace(model.start(t, 1, False, 1).table, status=Status.OVER, ended="finished")
     new = model.rematch(over, "N1", 2, 5.0, 900.0, reachable={1, 3})
     assert new.status is Status.LOBBY and [s.user_id for s in new.seats] == [1, 3, -1] and new.creator == 2
-    with pytest.raises(model.Refused):
+    with pytest.raises(model.RefusedError):
         model.rematch(t, "N2", 2, 5.0, 900.0, reachable=set())
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import core
 from tgbot import model
-from tgbot.model import Refused, Seat, Status
+from tgbot.model import Answer, RefusedError, Seat, Status
 from tgbot.codec import _GID
 from tgbot.model import Table
 from tgbot.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, current_update, game_id_for_update
@@ -27,7 +27,7 @@ async def test_create_load_round_trip(store):
     assert got == replace(t, version=1)
     assert not await store.create(t)  # the id is taken
     assert await store.load("nope") is None
-    with pytest.raises(Refused) as e:
+    with pytest.raises(RefusedError) as e:
         await store.transact("nope", lambda t: model.Change(t))
     assert e.value.code == "no_game"
     assert "abc" in await store.live_games()
@@ -123,11 +123,11 @@ async def test_log_and_outbox_committed_with_state(store):
     seat = table.state.current
     v = core.view(table.state, seat)
     r = v.hand.ranks()[0]
-    d1 = await store.transact("q", lambda t: model.act(t, t.seats[seat].user_id, t.turn, core.Play((r,), r)))
+    d1 = await store.transact("q", lambda t: model.act(t, t.seats[seat].user_id, t.action_count, core.Play((r,), r)))
     nxt = d1.change.table
-    d2 = await store.transact("q", lambda t: model.act(t, t.seats[t.state.current].user_id, t.turn, core.Challenge()))
+    d2 = await store.transact("q", lambda t: model.act(t, t.seats[t.state.current].user_id, t.action_count, core.Challenge()))
     stored = await store.load("q")
-    assert stored.turn == 2 and stored.version == 4
+    assert stored.action_count == 2 and stored.version == 4
     _, log = await store.record("q")
     assert log == d1.change.log + d2.change.log and len(log) == 2
     box = await store.outbox("q")
@@ -136,7 +136,7 @@ async def test_log_and_outbox_committed_with_state(store):
     assert len(await store.outbox("q")) == 1
     await store.outbox_done("q", box[0][0])
     assert await store.outbox("q") == []
-    assert nxt.turn == 1
+    assert nxt.action_count == 1
 
 
 async def test_ended_game_gets_ttl_and_frees_chat(store):
@@ -322,7 +322,7 @@ async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
     token = _deliver(77)
     try:
         done = await store.transact("g", lambda t: model.join(t, Seat(10, "B"), 1000, 900).__class__(
-            model.join(t, Seat(10, "B"), 1000, 900).table, log=[{"x": 1}], outbox=[{"seq": 1, "kind": "k"}], reply="joined"))
+            model.join(t, Seat(10, "B"), 1000, 900).table, log=[{"x": 1}], outbox=[{"seq": 1, "kind": "k"}], reply=Answer.JOINED))
     finally:
         current_update.reset(token)
         store._commit_script = script
@@ -404,7 +404,7 @@ async def test_the_table_in_memory_stays_the_one_in_redis(store):
                 break
             seat = t.state.current
             action = players[seat].act(core.view(t.state, seat))
-            await store.transact("m", lambda cur: model.act(cur, cur.seats[seat].user_id, cur.turn, action))
+            await store.transact("m", lambda cur: model.act(cur, cur.seats[seat].user_id, cur.action_count, action))
             assert store._tables["m"] == (await _stored(store, "m"))[0]
     finally:
         del store.redis.pipeline

@@ -141,7 +141,7 @@ async def test_turn_timers_fire_once_each_and_a_stale_one_changes_nothing(store,
     clock.t = 100
     await asyncio.gather(timers.fire("P"), timers.fire("P"))
     got = await store.load("P")
-    assert got.turn == 1 and got.deadline == 175 and got.deadline_kind == "remind"
+    assert got.action_count == 1 and got.deadline == 175 and got.deadline_kind == "remind"
     assert len((await store.record("P"))[1]) == 1
     assert [n["kind"] for _, n in await store.outbox("P")] == ["remind", "auto"]
     assert 74 < delay(timers, "P") <= 75

@@ -55,9 +55,9 @@ async def _play(store: Store, gid: str, moves: int | None) -> model.Table:
         uid = t.seats[seat].user_id
 
         def move(cur: model.Table, uid: int = uid, action: core.Action = action) -> model.Change:
-            return model.act(cur, uid, cur.turn, action, NOW + 5 * cur.turn)
+            return model.act(cur, uid, cur.action_count, action, NOW + 5 * cur.action_count)
 
-        await store.first_delivery(9000 + t.turn, gid)
+        await store.first_delivery(9000 + t.action_count, gid)
         await store.transact(gid, move)
         t = await store.load(gid)
         assert t is not None
