@@ -21,21 +21,21 @@ MAX_MODULE_LINES = 500
 #: tgbot/ functions over MAX_FUNCTION_LINES, as "path:qualified.name"; to be emptied.
 KNOWN_LONG_TGBOT = frozenset(
     {
-        "tgbot/handlers.py:_apply_tap",
-        "tgbot/render.py:announcement",
-        "tgbot/render.py:panel",
-        "tgbot/store.py:connect",
+        "tgbot/handlers/commands.py:_apply_tap",
+        "tgbot/views/render.py:announcement",
+        "tgbot/views/render.py:panel",
+        "tgbot/owner/store.py:connect",
     }
 )
 
 #: Modules over MAX_MODULE_LINES; to be emptied.
 KNOWN_BIG_MODULES = frozenset(
     {
-        "tgbot/handlers.py",
-        "tgbot/model.py",
-        "tgbot/render.py",
-        "tgbot/store.py",
-        "tgbot/sync.py",
+        "tgbot/handlers/commands.py",
+        "tgbot/game/model.py",
+        "tgbot/views/render.py",
+        "tgbot/owner/store.py",
+        "tgbot/views/sync.py",
     }
 )
 

@@ -3,7 +3,7 @@
     python -m tests.transcript --lang ru --variant russian      # or en / fr / it, classic
     python -m tests.transcript --lang fr --variant classic --seed 3 > fr-classic.txt
 
-Runs the real bot (``tgbot.app``, in-process, on the embedded ``memory://`` store) against the
+Runs the real bot (``tgbot.handlers.app``, in-process, on the embedded ``memory://`` store) against the
 Bot API emulator (:mod:`tests.fakes.botapi`), so what is printed is exactly what Telegram would
 have been asked to show, after the emulator's HTML parsing: ``<tg-time>`` entities are shown as
 ``[time: <format> <unix> | <fallback>]``, bold as ``*…*``, buttons as ``[label]`` (``{style}``

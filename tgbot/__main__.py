@@ -15,16 +15,16 @@ import sys
 
 from telegram.error import BadRequest, InvalidToken, NetworkError
 
-from .settings import Settings
+from tgbot.settings import Settings
 
 log = logging.getLogger("tgbot")
 
 
 def _check_redis(url: str) -> str | None:
-    """None when :func:`tgbot.store.connect` gets a working client for ``url`` (one Redis, a
+    """None when :func:`tgbot.owner.store.connect` gets a working client for ``url`` (one Redis, a
     Redis Cluster whose slots are all served, or the primary that Redis Sentinel names), else
     the reason, within 10 seconds."""
-    from .store import connect
+    from tgbot.owner.store import connect
 
     async def probe() -> None:
         client = await asyncio.wait_for(connect(url), 10)
@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cheat-bot: {problem}", file=sys.stderr)
         return 2
 
-    from .app import build_application
-    from .runner import Runner
+    from tgbot.handlers.app import build_application
+    from tgbot.process.runner import Runner
 
     runner = Runner(build_application(settings), settings)
     try:

@@ -1,7 +1,7 @@
 """Benchmark of the whole bot: ``python -m tests.bench.bot [--games N] [--seats 4]``.
 
 Drives N concurrent games (AI-chosen taps via :mod:`core.ai` from each player's own view, card
-picks included) through the bot as it runs in production: a :class:`tgbot.runner.Runner` that
+picks included) through the bot as it runs in production: a :class:`tgbot.process.runner.Runner` that
 takes the lease, long-polls ``getUpdates`` (answered by an in-process Bot API fake,
 :class:`FakeBotAPI`, a PTB ``BaseRequest`` answering canned JSON without HTTP), stores each
 batch in the bot's Redis Stream (durable ingest) and processes it from there through the real
@@ -49,14 +49,14 @@ from telegram.request import BaseRequest, RequestData
 
 import core
 import core.ai
-from tgbot import ingest as ingest_mod
-from tgbot import lease as lease_mod
-from tgbot import store as store_mod
-from tgbot import sync as sync_mod
-from tgbot.app import build_application
+from tgbot.ingest import stream as ingest_mod
+from tgbot.process import lease as lease_mod
+from tgbot.owner import store as store_mod
+from tgbot.views import sync as sync_mod
+from tgbot.handlers.app import build_application
 from tgbot.codec import Tap, encode
-from tgbot.model import Status, Table
-from tgbot.runner import Runner
+from tgbot.game.model import Status, Table
+from tgbot.process.runner import Runner
 from tgbot.settings import Settings
 from tests.redis_server import RedisServer
 

@@ -1,6 +1,6 @@
 """The whole-bot benchmark (``python -m tests.bench.bot``) kept working on the single-writer
 design: a small run in its own process (it patches redis-py and the store to count round trips)
-that drives a :class:`tgbot.runner.Runner`, every tap through ``getUpdates`` and the durable
+that drives a :class:`tgbot.process.runner.Runner`, every tap through ``getUpdates`` and the durable
 ingest (the bot's Redis Stream). Its counted figures — not its timings — are held to what holds
 today: the game's own transaction is one compare-and-set (plus index writes when an index
 moves; the table is kept in memory), at most 3 messages sent or edited per play, the state under

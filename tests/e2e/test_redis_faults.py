@@ -17,8 +17,8 @@ from tests.e2e.test_full_game import open_table
 from tests.fakes.botapi import BotAPIEmulator
 from tests.redis_server import RedisServer
 from tests.tgbot.live import cb
-from tgbot.model import Table as BotTable
-from tgbot.stats import record_of_game
+from tgbot.game.model import Table as BotTable
+from tgbot.storage.stats import record_of_game
 
 pytestmark = pytest.mark.e2e
 

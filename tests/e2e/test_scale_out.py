@@ -30,8 +30,8 @@ from tests.e2e.harness import BotProcess, Table
 from tests.e2e.test_full_game import open_table, play_out
 from tests.fakes.botapi import BotAPIEmulator
 from tests.redis_server import free_port
-from tgbot import stats
-from tgbot.store import Store
+from tgbot.storage import stats
+from tgbot.owner.store import Store
 
 pytestmark = pytest.mark.e2e
 

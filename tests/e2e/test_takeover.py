@@ -47,11 +47,11 @@ from tests.e2e.test_full_game import open_table
 from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import QUERY_TOO_OLD, BotAPIEmulator
 from tests.redis_server import free_port
-from tgbot import render
+from tgbot.views import render
 from tgbot.codec import CallbackDataError, decode
 from tgbot.i18n import LANGUAGES
-from tgbot.lease import LEASE_SECONDS, MARGIN
-from tgbot.store import Store
+from tgbot.process.lease import LEASE_SECONDS, MARGIN
+from tgbot.owner.store import Store
 
 pytestmark = pytest.mark.e2e
 
@@ -237,7 +237,7 @@ def repeated_calls(emu: BotAPIEmulator, takeovers: list[float]) -> list[dict]:
 def announcements(emu: BotAPIEmulator, table: Table, stored_table: Any, deal: list[str], log: list[dict]) -> tuple[list[str], list[str]]:
     """The showdowns and beliefs the group should see, in order (from the stored record), and
     those of them it was sent, in the order sent."""
-    from tgbot.model import event_to_dict
+    from tgbot.game.model import event_to_dict
 
     state = core.from_deal(stored_table.variant, [core.Hand.from_str(h) for h in deal])
     expected = []

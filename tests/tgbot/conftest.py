@@ -8,7 +8,7 @@ import fakeredis
 import pytest
 from redis.asyncio import Redis
 
-from tgbot.store import Store
+from tgbot.owner.store import Store
 
 REAL_DB = 7  # the e2e tests use 1 and 2 on the same private server
 
@@ -32,7 +32,7 @@ def store(redis):
 
 
 class FakeSyncer:
-    """Records :meth:`tgbot.sync.Syncer.request` calls; ``requested`` is set at each (a test
+    """Records :meth:`tgbot.views.sync.Syncer.request` calls; ``requested`` is set at each (a test
     clears it and waits on it instead of on the clock)."""
 
     def __init__(self) -> None:

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import core
 import core.ai
-from tgbot import model
-from tgbot.model import Seat, Table
+from tgbot.game import model
+from tgbot.game.model import Seat, Table
 
 NAMES = ["Аня", "Борис", "Вера", "Глеб", "Даша", "Егор"]
 

@@ -13,10 +13,10 @@ import pytest
 
 import asyncio
 
-from tgbot.app import build_application
-from tgbot.runner import Runner
+from tgbot.handlers.app import build_application
+from tgbot.process.runner import Runner
 from tgbot.settings import Settings
-from tgbot.store import Store, connect
+from tgbot.owner.store import Store, connect
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
 
 
@@ -80,7 +80,7 @@ class Live:
             await asyncio.sleep(0.05)
 
     async def advance(self, seconds: float) -> None:
-        """Move the bot's clock (Redis's, :class:`tgbot.clock.RedisClock`, which every deadline
+        """Move the bot's clock (Redis's, :class:`tgbot.process.clock.RedisClock`, which every deadline
         is measured on) ``seconds`` ahead and set every live game's timer again: whatever falls
         due by then fires now, with no wall-clock wait."""
         self.runner.clock._offset += seconds  # (the clock counts from Redis's TIME plus this)

@@ -5,7 +5,7 @@ Driven through the Bot API emulator (tests/fakes/botapi.py) against the bot's re
 per game, whatever block and unblock cycles and restarts come; bystanders' commands during a
 game never delay its showdown, at Telegram's real group limit; a person's repeated commands get
 one reply; every group message a handler sends is a REPLY, every one the view sync sends a GAME
-message. The reply budget itself on a virtual clock (:class:`tgbot.budget.ReplyBudget`).
+message. The reply budget itself on a virtual clock (:class:`tgbot.handlers.budget.ReplyBudget`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from tgbot import render
-from tgbot.budget import REPLY_CAP, REPLY_WINDOW, Hush, ReplyBudget
+from tgbot.views import render
+from tgbot.handlers.budget import REPLY_CAP, REPLY_WINDOW, Hush, ReplyBudget
 from tgbot.i18n import translator
-from tgbot.ingest import outcome
-from tgbot.ratelimit import Priority, RateLimiter, counted, priority_of
+from tgbot.ingest.stream import outcome
+from tgbot.process.ratelimit import Priority, RateLimiter, counted, priority_of
 from tests.tgbot.live import cb, live_fixture, running
 
 pytestmark = pytest.mark.e2e

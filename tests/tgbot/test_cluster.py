@@ -29,9 +29,13 @@ from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
 from redis.exceptions import MaxConnectionsError, NoScriptError, RedisClusterException, RedisError
 
-from tgbot import chatmove, model, stats
-from tgbot.model import Status
-from tgbot.store import GatedCluster, Store, connect, current_update, new_game_id
+from tgbot.storage import chatmove
+
+from tgbot.game import model
+
+from tgbot.storage import stats
+from tgbot.game.model import Status
+from tgbot.owner.store import GatedCluster, Store, connect, current_update, new_game_id
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.helpers import lobby, play_on
@@ -45,9 +49,9 @@ STRICT = "#!lua\n"
 #: through the store (keeps the module near 20 s).
 TAPS = 250
 #: The modules whose Lua scripts are checked.
-SCRIPT_MODULES = ("tgbot.store", "tgbot.stats", "tgbot.lease", "tgbot.ingest", "tgbot.sync")  # (the rate limiter has none)
+SCRIPT_MODULES = ("tgbot.owner.store", "tgbot.storage.stats", "tgbot.process.lease", "tgbot.ingest.stream", "tgbot.views.sync")  # (the rate limiter has none)
 #: Scripts that must be among those checked (the commit, the fencing, the lease, the ingest).
-REQUIRED_SCRIPTS = {"tgbot.store._COMMIT", "tgbot.store._RAISE_EPOCH", "tgbot.lease._ACQUIRE", "tgbot.lease._RELEASE", "tgbot.ingest._INGEST"}
+REQUIRED_SCRIPTS = {"tgbot.owner.store._COMMIT", "tgbot.owner.store._RAISE_EPOCH", "tgbot.process.lease._ACQUIRE", "tgbot.process.lease._RELEASE", "tgbot.ingest.stream._INGEST"}
 
 
 def _text(value: object) -> str:
@@ -192,7 +196,7 @@ async def test_the_guard_fails_a_script_that_leaves_its_slot(redis_cluster, guar
             await redis.eval("return redis.call('SET', ARGV[1], 1)", 1, here + "a", there + "b")
         with pytest.raises(RedisClusterException, match="same key slot"):
             await redis.eval("return 1", 2, here + "a", elsewhere + "b")  # redis-py refuses it
-        logging.getLogger("tgbot.sync").error("sync failed")  # what a swallowed error leaves
+        logging.getLogger("tgbot.views.sync").error("sync failed")  # what a swallowed error leaves
         found = guard.problems(caplog)
         assert len(found) == 3 and "same slot" in found[0] and "sync failed" in found[2], found
         guard.errors.clear()

@@ -7,7 +7,9 @@ from dataclasses import replace
 import pytest
 
 import core
-from tgbot import codec, model, render
+from tgbot import codec
+from tgbot.game import model
+from tgbot.views import render
 from tgbot.codec import CallbackDataError, Tap, decode, encode
 from tests.tgbot.helpers import ai_players, at_cap, lobby, play_through, started
 

@@ -7,8 +7,8 @@ import re
 import pytest
 
 import core
-from tgbot import model
-from tgbot.model import RefusedError, Seat, Status
+from tgbot.game import model
+from tgbot.game.model import RefusedError, Seat, Status
 from tests.tgbot.helpers import lobby
 
 
@@ -124,8 +124,7 @@ def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
 
 
 def test_panels_show_time_left_ai_hold_and_take_back():
-    from tgbot import render
-
+    from tgbot.views import render
     t = _game(timeout=90, now=1_700_000_000.0)
     seat = t.state.current
     p = render.panel(t, seat)
@@ -144,8 +143,7 @@ def test_panels_show_time_left_ai_hold_and_take_back():
 
 
 def test_announcements_of_timers_and_leaving():
-    from tgbot import render
-
+    from tgbot.views import render
     t = _game()
     for note in ({"kind": "auto", "seat": 0, "ai": True}, {"kind": "left", "seat": 1}, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0},
                  {"kind": "cancelled", "reason": "abandoned"}):

@@ -10,8 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from tgbot import model, render, stats
-from tgbot.model import GroupAccess, Status
+from tgbot.game import model
+
+from tgbot.views import render
+
+from tgbot.storage import stats
+from tgbot.game.model import GroupAccess, Status
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 
@@ -347,8 +351,8 @@ async def test_permissions_and_anonymous_admins(live):
 
 
 async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
-    from tgbot.identity import actor_id, seat_for
-    from tgbot.model import RefusedError
+    from tgbot.handlers.identity import actor_id, seat_for
+    from tgbot.game.model import RefusedError
     from telegram import Chat, Message, Update, User
     import datetime
 
@@ -361,7 +365,7 @@ async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
     with pytest.raises(RefusedError):
         seat_for(upd)
     upd2 = Update(2, message=Message(2, now, grp, from_user=User(136817688, "Channel", True), sender_chat=chan, text="/stop_game"))
-    from tgbot.identity import is_anonymous_admin
+    from tgbot.handlers.identity import is_anonymous_admin
     assert actor_id(upd2) == 0 and not is_anonymous_admin(upd2)
 
 

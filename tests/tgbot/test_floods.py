@@ -10,7 +10,11 @@ import asyncio
 
 import pytest
 
-from tgbot import handlers, render, stats
+from tgbot.handlers import commands as handlers
+
+from tgbot.views import render
+
+from tgbot.storage import stats
 from tests.fakes.spec import ApiError
 from tests.tgbot.live import cb, live_fixture
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from tgbot import render
-from tgbot.store import Store
+from tgbot.views import render
+from tgbot.owner.store import Store
 from tests.e2e.harness import BotProcess
 from tests.fakes.botapi import BotAPIEmulator
 

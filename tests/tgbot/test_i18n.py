@@ -10,8 +10,8 @@ import pytest
 from babel.messages.pofile import read_po
 
 from core.cards import RANKS, Rank
-from tgbot import render
-from tgbot.app import COMMANDS
+from tgbot.views import render
+from tgbot.handlers.app import COMMANDS
 from tgbot.i18n import LANGUAGES, LOCALES_DIR, pick_language, private_language, translator
 from tests.fakes.html import parse_html, utf16_len
 
@@ -193,7 +193,7 @@ async def test_chat_settings_and_user_language(store):
 
 # -- table and seat languages ----------------------------------------------------------------------
 
-from tgbot import model  # noqa: E402
+from tgbot.game import model  # noqa: E402
 from tests.tgbot.helpers import lobby, started  # noqa: E402
 
 

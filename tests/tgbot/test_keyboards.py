@@ -27,7 +27,8 @@ import pytest
 import core
 from core.cards import Hand
 from tests.tgbot.helpers import ai_players, ai_step, lobby, started
-from tgbot import model, render
+from tgbot.game import model
+from tgbot.views import render
 from tgbot.i18n import LANGUAGES
 
 #: Characters across one row of inline buttons on the assumed phone (see the module's text).

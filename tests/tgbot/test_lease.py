@@ -1,11 +1,11 @@
-"""The active process's lease (tgbot/lease.py) on fakeredis: one holder at a time, epochs that
+"""The active process's lease (tgbot/process/lease.py) on fakeredis: one holder at a time, epochs that
 only grow, and a lease that lapsed while Redis stalled taken back only when nobody took it since."""
 
 from __future__ import annotations
 
 import fakeredis
 
-from tgbot.lease import Lease
+from tgbot.process.lease import Lease
 
 KEYS = ("cheat:1:{b1}:lease", "cheat:1:{b1}:epoch", "cheat:1:{b1}:renewed")
 

@@ -18,9 +18,11 @@ from dataclasses import replace
 import pytest
 from telegram.error import BadRequest, Forbidden
 
-from tgbot import model, render
-from tgbot.model import GroupAccess, RetireReason, Status, Table
-from tgbot.sync import MAX_HELD_ANNOUNCEMENTS, GroupRefusal, group_refusal
+from tgbot.game import model
+
+from tgbot.views import render
+from tgbot.game.model import GroupAccess, RetireReason, Status, Table
+from tgbot.views.sync import MAX_HELD_ANNOUNCEMENTS, GroupRefusal, group_refusal
 from tests.tgbot.helpers import lobby, started
 from tests.tgbot.live import cb, live_fixture
 from tests.tgbot.test_timers import FakeClock, delay, fired, wired

@@ -18,8 +18,9 @@ import pytest
 
 from tests.tgbot.helpers import lobby as make_lobby
 from tests.tgbot.live import Live, cb, live_fixture
-from tgbot import model, render
-from tgbot.model import Seat, Status, Table
+from tgbot.game import model
+from tgbot.views import render
+from tgbot.game.model import Seat, Status, Table
 
 pytestmark = pytest.mark.e2e
 

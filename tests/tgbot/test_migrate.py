@@ -1,4 +1,4 @@
-"""Storage schema 2 (tgbot/migrate.py, the ``schema`` of Table.to_json): keys that b5f3182 stored
+"""Storage schema 2 (tgbot/storage/migrate.py, the ``schema`` of Table.to_json): keys that b5f3182 stored
 (tests/tgbot/data/b5f3182_keys.json, written by that code: see make_b5f3182_fixture.py) move to
 the bot's prefix with type, value and TTL intact, on fakeredis, a private redis-server and a
 private 3-primary Redis Cluster; the store then loads the game as it was stored."""
@@ -17,10 +17,10 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from tests.tgbot.data.keydump import dump_keys, load_keys, read_key
-from tgbot import migrate as mig
-from tgbot import stats
-from tgbot.model import TABLE_SCHEMA, Status, Table
-from tgbot.store import GatedCluster, Store
+from tgbot.storage import migrate as mig
+from tgbot.storage import stats
+from tgbot.game.model import TABLE_SCHEMA, Status, Table
+from tgbot.owner.store import GatedCluster, Store
 
 DB = 15  # a database of its own on the private redis-server
 BOT = "123456"
@@ -118,7 +118,7 @@ async def assert_migrated(redis: Client) -> None:
 async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
     client: Client, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    caplog.set_level(logging.INFO, logger="tgbot.migrate")
+    caplog.set_level(logging.INFO, logger="tgbot.storage.migrate")
     assert await mig.migrate(client, BOT) == len(OLD)
     want = f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*"
     assert [r.getMessage() for r in caplog.records] == [want]

@@ -7,8 +7,8 @@ import pytest
 import core
 from core.cards import Hand
 from core.record import Record, action_from_dict, replay
-from tgbot import model
-from tgbot.model import RefusedError, Seat, Status
+from tgbot.game import model
+from tgbot.game.model import RefusedError, Seat, Status
 from tests.tgbot.helpers import ai_players, lobby, play_through, started
 
 
@@ -129,8 +129,7 @@ def test_act_refuses_stale_turn_non_seated_and_maps_engine_errors():
             model.act(t, uid, t.action_count, core.Play((missing,), missing))
         assert e.value.code == "cards_not_in_hand"
     for code in ("not_seated", "stale", "not_your_turn", "challenge_not_allowed", "believe_not_allowed", "cards_not_in_hand"):
-        from tgbot import render
-
+        from tgbot.views import render
         assert render.answer(code, "ru") != render.answer("bad_button", "ru"), code
 
 

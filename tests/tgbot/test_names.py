@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 import core
 
-from tgbot import render
-from tgbot.model import Seat
+from tgbot.views import render
+from tgbot.game.model import Seat
 from tests.fakes.html import parse_html
 from tests.tgbot.helpers import started
 

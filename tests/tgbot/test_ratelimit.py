@@ -1,4 +1,4 @@
-"""The in-process rate limiter (tgbot/ratelimit.py): Telegram's overall and group windows hold,
+"""The in-process rate limiter (tgbot/process/ratelimit.py): Telegram's overall and group windows hold,
 a 429 delays only the chat it names, callback answers and other uncounted calls never wait, a
 game's messages go before command replies in one group, deferred calls get Throttled, and
 assume_full() fills every group's window after a take-over.
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from telegram.error import RetryAfter
 
-from tgbot import ratelimit
-from tgbot.ratelimit import (
+from tgbot.process import ratelimit
+from tgbot.process.ratelimit import (
     CLAIM_GRACE,
     SAFETY,
     Priority,

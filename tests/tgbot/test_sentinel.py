@@ -25,9 +25,10 @@ import core
 from core.record import replay
 from tests.redis_server import RedisSentinelServers
 from tests.tgbot.helpers import ai_players, lobby
-from tgbot import model, stats
-from tgbot.sentinel import SentinelPool, SentinelRedis, parse_sentinel_url
-from tgbot.store import Store, connect
+from tgbot.game import model
+from tgbot.storage import stats
+from tgbot.storage.sentinel import SentinelPool, SentinelRedis, parse_sentinel_url
+from tgbot.owner.store import Store, connect
 
 GID = "sentinel1"
 STREAM = "cheat:ingest"
@@ -135,7 +136,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
     # The bot's own client through a planned fail-over, then the old primary's demotion (which
     # the sentinels make 8 to 20 s after the switch; here at once). As in the bot, each tap is
     # first added to the ingest stream and read back by a blocking XREADGROUP on the same
-    # client (tgbot.ingest.Consumer; one is nearly always in flight), then committed: every tap
+    # client (tgbot.ingest.stream.Consumer; one is nearly always in flight), then committed: every tap
     # after the switch is read and committed on the new primary, none lost with the old one.
     client = await connect(sentinels.url)
     assert isinstance(client, SentinelRedis) and isinstance(client.connection_pool, SentinelPool)

@@ -14,9 +14,10 @@ from redis.asyncio import Redis
 
 import core
 from core.record import Record, replay
-from tgbot import render, stats
-from tgbot.model import Status
-from tgbot.store import Store
+from tgbot.views import render
+from tgbot.storage import stats
+from tgbot.game.model import Status
+from tgbot.owner.store import Store
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 

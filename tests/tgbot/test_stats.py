@@ -11,8 +11,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 import core
 from core.stats import game_stats
-from tgbot import chatmove, model, stats
-from tgbot.model import Seat, Status
+from tgbot.storage import chatmove
+from tgbot.game import model
+from tgbot.storage import stats
+from tgbot.game.model import Seat, Status
 from tests.tgbot.helpers import ai_players, lobby
 
 

@@ -10,11 +10,11 @@ from dataclasses import replace
 import pytest
 
 import core
-from tgbot import model
-from tgbot.model import Answer, RefusedError, Seat, Status
+from tgbot.game import model
+from tgbot.game.model import Answer, RefusedError, Seat, Status
 from tgbot.codec import _GID
-from tgbot.model import Table
-from tgbot.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, current_update, game_id_for_update
+from tgbot.game.model import Table
+from tgbot.owner.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, current_update, game_id_for_update
 from tests.tgbot.helpers import lobby, started
 
 REAL_DB_FOR_RETRY = 8  # conftest.REAL_DB is 7; the e2e tests use 1 and 2
@@ -182,7 +182,7 @@ async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_
     reconnects and succeeds instead of failing one update per pooled connection."""
     from redis.asyncio import Redis
 
-    from tgbot.store import connect
+    from tgbot.owner.store import connect
 
     url = redis_server.url.replace("/0", f"/{REAL_DB_FOR_RETRY}")
     client = await connect(url)

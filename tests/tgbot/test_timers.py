@@ -1,4 +1,4 @@
-"""Deadlines: :class:`tgbot.timers.Timers`, one asyncio timer per game in the active process,
+"""Deadlines: :class:`tgbot.owner.timers.Timers`, one asyncio timer per game in the active process,
 measured on Redis's clock (here a fake one the test sets) and fired through the game's
 transaction. Tests wait on the fake syncer's event or await :meth:`Timers.fire` themselves,
 never on the wall clock's speed: a timer due now is set with no delay."""
@@ -10,15 +10,15 @@ import asyncio
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tgbot import model
-from tgbot.model import Seat, Status
-from tgbot.store import Store, current_update
-from tgbot.timers import Timers
+from tgbot.game import model
+from tgbot.game.model import Seat, Status
+from tgbot.owner.store import Store, current_update
+from tgbot.owner.timers import Timers
 from tests.tgbot.helpers import lobby
 
 
 class FakeClock:
-    """A :class:`tgbot.clock.RedisClock` stand-in: ``now()`` is what the test sets."""
+    """A :class:`tgbot.process.clock.RedisClock` stand-in: ``now()`` is what the test sets."""
 
     def __init__(self, t: float) -> None:
         self.t = t

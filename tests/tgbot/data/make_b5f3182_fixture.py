@@ -8,7 +8,7 @@ Run ONCE, on a checkout of b5f3182 (the data must come from that code, not from 
     cp tests/tgbot/data/*.py /tmp/b5f3182/tests/tgbot/data/
     cd /tmp/b5f3182 && python -m tests.tgbot.data.make_b5f3182_fixture <this repo>/tests/tgbot/data/b5f3182_keys.json
 
-It plays through b5f3182's own :class:`tgbot.store.Store` and :mod:`tgbot.stats` on a private
+It plays through b5f3182's own :class:`tgbot.owner.store.Store` and :mod:`tgbot.storage.stats` on a private
 ``redis-server`` (tests/redis_server.py; fakeredis when none is installed): a lobby in group
 -100 that 3 players join and start, then 4 moves (a live game: table, deal, log, outbox, tg
 bookkeeping, tap de-duplication, the chat, live, deadline and user indexes); a second game in
@@ -32,9 +32,10 @@ import core
 from tests.redis_server import RedisServer
 from tests.tgbot.data.keydump import dump_keys
 from tests.tgbot.helpers import NAMES, ai_players
-from tgbot import model, stats
-from tgbot.model import Seat, Status
-from tgbot.store import Store
+from tgbot.game import model
+from tgbot.storage import stats
+from tgbot.game.model import Seat, Status
+from tgbot.owner.store import Store
 
 LIVE, DONE = "AbC123xy", "Fin-1_sh"  # the games' ids (new_game_id's alphabet)
 NOW = 1_760_000_000.0

@@ -24,15 +24,15 @@ from telegram.constants import CallbackQueryLimit, MessageLimit
 import core
 from core.cards import RANKS, Hand, Rank
 
-from .codec import Tap, encode, person
-from .i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
-from .model import REMIND_AT, Answer, RetireReason, Status, Table
+from tgbot.codec import Tap, encode, person
+from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
+from tgbot.game.model import REMIND_AT, Answer, RetireReason, Status, Table
 
 if TYPE_CHECKING:
     from core.stats import SeatStats
 
-    from .stats import Totals
-    from .store import ChatSettings
+    from tgbot.storage.stats import Totals
+    from tgbot.owner.store import ChatSettings
 
 __all__ = [
     "Rendered", "esc", "name", "title", "group_title", "unreachable", "removed_note", "retired_note", "lobby", "board", "panel", "announcement", "answer",
@@ -860,7 +860,7 @@ def removed_note(table: Table, seat: int) -> str:
 
 def retired_note(table: Table, seat: int, grace: float) -> str:
     """Private note to a player (in their language): the game was retired because the bot lost
-    its group (``table.ended``, a :class:`~tgbot.model.RetireReason`): removed from it, the group
+    its group (``table.ended``, a :class:`~tgbot.game.model.RetireReason`): removed from it, the group
     or its topic gone, or no message taken for ``grace`` seconds (``LOBBY_TIMEOUT``)."""
     if table.ended == RetireReason.UNWRITABLE:
         tr = seat_translator(table, seat)

@@ -7,7 +7,7 @@ DESIGN.md, Processes. Updates go into one Redis Stream per bot, ``<prefix>:{b<bo
   written, together with the next offset, by one script that first checks that this process
   still holds the lease; only then does the next ``getUpdates`` confirm the batch to Telegram.
   A paused former holder can therefore neither ingest nor confirm;
-- webhook (:mod:`tgbot.web`, every process): the update is written before the HTTP answer.
+- webhook (:mod:`tgbot.process.web`, every process): the update is written before the HTTP answer.
 
 The same script skips an update whose id it has seen among the last :data:`RECENT_UPDATES`
 (Telegram delivers a webhook again when our answer was lost).
@@ -18,7 +18,7 @@ work in flight), then reads new ones. Entries of one chat are processed one afte
 order; different chats run concurrently. An entry is acknowledged (and deleted) only once it was
 processed; one whose processing met a Redis failure is tried again, so an update is never
 dropped. Applying it twice is prevented where it matters, by the game's commit
-(:mod:`tgbot.store`), which records the update ids it applied.
+(:mod:`tgbot.owner.store`), which records the update ids it applied.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from telegram import Update
 from telegram.error import BadRequest, Conflict, NetworkError
 from telegram.warnings import PTBUserWarning
 
-from .lease import Lease
+from tgbot.process.lease import Lease
 
 __all__ = ["Ingest", "Consumer", "Poller", "Outcome", "outcome", "ordering_key", "RECENT_UPDATES", "GROUP"]
 
@@ -78,7 +78,7 @@ return added
 
 class Outcome:
     """How the processing of one update went, filled by the error handler
-    (:func:`tgbot.handlers.on_error`): ``retry`` when it met a failure of Redis (try again),
+    (:func:`tgbot.handlers.commands.on_error`): ``retry`` when it met a failure of Redis (try again),
     ``fenced`` when a commit found a newer active process."""
 
     def __init__(self) -> None:

@@ -5,7 +5,7 @@
   fails a health check and a standby is healthy.
 - Webhook (``WEBHOOK_LISTEN``, every process in webhook mode): ``POST <path of WEBHOOK_URL>``
   with Telegram's ``X-Telegram-Bot-Api-Secret-Token`` header; the update is stored in Redis
-  (:mod:`tgbot.ingest`) before the HTTP answer, so an update Telegram was told about is never
+  (:mod:`tgbot.ingest.stream`) before the HTTP answer, so an update Telegram was told about is never
   lost. A wrong or missing secret gets 403 (Bot API, setWebhook: ``secret_token``), a body that
   is not an update 400, a failure to store it 500 (Telegram delivers it again).
 """

@@ -5,7 +5,7 @@ epoch counter and the time of the last renewal), whose value is
 ``"<holder> <epoch>"`` and which expires after :data:`LEASE_SECONDS` unless its holder renews it
 (every :data:`RENEW_EVERY` seconds). The epoch is a fencing number: each new holder gets a larger
 one, and a game's commit refuses any epoch older than the one the game last saw
-(:mod:`tgbot.store`), so a former holder that wakes up from a pause can never commit.
+(:mod:`tgbot.owner.store`), so a former holder that wakes up from a pause can never commit.
 
 The epoch only grows, also across a Redis fail-over that loses the last writes: a new epoch is
 the larger of the stored counter plus one and Redis's clock in milliseconds, and a lease changes

@@ -1,13 +1,13 @@
 """The one timer path: one timer per live game in the active process, on Redis's clock.
 
 A table keeps its own deadline (``Table.deadline``, epoch seconds on Redis's clock,
-:mod:`tgbot.clock`); what a deadline does is the table's own business
-(:func:`tgbot.model.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
+:mod:`tgbot.process.clock`); what a deadline does is the table's own business
+(:func:`tgbot.game.model.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
 seat's move; the retirement of a table whose group took no message for the lobby timeout).
 While a group takes no message, the timer also wakes every minute with no deadline due: the view
-sync it requests tries the group again (:func:`tgbot.model.next_timer`). :class:`Timers` keeps one asyncio timer per game, set after every commit
+sync it requests tries the group again (:func:`tgbot.game.model.next_timer`). :class:`Timers` keeps one asyncio timer per game, set after every commit
 (:meth:`Timers.schedule`) and rebuilt from the live tables when a process becomes the active one.
-A timer fires through the same transaction path as a tap (:meth:`tgbot.store.Store.transact`),
+A timer fires through the same transaction path as a tap (:meth:`tgbot.owner.store.Store.transact`),
 where the table checks its own deadline: a timer that is late or early for the table as it is
 now changes nothing, so a deadline never fires twice. A deadline that passed while no process
 was active fires once, at the take-over.
@@ -19,11 +19,11 @@ import asyncio
 import contextvars
 import logging
 
-from . import model
-from .clock import RedisClock
-from .model import Table
-from .store import FencedError, Store
-from .sync import Syncer
+from tgbot.game import model
+from tgbot.process.clock import RedisClock
+from tgbot.game.model import Table
+from tgbot.owner.store import FencedError, Store
+from tgbot.views.sync import Syncer
 
 __all__ = ["Timers"]
 
@@ -55,7 +55,7 @@ class Timers:
         loop = asyncio.get_running_loop()
         delay = max(0.0, due - now)
         # A context of its own: a timer set by an update's commit must not fire as that update
-        # (its commit would be recorded as the update's, see tgbot.store.current_update).
+        # (its commit would be recorded as the update's, see tgbot.owner.store.current_update).
         self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id, context=contextvars.Context())
 
     def _fire(self, gid: str) -> None:

@@ -1,8 +1,8 @@
 """Handlers: decode the update, run one transaction, answer the tap, request a view sync.
 
 Handlers stay thin (DESIGN.md): rules live in ``core``, table transitions in
-:mod:`tgbot.model`, the transaction in :mod:`tgbot.store`, texts in :mod:`tgbot.render`, and
-Telegram's views in :mod:`tgbot.sync`. A tap is answered before the views are synced, so an
+:mod:`tgbot.game.model`, the transaction in :mod:`tgbot.owner.store`, texts in :mod:`tgbot.views.render`, and
+Telegram's views in :mod:`tgbot.views.sync`. A tap is answered before the views are synced, so an
 answer never waits on a rate limiter.
 """
 
@@ -23,18 +23,26 @@ from telegram.ext import ContextTypes
 import core
 from core.cards import Hand, Rank
 
-from . import budget, chatmove, model, render, stats
-from .identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
-from .identity import departed_user, replied_user, telegram_says_gone
-from .codec import NOT_A_GAME, CallbackDataError, Tap, decode, person
-from .ingest import outcome
-from .i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
-from .model import Answer, Change, RefusedError, Seat, Status, Table
-from .clock import RedisClock
-from .ratelimit import Throttled
-from .settings import Settings
-from .store import FencedError, Store, game_id_for_update
-from .sync import Syncer, answer
+from tgbot.handlers import budget
+
+from tgbot.storage import chatmove
+
+from tgbot.game import model
+
+from tgbot.views import render
+
+from tgbot.storage import stats
+from tgbot.handlers.identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
+from tgbot.handlers.identity import departed_user, replied_user, telegram_says_gone
+from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode, person
+from tgbot.ingest.stream import outcome
+from tgbot.i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
+from tgbot.game.model import Answer, Change, RefusedError, Seat, Status, Table
+from tgbot.process.clock import RedisClock
+from tgbot.process.ratelimit import Throttled
+from tgbot.settings import Settings
+from tgbot.owner.store import FencedError, Store, game_id_for_update
+from tgbot.views.sync import Syncer, answer
 
 __all__ = [
     "Services", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command",
@@ -74,7 +82,7 @@ class Services:
 
 
 def timing(s: "Services", turn_timeout: float) -> dict:
-    """The timer arguments of :func:`tgbot.model.start`: the chat's turn timeout, the AI seats'
+    """The timer arguments of :func:`tgbot.game.model.start`: the chat's turn timeout, the AI seats'
     pause range (AI_PAUSE_MIN/MAX) and their least pause, the group's message spacing (RATE_GROUP_PERIOD / RATE_GROUP_MAX), so the
     board keeps up with the bots."""
     st = s.settings
@@ -113,7 +121,7 @@ async def _private_lang(s: Services, update: Update, group_id: int | None = None
 
 async def _current_chat(s: Services, chat_id: int) -> int:
     """The id chat ``chat_id`` has now: the supergroup it became when it was upgraded
-    (:mod:`tgbot.chatmove`), else itself. For ids a button carries (settings, «Play again»)."""
+    (:mod:`tgbot.storage.chatmove`), else itself. For ids a button carries (settings, «Play again»)."""
     return await s.store.chat_moved_to(chat_id) or chat_id
 
 
@@ -158,7 +166,7 @@ async def _seat_for(s: Services, update: Update, chat_id: int) -> Seat:
 
 async def _reply(update: Update, text: str, markup: Any = None) -> None:
     """Reply in the update's chat (its forum topic): the one way a command's answer reaches a
-    group, so it is posted only when :func:`tgbot.budget.hush` allows (a bystander during a
+    group, so it is posted only when :func:`tgbot.handlers.budget.hush` allows (a bystander during a
     game, a repeated command, a spent budget: nothing is posted)."""
     msg = update.effective_message
     if msg is None or await budget.hush(update) is not None:
@@ -938,7 +946,7 @@ async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     chat ends (``bot_removed``, no result, timers cleared); players are told in private.
     Re-adding the bot starts fresh. Restricted without the right to write → the games go on and
     their announcements wait until the bot may write again, for at most the lobby timeout
-    (:meth:`tgbot.sync.Syncer.group_rights_changed`)."""
+    (:meth:`tgbot.views.sync.Syncer.group_rights_changed`)."""
     s = svc(context)
     change = update.my_chat_member
     assert change is not None
@@ -987,7 +995,7 @@ async def _end_chat_games(s: Services, chat_id: int) -> None:
 async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A basic group became a supergroup (service message with ``migrate_to_chat_id`` in the
     old chat, ``migrate_from_chat_id`` in the new one): its games, settings, leaderboard and
-    lobby notifications move to the new id (:func:`tgbot.chatmove.move_chat`; each of the two
+    lobby notifications move to the new id (:func:`tgbot.storage.chatmove.move_chat`; each of the two
     messages runs it, the second changes nothing)."""
     s = svc(context)
     msg = update.effective_message
@@ -1008,7 +1016,7 @@ async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The one error handler: log it, and answer a tap so its button stops spinning. A reply
-    dropped because its group is over Telegram's limit (:class:`~tgbot.ratelimit.Throttled`)
+    dropped because its group is over Telegram's limit (:class:`~tgbot.process.ratelimit.Throttled`)
     is expected under command spam: one INFO line."""
     result = outcome.get()
     if isinstance(context.error, FencedError):
@@ -1043,8 +1051,8 @@ async def register_commands(app: Any) -> None:
     set in the default language)."""
     from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
 
-    from .app import COMMANDS
-    from .i18n import LANGUAGES
+    from tgbot.handlers.app import COMMANDS
+    from tgbot.i18n import LANGUAGES
 
     for kind, scope in (("group", BotCommandScopeAllGroupChats()), ("private", BotCommandScopeAllPrivateChats())):
         for lang in (None, *LANGUAGES):

@@ -1,8 +1,8 @@
 """A bot process's life: stand by, become the active one, work, and step down.
 
 DESIGN.md, Processes. Every process connects to Redis, serves ``/healthz`` and, in webhook mode,
-receives and stores updates (:mod:`tgbot.web`, :mod:`tgbot.ingest`). It then tries for the lease
-(:mod:`tgbot.lease`) until it gets it. While it holds the lease it is the active process, the
+receives and stores updates (:mod:`tgbot.process.web`, :mod:`tgbot.ingest.stream`). It then tries for the lease
+(:mod:`tgbot.process.lease`) until it gets it. While it holds the lease it is the active process, the
 only one that calls the Bot API (a standby calls ``getMe`` at most):
 
 1. take-over: Redis's clock is read, stored data is migrated, every live game's fencing epoch is
@@ -28,17 +28,19 @@ from telegram import Update
 from telegram.error import BadRequest, InvalidToken
 from telegram.ext import Application
 
-from . import handlers, ingest
-from .ingest import Outcome, outcome
-from .clock import RedisClock
-from .lease import RENEW_EVERY, Lease
-from .migrate import migrate
-from .ratelimit import RateLimiter
-from .settings import Settings
-from .store import FencedError, Store, connect, current_update
-from .sync import Syncer
-from .timers import Timers
-from .web import start_internal, start_webhook, webhook_secret
+from tgbot.handlers import commands as handlers
+
+from tgbot.ingest import stream as ingest
+from tgbot.ingest.stream import Outcome, outcome
+from tgbot.process.clock import RedisClock
+from tgbot.process.lease import RENEW_EVERY, Lease
+from tgbot.storage.migrate import migrate
+from tgbot.process.ratelimit import RateLimiter
+from tgbot.settings import Settings
+from tgbot.owner.store import FencedError, Store, connect, current_update
+from tgbot.views.sync import Syncer
+from tgbot.owner.timers import Timers
+from tgbot.process.web import start_internal, start_webhook, webhook_secret
 
 __all__ = ["Runner"]
 
@@ -58,7 +60,7 @@ async def _bounded(work: Any, what: str, seconds: float = 10.0) -> None:
 
 class Runner:
     """One bot process (see the module docstring). ``app``: the PTB Application, built without an
-    Updater (:func:`tgbot.app.build_application`)."""
+    Updater (:func:`tgbot.handlers.app.build_application`)."""
 
     def __init__(self, app: Application, settings: Settings) -> None:
         self.app = app

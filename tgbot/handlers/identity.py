@@ -9,7 +9,7 @@ has none. In a topic, a message that replies to nothing still carries ``reply_to
 topic's creation message (``forum_topic_created``, id = the topic's ``message_thread_id``): that
 is no reply (:func:`replied_user`).
 
-Rules enforced here (the table transitions in :mod:`tgbot.model` check seats and turns):
+Rules enforced here (the table transitions in :mod:`tgbot.game.model` check seats and turns):
 
 - the anonymous-admin id is never seated nor stored as a player or a creator (creator ``0``
   means "admins only");
@@ -29,7 +29,7 @@ from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from .model import Answer, RefusedError, Seat, Table
+from tgbot.game.model import Answer, RefusedError, Seat, Table
 
 __all__ = [
     "ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage", "replied_user",

@@ -2,8 +2,8 @@
 
 A table is a lobby first (players join and leave), then a running game (``core`` state), then
 over. Every transition is a pure function ``(table, …) -> Change`` that the store commits as one
-compare-and-set (see :mod:`tgbot.store`); refused transitions raise :class:`RefusedError` with a
-machine code that :mod:`tgbot.render` turns into text. The game rules themselves stay in ``core``.
+compare-and-set (see :mod:`tgbot.owner.store`); refused transitions raise :class:`RefusedError` with a
+machine code that :mod:`tgbot.views.render` turns into text. The game rules themselves stay in ``core``.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Status(str, Enum):
 
 class GroupAccess(str, Enum):
     """Whether the bot may post in the table's group (forum topic), as Telegram last answered
-    (:func:`tgbot.sync.group_refusal` reads its answers).
+    (:func:`tgbot.views.sync.group_refusal` reads its answers).
 
     - ``writable``: as usual;
     - ``unwritable``: the group refused a message with an answer that a change of rights undoes
@@ -88,7 +88,7 @@ class RetireReason(str, Enum):
 
 class Answer(StrEnum):
     """What a tap or a transition came to: the code of the short answer the tapper sees
-    (:func:`tgbot.render.answer` gives its text), a success or a refusal (:class:`RefusedError`).
+    (:func:`tgbot.views.render.answer` gives its text), a success or a refusal (:class:`RefusedError`).
     Engine refusals carry the code of :mod:`core.errors` (``not_your_turn``, …)."""
 
     OK = "ok"
@@ -209,7 +209,7 @@ class Seat:
 
 @dataclass(frozen=True)
 class Table:
-    """One game as the bot keeps it (stored as JSON in Redis, see :mod:`tgbot.store`).
+    """One game as the bot keeps it (stored as JSON in Redis, see :mod:`tgbot.owner.store`).
 
     - ``id``: game id (8 characters of ``A-Za-z0-9_-``), also in every callback of the game;
     - ``chat_id``/``thread_id``: the group (and forum topic) it lives in;

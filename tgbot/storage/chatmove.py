@@ -7,11 +7,11 @@ send to the old id fails with 400 and ``parameters.migrate_to_chat_id``
 after it, runs :func:`move_chat`: every step is safe to run again, and two runs at once (the
 two service messages are in two chats, processed concurrently) change nothing twice.
 
-What moves, in this order (keys: :mod:`tgbot.store`, :mod:`tgbot.stats`):
+What moves, in this order (keys: :mod:`tgbot.owner.store`, :mod:`tgbot.storage.stats`):
 
 1. the record "``old`` became ``new``" (``<p>:chat:<old>:moved``), first, so a finished game
    that still names the old id counts on the new board and opens its «Play again» lobby there;
-2. the live games (:meth:`tgbot.store.Store.move_chat`: the chat and topic index, the chat's
+2. the live games (:meth:`tgbot.owner.store.Store.move_chat`: the chat and topic index, the chat's
    games index and each table's chat id);
 3. the settings (``<p>:chatcfg:<chat>``: language, turn timer, variant, seating): a setting the
    supergroup has already chosen stays;
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import logging
 
-from . import stats
-from .store import Store
+from tgbot.storage import stats
+from tgbot.owner.store import Store
 
 __all__ = ["move_chat"]
 

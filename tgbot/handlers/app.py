@@ -1,7 +1,7 @@
 """Building the PTB :class:`~telegram.ext.Application`: handlers, defaults, rate limiter.
 
-The Application has no Updater: updates reach it from the stored stream (:mod:`tgbot.ingest`,
-:mod:`tgbot.runner`), one :meth:`~telegram.ext.Application.process_update` each.
+The Application has no Updater: updates reach it from the stored stream (:mod:`tgbot.ingest.stream`,
+:mod:`tgbot.process.runner`), one :meth:`~telegram.ext.Application.process_update` each.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from telegram.ext import (
     filters,
 )
 
-from . import handlers
-from .budget import ReplyGate
-from .i18n import N_
-from .ratelimit import RateLimiter
-from .settings import Settings
+from tgbot.handlers import commands as handlers
+from tgbot.handlers.budget import ReplyGate
+from tgbot.i18n import N_
+from tgbot.process.ratelimit import RateLimiter
+from tgbot.settings import Settings
 
 __all__ = ["build_application", "COMMANDS"]
 
@@ -61,10 +61,10 @@ COMMANDS = {"group": GROUP_COMMANDS, "private": PRIVATE_COMMANDS}
 
 
 def build_application(settings: Settings, request: BaseRequest | None = None) -> Application:
-    """The bot's Application, without an Updater (:mod:`tgbot.runner` feeds it). ``request``: the
+    """The bot's Application, without an Updater (:mod:`tgbot.process.runner` feeds it). ``request``: the
     HTTP layer for every Bot API call (default PTB's httpx; the benchmark passes a fake)."""
     # Telegram's limits (Bot FAQ: about 30 messages a second overall, 20 a minute per group),
-    # kept by the one active process (tgbot/ratelimit.py).
+    # kept by the one active process (tgbot/process/ratelimit.py).
     limiter = RateLimiter(
         group_max=settings.rate_group_max,
         group_period=settings.rate_group_period,
@@ -87,7 +87,7 @@ def build_application(settings: Settings, request: BaseRequest | None = None) ->
     # New messages only: an edited message never runs a command again.
     new = filters.UpdateType.MESSAGE
     # Before a group command's own handler: who asked what, so its reply in the group is
-    # bounded and never at a running game's expense (tgbot/budget.py).
+    # bounded and never at a running game's expense (tgbot/handlers/budget.py).
     app.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.GROUPS & new, ReplyGate().check), group=-1)
     for command, callback in (
         ("start_game", handlers.start_game), ("stop_game", handlers.stop_game), ("board", handlers.board_command),

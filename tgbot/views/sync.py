@@ -16,20 +16,20 @@ After every committed change, and for every live game when this process becomes 
 A group that refuses messages for now (a read-only group, the bot restricted, a closed topic:
 Telegram answers 400, usually with no update, :func:`group_refusal`) keeps its announcements in
 the outbox (the newest :data:`MAX_HELD_ANNOUNCEMENTS`) and the table records since when
-(:func:`tgbot.model.group_unwritable`); the game goes on in private. Every later sync (each
+(:func:`tgbot.game.model.group_unwritable`); the game goes on in private. Every later sync (each
 move, and the table's timer every minute) tries the group again; the first message that goes
 through posts the waiting announcements and the board anew. A group that stays shut for the
 grace (``LOBBY_TIMEOUT``), or is gone (400 "chat not found", a 403 of a removed bot), retires
-its game (:func:`tgbot.model.group_gone`): its people are told privately, its announcements are
+its game (:func:`tgbot.game.model.group_gone`): its people are told privately, its announcements are
 dropped, and nothing calls the group again, after a restart neither.
 
-Only the active process syncs (:mod:`tgbot.lease`), so each lane of each game is one task of
+Only the active process syncs (:mod:`tgbot.process.lease`), so each lane of each game is one task of
 this process: a request while it runs marks it dirty and it runs once more with the newest
 table, so a burst of moves yields one board edit (coalescing). The Telegram bookkeeping (message
 ids and what they show, the game's ``tg`` hash) is kept in memory and written through to Redis
 after each call, so a take-over repeats at most one edit or announcement. The sync's calls are
 made with ``defer`` (:data:`DEFER`): a group without a free slot (or blocked by a 429) raises
-:class:`~tgbot.ratelimit.Throttled` instead of queueing a stale edit, and the lane sleeps for
+:class:`~tgbot.process.ratelimit.Throttled` instead of queueing a stale edit, and the lane sleeps for
 that group alone and runs again with the newest state.
 """
 
@@ -46,9 +46,15 @@ from typing import Any
 from telegram import Bot, Message
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
-from . import chatmove, model, render, stats
-from .model import Change, GroupAccess, RefusedError, RetireReason, Status, Table
-from .store import Store
+from tgbot.storage import chatmove
+
+from tgbot.game import model
+
+from tgbot.views import render
+
+from tgbot.storage import stats
+from tgbot.game.model import Change, GroupAccess, RefusedError, RetireReason, Status, Table
+from tgbot.owner.store import Store
 
 __all__ = ["Syncer", "panel_key", "answer", "DEFER", "LANES", "GroupRefusal", "group_refusal", "MAX_HELD_ANNOUNCEMENTS"]
 
@@ -168,7 +174,7 @@ class Syncer:
     def __init__(
         self, bot: Bot, store: Store, bot_username: Callable[[], str], clock: Callable[[], float] = time.time, unwritable_grace: float = 900.0
     ) -> None:
-        """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.clock.RedisClock.now`);
+        """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.process.clock.RedisClock.now`);
         ``unwritable_grace``: seconds a game's group may refuse messages before the game is
         retired (``LOBBY_TIMEOUT``)."""
         self.bot = bot
@@ -196,7 +202,7 @@ class Syncer:
             self._dirty.add(key)
             if key not in self._running:
                 # a context of its own: not the requesting update's (a lane's commit, a moved
-                # chat's, is no commit of that update: tgbot.store.current_update)
+                # chat's, is no commit of that update: tgbot.owner.store.current_update)
                 self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{gid}", context=contextvars.Context())
 
     async def idle(self) -> None:
@@ -422,7 +428,7 @@ class Syncer:
             await self._post_group(table, tg)
         except ChatMigrated as e:
             # The group became a supergroup (400 with parameters.migrate_to_chat_id): move
-            # the game and the chat's data (tgbot.chatmove), then run again under the new id.
+            # the game and the chat's data (tgbot.storage.chatmove), then run again under the new id.
             await chatmove.move_chat(self.store, table.chat_id, e.new_chat_id, also=(gid,))
             self._dirty.add((gid, "group"))
         except (BadRequest, Forbidden) as e:
@@ -452,7 +458,7 @@ class Syncer:
 
     async def _finish(self, table: Table) -> None:
         """Everything of an ended game has been shown (or never will be): its statistics are
-        counted (once, whoever gets here first: see tgbot.stats; a finished game only), then it
+        counted (once, whoever gets here first: see tgbot.storage.stats; a finished game only), then it
         leaves the start-up sync set."""
         await stats.count_game(self.store, table)
         await self.store.forget_live(table.id)

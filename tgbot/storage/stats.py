@@ -1,7 +1,7 @@
 """Players' statistics, chat leaderboards, lobby notifications and forgetting a user (Redis).
 
 Figures come from :func:`core.stats.game_stats` on the game's record (deal + log, see
-:meth:`tgbot.store.Store.record`), never re-derived here. Keys (outside the games' slots; a
+:meth:`tgbot.owner.store.Store.record`), never re-derived here. Keys (outside the games' slots; a
 user's keys share the hash tag ``{u<user>}``, a chat's ``{c<chat>}``, so each group of them
 lives in one Redis Cluster slot; the rate limiter's group window shares the chat's):
 
@@ -16,7 +16,7 @@ lives in one Redis Cluster slot; the rate limiter's group window shares the chat
 - ``cheat:user:<user>:notify``       set: the chats where the user asked so (for /forget_me)
 - the game's own hash ``cheat:{g<id>}:game``, field ``counted``: the whole game was counted.
 
-When: a finished game is counted by the group lane of :mod:`tgbot.sync` once its end has been
+When: a finished game is counted by the group lane of :mod:`tgbot.views.sync` once its end has been
 shown (the live set keeps an ended game until then, so a restart or a second process picks it
 up again, and counts it again if the first one died midway). Exactly once, with every step on
 one slot: one Lua script per person adds the game to their totals only if its id is not yet in
@@ -25,11 +25,11 @@ chat's leaderboard, and only once every one of them has answered is the game mar
 A retry after a crash midway redoes only the steps that had not run; two processes counting at
 once add each figure once. A game id stays in the ``counted`` sets for :data:`COUNTED_KEEP`
 seconds, far longer than a retry can come (the game's own keys, without which nothing is
-counted, go after :data:`tgbot.store.FINISHED_TTL`). People only (bots have negative ids);
+counted, go after :data:`tgbot.owner.store.FINISHED_TTL`). People only (bots have negative ids);
 games without result (stopped, abandoned, bot removed) never count. A game of a group that has
-become a supergroup counts on the supergroup's board (:meth:`tgbot.store.Store.chat_moved_to`).
+become a supergroup counts on the supergroup's board (:meth:`tgbot.owner.store.Store.chat_moved_to`).
 
-**A group upgraded to a supergroup** (:mod:`tgbot.chatmove`): :func:`move_board` adds the old
+**A group upgraded to a supergroup** (:mod:`tgbot.storage.chatmove`): :func:`move_board` adds the old
 board to the new chat's once (the figures add up; a name the new board has is kept), and
 :func:`move_notify` moves the lobby notifications and each asker's index entry.
 """
@@ -45,8 +45,8 @@ from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
 
-from .model import Status, Table
-from .store import Store
+from tgbot.game.model import Status, Table
+from tgbot.owner.store import Store
 
 __all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify",
            "user_keys", "chat_keys", "handoff_keys", "move_board", "move_notify", "MIN_TOP_GAMES", "RECORD_FILE", "COUNTED_KEEP",
@@ -59,7 +59,7 @@ RECORD_FILE = "cheat-{gid}.json"
 #: Entries shown by /top.
 TOP_SIZE = 10
 #: Seconds a counted game's id is remembered by each player's and the chat's ``counted`` set
-#: (30 days; a retry comes within the game's :data:`tgbot.store.FINISHED_TTL`).
+#: (30 days; a retry comes within the game's :data:`tgbot.owner.store.FINISHED_TTL`).
 COUNTED_KEEP = 30 * 24 * 3600
 #: Batches :func:`move_board` hands over at most in one call (a game counted on the old board
 #: while the first batch moved makes a second; more never come: see :func:`move_board`).

@@ -2,7 +2,7 @@
 
 Telegram lets a bot post about 20 messages a minute in a group, edits included (TELEGRAM.md), and
 a running game needs them for its board, showdowns and result; the rate limiter
-(:mod:`tgbot.ratelimit`) lets a game's messages go before replies waiting for the same group,
+(:mod:`tgbot.process.ratelimit`) lets a game's messages go before replies waiting for the same group,
 but a reply it has already let through has used a slot. So a command's reply is posted in a
 group only when all of these hold (else it is not posted at all; the command's effect still
 happens):
@@ -11,7 +11,7 @@ happens):
   (any forum topic: the 20 a minute are the whole group's), a person who is neither seated at
   one of the group's live games, nor the creator of one, nor an admin of the group (a
   *bystander*) gets no reply in the group. /rules, /help, /stats and /top answer them privately
-  (tgbot.handlers), /notify_me confirms privately, anything else is answered nowhere: the board
+  (tgbot.handlers.commands), /notify_me confirms privately, anything else is answered nowhere: the board
   in front of them shows why;
 - **the same command is answered once**: a person's identical command (same text, topic and
   replied-to message) within :data:`REPLY_WINDOW` seconds gets no second reply in the group
@@ -22,7 +22,7 @@ happens):
 How: :class:`ReplyGate` is a PTB handler of group -1, run before the command's own handler for
 every command sent in a group; it records who asked what for the rest of that update in
 :data:`ASKER` (a context variable: each update is processed in a task of its own, see
-:mod:`tgbot.ingest`). :func:`hush` is asked before each group reply (``tgbot.handlers._reply``,
+:mod:`tgbot.ingest.stream`). :func:`hush` is asked before each group reply (``tgbot.handlers.commands._reply``,
 the /board post): the first time, it decides and spends the asker's budget; later calls for the
 same update get the same answer. The budget lives in the memory of the one active process, like
 the rate limiter's windows: a take-over starts it afresh, which costs at most one more reply per
@@ -43,9 +43,9 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
-from .identity import actor_id, is_admin
-from .model import Status
-from .store import Store
+from tgbot.handlers.identity import actor_id, is_admin
+from tgbot.game.model import Status
+from tgbot.owner.store import Store
 
 __all__ = ["ASKER", "REPLY_CAP", "REPLY_WINDOW", "Asker", "Hush", "ReplyBudget", "ReplyGate", "command_key", "game_running", "hush"]
 

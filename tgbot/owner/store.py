@@ -5,10 +5,10 @@ several bots share one Redis or Cluster. A game's own keys share the hash tag ``
 live in one Redis Cluster slot and one Lua script can change them atomically:
 
 - ``<p>:{g<id>}:game``   hash: ``v`` (version), ``t`` (the table, JSON), ``deal`` (JSON list),
-  ``epoch`` (the fencing number of the last commit, see :mod:`tgbot.lease`), ``counted``
+  ``epoch`` (the fencing number of the last commit, see :mod:`tgbot.process.lease`), ``counted``
 - ``<p>:{g<id>}:log``    list: the record's actions, one JSON object each (append-only)
 - ``<p>:{g<id>}:outbox`` list: announcements still to post (JSON, with ``seq``); while the group
-  takes no message they wait there (the newest 20, :data:`tgbot.sync.MAX_HELD_ANNOUNCEMENTS`)
+  takes no message they wait there (the newest 20, :data:`tgbot.views.sync.MAX_HELD_ANNOUNCEMENTS`)
 - ``<p>:{g<id>}:tg``     hash: Telegram bookkeeping (message ids and what they show)
 - ``<p>:{g<id>}:upd``    sorted set: the update ids the game's commits applied (exactly once)
 
@@ -18,9 +18,9 @@ chat's games, every topic), ``<p>:live`` (set of live game ids), ``<p>:user:<id>
 = the bot can write to them, ``lang`` = their own language for private messages),
 ``<p>:user:<id>:games`` (set: the live games they are seated at), ``<p>:chatcfg:<chat>`` (hash:
 the chat's settings, see :class:`ChatSettings`), ``<p>:chat:<chat>:moved`` (string: the
-supergroup a basic group became, see :mod:`tgbot.chatmove`).
+supergroup a basic group became, see :mod:`tgbot.storage.chatmove`).
 
-**The game's owner.** Only the active process writes (:mod:`tgbot.lease`), so the :class:`Store`
+**The game's owner.** Only the active process writes (:mod:`tgbot.process.lease`), so the :class:`Store`
 keeps each live game's table in memory after its first load and serialises the game's
 transactions with a lock of its own: a transaction reads nothing from Redis, applies a pure
 transition, and commits with one Lua compare-and-set that also appends to the log and the
@@ -30,7 +30,7 @@ of a script that timed out) is recognised as applied and never applied again.
 
 :func:`connect` gives the client: one Redis, or, when ``REDIS_URL`` names a node of a Redis
 Cluster, a :class:`GatedCluster` (redis-py's cluster client), or for a ``redis+sentinel://``
-URL a :class:`tgbot.sentinel.SentinelRedis`; every script names all its keys in KEYS and they
+URL a :class:`tgbot.storage.sentinel.SentinelRedis`; every script names all its keys in KEYS and they
 share one slot.
 """
 
@@ -54,7 +54,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from .model import Answer, Change, RefusedError, Table, move_chat
+from tgbot.game.model import Answer, Change, RefusedError, Table, move_chat
 
 __all__ = [
     "Store", "ChatSettings", "ConflictError", "FencedError", "new_game_id", "game_id_for_update", "connect", "RedisClient",
@@ -63,7 +63,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The update being processed in this task (set by the consumer, :mod:`tgbot.ingest`): its id
+#: The update being processed in this task (set by the consumer, :mod:`tgbot.ingest.stream`): its id
 #: and how many commits it made so far per game, so each commit records ``<update id>.<n>``.
 current_update: contextvars.ContextVar[tuple[int, dict[str, int]] | None] = contextvars.ContextVar("current_update", default=None)
 
@@ -164,7 +164,7 @@ class ConflictError(Exception):
 
 class FencedError(Exception):
     """A commit was refused: a process with a newer lease epoch has written the game. This
-    process is no longer the active one and must stop (:mod:`tgbot.lease`)."""
+    process is no longer the active one and must stop (:mod:`tgbot.process.lease`)."""
 
 
 def new_game_id() -> str:
@@ -262,7 +262,7 @@ async def connect(url: str) -> RedisClient:
       the other nodes from that one; the URL's database must be 0 (or absent);
     - ``redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]`` (with
       ``?sentinel_password=`` when the sentinels have their own): the primary that these Redis
-      Sentinels monitor as ``service``, a :class:`tgbot.sentinel.SentinelRedis` (redis-py's
+      Sentinels monitor as ``service``, a :class:`tgbot.storage.sentinel.SentinelRedis` (redis-py's
       ``Sentinel.master_for`` and its pool), which follows the primary after a fail-over;
     - else one Redis (or a proxy in front of it): a client over a blocking pool of
       :data:`MAX_CONNECTIONS` connections.
@@ -282,7 +282,7 @@ async def connect(url: str) -> RedisClient:
         return fake
     scheme = urlsplit(url).scheme
     if scheme == "redis+sentinel":
-        from .sentinel import connect_sentinel  # (it builds on this module's RETRY and pool size)
+        from tgbot.storage.sentinel import connect_sentinel  # (it builds on this module's RETRY and pool size)
 
         return await connect_sentinel(url)
     if scheme not in ("redis", "rediss", "unix"):
@@ -337,7 +337,7 @@ class Store:
         self.p = prefix
         self.epoch = 0
         self.on_commit: Callable[[Table | None, Table], None] = lambda before, after: None
-        #: Whether this process may commit now (the runner sets :meth:`tgbot.lease.Lease.held`):
+        #: Whether this process may commit now (the runner sets :meth:`tgbot.process.lease.Lease.held`):
         #: a commit is refused here, without a round trip, once the lease is lost.
         self.holds: Callable[[], bool] = lambda: True
         self._tables: dict[str, Table] = {}
@@ -443,7 +443,7 @@ class Store:
     async def transact(self, gid: str, fn: Callable[[Table], Change], attempts: int = 8) -> Committed:
         """Apply ``fn`` to game ``gid``'s table and commit it, under the game's lock.
 
-        ``fn`` must be pure; it may raise :class:`~tgbot.model.RefusedError`, which propagates (as
+        ``fn`` must be pure; it may raise :class:`~tgbot.game.model.RefusedError`, which propagates (as
         does ``RefusedError(Answer.NO_GAME)`` when there is no such game). A change whose table is the
         loaded one is not written. When the current update (:data:`current_update`) was applied
         to this game already, nothing is applied and the result's change is the current table
