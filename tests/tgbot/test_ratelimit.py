@@ -1,6 +1,6 @@
 """The in-process rate limiter (tgbot/process/ratelimit.py): Telegram's overall and group windows hold,
 a 429 delays only the chat it names, callback answers and other uncounted calls never wait, a
-game's messages go before command replies in one group, deferred calls get Throttled, and
+game's messages go before command replies in one group, deferred calls get ThrottledError, and
 assume_full() fills every group's window after a take-over.
 
 Time is virtual (:class:`Clock`, handed to the limiter): a test moves it on and then lets the
@@ -23,7 +23,7 @@ from tgbot.process.ratelimit import (
     SAFETY,
     Priority,
     RateLimiter,
-    Throttled,
+    ThrottledError,
     counted,
 )
 
@@ -114,13 +114,13 @@ async def test_the_group_window_holds_and_other_chats_go_on():
     deferred = rig.call(-1, "deferred", defer=True)
     others = [rig.call(-2, "other group"), rig.call(42, "private")]
     await settle()
-    assert isinstance(reply.exception(), Throttled) and isinstance(deferred.exception(), Throttled)
+    assert isinstance(reply.exception(), ThrottledError) and isinstance(deferred.exception(), ThrottledError)
     assert deferred.exception().seconds == pytest.approx(40 * SAFETY)
     assert all(t.done() for t in others) and rig.labels() == ["g0", "g1", "g2", "other group", "private"]
     await rig.clock.advance(40 * SAFETY - 0.01)
     early = rig.call(-1, "early", defer=True)
     await settle()
-    assert isinstance(early.exception(), Throttled)
+    assert isinstance(early.exception(), ThrottledError)
     await rig.clock.advance(0.02)
     late = rig.call(-1, "on time", defer=True)
     await settle()
@@ -172,13 +172,13 @@ async def test_a_429_blocks_only_the_chat_it_names_for_its_retry_after():
     rig = Rig(group_max=100)
     hit = rig.call(-7, "hit", errors=(RetryAfter(10),), defer=True)
     await settle()
-    assert isinstance(hit.exception(), RetryAfter) and not isinstance(hit.exception(), Throttled)
+    assert isinstance(hit.exception(), RetryAfter) and not isinstance(hit.exception(), ThrottledError)
     again = rig.call(-7, "again", defer=True)
     reply = rig.call(-7, "reply")  # 10 s > REPLY_WAIT: dropped
     others = [rig.call(-8, "other group"), rig.call(42, "private"), rig.call(-8, "deferred", defer=True)]
     await settle()
-    assert isinstance(again.exception(), Throttled) and again.exception().seconds == pytest.approx(10)
-    assert isinstance(reply.exception(), Throttled)
+    assert isinstance(again.exception(), ThrottledError) and again.exception().seconds == pytest.approx(10)
+    assert isinstance(reply.exception(), ThrottledError)
     assert all(t.done() and t.result() is True for t in others)
     await rig.clock.advance(10.001)
     assert await rig.call(-7, "after the block", defer=True) is True
@@ -227,7 +227,7 @@ async def test_replies_waiting_for_a_group_never_delay_its_game_messages(monkeyp
     await rig.clock.advance(1.0)
     showdown = rig.call(-1, "showdown", defer=True)
     await settle()
-    assert isinstance(showdown.exception(), Throttled)
+    assert isinstance(showdown.exception(), ThrottledError)
     await rig.clock.advance(showdown.exception().seconds)  # the sync sleeps that long, then calls again
     assert await rig.call(-1, "showdown again", defer=True) is True
     result = rig.call(-1, "result", priority=Priority.GAME)
@@ -248,7 +248,7 @@ async def test_a_throttled_game_call_keeps_its_claim_on_the_next_slot(monkeypatc
     await rig.clock.advance(1.0)
     sync = rig.call(-1, "sync", defer=True)
     await settle()
-    assert isinstance(sync.exception(), Throttled)
+    assert isinstance(sync.exception(), ThrottledError)
     reply = rig.call(-1, "reply")  # the slot at `period` is the sync's
     await rig.clock.advance(sync.exception().seconds + 0.001)
     assert rig.labels() == ["board"]
@@ -263,7 +263,7 @@ async def test_a_claim_lapses_when_the_game_call_does_not_come_back(monkeypatch)
     await rig.call(-1, "board", defer=True)
     sync = rig.call(-1, "sync", defer=True)
     await settle()
-    assert isinstance(sync.exception(), Throttled)
+    assert isinstance(sync.exception(), ThrottledError)
     reply = rig.call(-1, "reply")
     await rig.clock.advance(4 * SAFETY + CLAIM_GRACE - 0.01)
     assert not reply.done()
@@ -282,7 +282,7 @@ async def test_a_reply_waits_for_its_group_up_to_reply_wait():
     await long.call(-1, "first")
     dropped = long.call(-1, "would wait 10.5 s")
     await settle()
-    assert isinstance(dropped.exception(), Throttled) and dropped.exception().retry_after == 11
+    assert isinstance(dropped.exception(), ThrottledError) and dropped.exception().retry_after == 11
     assert long.labels() == ["first"]
 
 

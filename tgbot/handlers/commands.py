@@ -39,7 +39,7 @@ from tgbot.ingest.stream import outcome
 from tgbot.i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
 from tgbot.game.model import Answer, Change, RefusedError, Seat, Status, Table
 from tgbot.process.clock import RedisClock
-from tgbot.process.ratelimit import Throttled
+from tgbot.process.ratelimit import ThrottledError
 from tgbot.settings import Settings
 from tgbot.owner.store import FencedError, Store, game_id_for_update
 from tgbot.views.sync import Syncer, answer
@@ -1016,7 +1016,7 @@ async def on_migrate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The one error handler: log it, and answer a tap so its button stops spinning. A reply
-    dropped because its group is over Telegram's limit (:class:`~tgbot.process.ratelimit.Throttled`)
+    dropped because its group is over Telegram's limit (:class:`~tgbot.process.ratelimit.ThrottledError`)
     is expected under command spam: one INFO line."""
     result = outcome.get()
     if isinstance(context.error, FencedError):
@@ -1027,7 +1027,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         result.retry = True  # the consumer tries the update again
         log.warning("update met a Redis failure: %s", context.error)
         return
-    if isinstance(context.error, Throttled):
+    if isinstance(context.error, ThrottledError):
         log.info("a reply was dropped: its chat is over Telegram's message limit for %.0f s more", context.error.seconds)
     else:
         log.error("error while handling an update", exc_info=context.error)

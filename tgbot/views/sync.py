@@ -29,7 +29,7 @@ table, so a burst of moves yields one board edit (coalescing). The Telegram book
 ids and what they show, the game's ``tg`` hash) is kept in memory and written through to Redis
 after each call, so a take-over repeats at most one edit or announcement. The sync's calls are
 made with ``defer`` (:data:`DEFER`): a group without a free slot (or blocked by a 429) raises
-:class:`~tgbot.process.ratelimit.Throttled` instead of queueing a stale edit, and the lane sleeps for
+:class:`~tgbot.process.ratelimit.ThrottledError` instead of queueing a stale edit, and the lane sleeps for
 that group alone and runs again with the newest state.
 """
 
@@ -60,7 +60,7 @@ __all__ = ["Syncer", "panel_key", "answer", "DEFER", "LANES", "GroupRefusal", "g
 
 log = logging.getLogger(__name__)
 
-#: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise Throttled.
+#: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError.
 DEFER = {"defer": True, "priority": "game"}
 #: The view sync's lanes: players' panels, then the group's messages.
 LANES = ("dm", "group")
@@ -131,7 +131,7 @@ def group_refusal(error: TelegramError) -> GroupRefusal | None:
 
 
 def _seconds(e: RetryAfter) -> float:
-    """How long a RetryAfter asks to wait, in seconds (Throttled carries the exact float)."""
+    """How long a RetryAfter asks to wait, in seconds (ThrottledError carries the exact float)."""
     exact = getattr(e, "seconds", None)
     if exact is not None:
         return float(exact)
