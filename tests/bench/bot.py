@@ -49,7 +49,7 @@ from telegram.request import BaseRequest, RequestData
 
 import core
 import core.ai
-from tgbot.ingest import stream as ingest_mod
+from tgbot.ingest import consumer as consumer_mod, stream as ingest_mod
 from tgbot.process import lease as lease_mod
 from tgbot.owner import store as store_mod
 from tgbot.views import sync as sync_mod
@@ -100,8 +100,8 @@ def install_counters() -> None:
 
     store_mod.Store.transact = transact  # type: ignore[method-assign]
     ingest_mod.Ingest.polled = _phase("ingest", ingest_mod.Ingest.polled)  # type: ignore[method-assign]
-    ingest_mod.Consumer.run = _phase("ingest", ingest_mod.Consumer.run)  # type: ignore[method-assign]
-    ingest_mod.Consumer._one = _phase("handler", ingest_mod.Consumer._one)  # type: ignore[method-assign]
+    consumer_mod.Consumer.run = _phase("ingest", consumer_mod.Consumer.run)  # type: ignore[method-assign]
+    consumer_mod.Consumer._one = _phase("handler", consumer_mod.Consumer._one)  # type: ignore[method-assign]
     lease_mod.Lease.try_acquire = _phase("lease", lease_mod.Lease.try_acquire)  # type: ignore[method-assign]
     sync_mod.Syncer._loop = _phase("sync", sync_mod.Syncer._loop)  # type: ignore[method-assign]
 

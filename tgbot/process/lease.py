@@ -24,7 +24,7 @@ import socket
 import time
 from typing import Any
 
-__all__ = ["Lease", "LEASE_SECONDS", "RENEW_EVERY", "MARGIN"]
+__all__ = ["LEASE_SECONDS", "MARGIN", "RENEW_EVERY", "Lease"]
 
 #: Seconds a lease lasts without renewal (issue 14: 5 s by default).
 LEASE_SECONDS = 5.0

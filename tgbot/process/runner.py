@@ -1,19 +1,16 @@
 """A bot process's life: stand by, become the active one, work, and step down.
 
 DESIGN.md, Processes. Every process connects to Redis, serves ``/healthz`` and, in webhook mode,
-receives and stores updates (:mod:`tgbot.process.web`, :mod:`tgbot.ingest.stream`). It then tries for the lease
-(:mod:`tgbot.process.lease`) until it gets it. While it holds the lease it is the active process, the
-only one that calls the Bot API (a standby calls ``getMe`` at most):
+stores the updates it receives (:mod:`tgbot.process.web`). It tries for the lease
+(:mod:`tgbot.process.lease`) until it gets it; while it holds it, it is the only process that calls
+the Bot API (a standby calls ``getMe`` at most):
 
-1. take-over: Redis's clock is read, stored data is migrated, every live game's fencing epoch is
-   raised, its timer set and its views synced; the rate limiter counts every group's window as
-   full for one period (the previous holder may have just filled it);
-2. work: long polling (or the webhook's stored updates), the stream consumer, the timers, the
-   view syncs; the lease is renewed every second;
-3. step down when the lease is lost (or a commit was fenced): everything above stops at once and
-   whatever is kept in memory is dropped; the process stands by again.
-
-A stop (SIGTERM, SIGINT) gives the lease up, so a standby takes over at once.
+1. take-over: Redis's clock is read, stored data migrated, every live game's fencing epoch raised,
+   its timer set and its views synced; every group's rate window counts as full for one period;
+2. work: long polling (or the webhook's stored updates), the consumer, the timers, the view syncs;
+   the lease is renewed every second;
+3. step down when the lease is lost (or a commit was fenced): all of that stops at once and what is
+   kept in memory is dropped. A stop (SIGTERM, SIGINT) gives the lease up for a standby.
 """
 
 from __future__ import annotations
@@ -21,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlparse
 
@@ -29,20 +28,20 @@ from telegram.error import BadRequest, InvalidToken
 from telegram.ext import Application
 
 from tgbot.handlers import commands as handlers
-
-from tgbot.ingest import stream as ingest
-from tgbot.ingest.stream import Outcome, outcome
+from tgbot.ingest.consumer import Consumer
+from tgbot.ingest.poller import Poller
+from tgbot.ingest.stream import Ingest, Outcome, outcome
+from tgbot.owner.store import FencedError, Store, connect, current_update
+from tgbot.owner.timers import Timers
 from tgbot.process.clock import RedisClock
 from tgbot.process.lease import RENEW_EVERY, Lease
-from tgbot.storage.migrate import migrate
 from tgbot.process.ratelimit import RateLimiter
-from tgbot.settings import Settings
-from tgbot.owner.store import FencedError, Store, connect, current_update
-from tgbot.views.sync import Syncer
-from tgbot.owner.timers import Timers
 from tgbot.process.web import start_internal, start_webhook, webhook_secret
+from tgbot.settings import Settings
+from tgbot.storage.migrate import migrate
+from tgbot.views.sync import Syncer
 
-__all__ = ["Runner"]
+__all__ = ["Role", "Runner"]
 
 log = logging.getLogger(__name__)
 
@@ -50,28 +49,33 @@ log = logging.getLogger(__name__)
 STOP_GRACE = 3.0
 
 
-async def _bounded(work: Any, what: str, seconds: float = 10.0) -> None:
+class Role(StrEnum):
+    """What ``/healthz`` says a process is."""
+
+    ACTIVE = "active"
+    STANDBY = "standby"
+
+
+async def _bounded(work: Awaitable[Any], what: str, seconds: float = 10.0) -> None:
     """Await ``work`` for at most ``seconds``; log it when it took longer (it goes on unawaited)."""
     try:
         await asyncio.wait_for(asyncio.shield(work), seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         log.error("stepping down: %s did not stop within %.0f s", what, seconds)
 
 
 class Runner:
-    """One bot process (see the module docstring). ``app``: the PTB Application, built without an
-    Updater (:func:`tgbot.handlers.app.build_application`)."""
+    """One bot process. ``app``: the PTB Application, built without an Updater
+    (:func:`tgbot.handlers.app.build_application`)."""
 
     def __init__(self, app: Application, settings: Settings) -> None:
         self.app = app
         self.settings = settings
         self.bot_id = settings.bot_token.partition(":")[0]
         self.clock = RedisClock()
-        self.role = "standby"
+        self.role = Role.STANDBY
         self.redis: Any = None
-        self.store: Store | None = None
-        self.lease: Lease | None = None
-        self.consumer: ingest.Consumer | None = None
+        self.consumer: Consumer | None = None
         self.secret = ""  # the webhook's secret (webhook mode)
         self._stop = asyncio.Event()
         self._step_down = asyncio.Event()
@@ -79,8 +83,8 @@ class Runner:
 
     def health(self) -> dict[str, Any]:
         """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
-        active = self.role == "active" and self.lease is not None and self.lease.held()
-        return {"role": "active" if active else "standby", "epoch": self.lease.epoch if active and self.lease is not None else 0}
+        active = self.role is Role.ACTIVE and self.lease.held()
+        return {"role": Role.ACTIVE if active else Role.STANDBY, "epoch": self.lease.epoch if active else 0}
 
     def stop(self) -> None:
         """Ask the process to stop (signal handlers call this)."""
@@ -90,15 +94,12 @@ class Runner:
         """Run until :meth:`stop`. Raises what the start-up calls raise (Redis, getMe)."""
         self.redis = await connect(self.settings.redis_url)
         self.store = store = Store(self.redis, prefix=f"cheat:{self.bot_id}")
-        self.ingest = ingest.Ingest(self.redis, (store.k_bot("updates"), store.k_bot("recent"), store.k_bot("offset"), store.k_bot("lease")))
+        # key names: the stream, the recent ids, the offset; the lease, its epoch, its last renewal
+        self.ingest = Ingest(self.redis, (store.k_bot("updates"), store.k_bot("recent"), store.k_bot("offset"), store.k_bot("lease")))
         self.lease = Lease(self.redis, (store.k_bot("lease"), store.k_bot("epoch"), store.k_bot("renewed")))
         await self.app.initialize()
         try:
-            self._servers.append(await start_internal(self.settings.http_listen, self.health))
-            if self.settings.webhook_url:
-                self.secret = await webhook_secret(self.redis, store.k_bot("webhook_secret"), self.settings.webhook_secret)
-                path = urlparse(self.settings.webhook_url).path
-                self._servers.append(await start_webhook(self.settings.webhook_listen, path, self.secret, self.ingest.pushed))
+            await self._listen()
             log.info("bot @%s: standing by for the lease", self.app.bot.username)
             while not self._stop.is_set():
                 try:
@@ -110,7 +111,7 @@ class Runner:
                     raise  # a start-up call Telegram refuses (__main__ says which and exits)
                 except Exception:
                     log.exception("lease or take-over failed; standing by")
-                with contextlib.suppress(asyncio.TimeoutError):
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), RENEW_EVERY)
         finally:
             with contextlib.suppress(Exception):
@@ -120,18 +121,44 @@ class Runner:
             await self.app.shutdown()
             await self.redis.aclose()
 
+    async def _listen(self) -> None:
+        """Start ``/healthz`` and, in webhook mode, the webhook with the bot's one secret."""
+        self._servers.append(await start_internal(self.settings.http_listen, self.health))
+        if self.settings.webhook_url:
+            key = self.store.k_bot("webhook_secret")  # key name
+            self.secret = await webhook_secret(self.redis, key, self.settings.webhook_secret)
+            path = urlparse(self.settings.webhook_url).path
+            self._servers.append(await start_webhook(self.settings.webhook_listen, path, self.secret, self.ingest.pushed))
+
     async def _active(self) -> None:
         """Work as the active process until the lease is lost, a commit is fenced or a stop."""
-        assert self.store is not None and self.lease is not None
-        store, lease = self.store, self.lease
-        self.role = "active"
+        self.role = Role.ACTIVE
         self._step_down.clear()
-        store.epoch = lease.epoch
-        store.holds = lease.held
+        syncer, timers = await self._take_up()
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            await self._take_over(syncer, timers)
+            self.consumer = Consumer(self.ingest, self.redis, self.lease.holder, self._process)
+            work = {"consumer": self.consumer.run(), "lease": self._renew(), "stop": self._stop.wait(), "step-down": self._step_down.wait()}
+            if not self.settings.webhook_url:
+                work["poller"] = Poller(self.app.bot, self.ingest, self.lease).run()
+            tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
+            log.info("bot @%s active (epoch %d)", self.app.bot.username, self.lease.epoch)
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("%s stopped", task.get_name(), exc_info=task.exception())
+        finally:
+            await self._hand_back(tasks, syncer, timers)
+
+    async def _take_up(self) -> tuple[Syncer, Timers]:
+        """Point the store, the handlers' services and the rate limiter at this lease."""
+        store, lease, bot = self.store, self.lease, self.app.bot
+        store.epoch, store.holds = lease.epoch, lease.held
         store.forget_tables()
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
-        syncer = Syncer(self.app.bot, store, lambda: self.app.bot.username or "", self.clock.now, self.settings.lobby_timeout)
+        syncer = Syncer(bot, store, lambda: bot.username or "", self.clock.now, self.settings.lobby_timeout)
         timers = Timers(store, syncer, self.clock)
 
         def on_commit(before: Any, after: Any) -> None:
@@ -139,83 +166,64 @@ class Runner:
             syncer.request(after.id)
 
         store.on_commit = on_commit
-        self.app.bot_data["svc"] = handlers.Services(self.settings, store, syncer, self.app.bot.username or "", self.clock, self.bot_id, timers)
-        self._assume_windows_full()
-        tasks: list[asyncio.Task[Any]] = []
-        try:
-            await self._take_over(store, syncer, timers)
-            self.consumer = ingest.Consumer(self.ingest, self.redis, lease.holder, self._process)
-            tasks.append(asyncio.create_task(self.consumer.run(), name="consumer"))
-            if not self.settings.webhook_url:
-                tasks.append(asyncio.create_task(ingest.Poller(self.app.bot, self.ingest, lease).run(), name="poller"))
-            tasks.append(asyncio.create_task(self._renew(), name="lease"))
-            tasks.append(asyncio.create_task(self._stop.wait(), name="stop"))
-            tasks.append(asyncio.create_task(self._step_down.wait(), name="step-down"))
-            log.info("bot @%s active (epoch %d)", self.app.bot.username, lease.epoch)
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                if not task.cancelled() and task.exception() is not None:
-                    log.error("%s stopped", task.get_name(), exc_info=task.exception())
-        finally:
-            self.role = "standby"
-            log.info("bot @%s stepping down", self.app.bot.username)
-            for task in tasks:
-                task.cancel()
-            await _bounded(asyncio.gather(*tasks, return_exceptions=True), "the update processing")
-            self.consumer = None
-            await _bounded(timers.close(), "the timers")
-            await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
-            store.on_commit = lambda before, after: None
-            store.forget_tables()
-            store.epoch = 0
-            store.holds = lambda: False
-            log.info("bot @%s no longer active", self.app.bot.username)
+        self.app.bot_data["svc"] = handlers.Services(self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers)
+        if isinstance(bot.rate_limiter, RateLimiter) and lease.previous_renewal is not None:
+            # the previous holder may have sent messages until its lease lapsed
+            limiter = bot.rate_limiter
+            limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
+        return syncer, timers
 
-    def _assume_windows_full(self) -> None:
-        """The previous holder may have sent messages until its lease lapsed: count every group's
-        window as full until those have left Telegram's window (nothing after a long pause)."""
-        assert self.lease is not None
-        limiter = self.app.bot.rate_limiter
-        previous = self.lease.previous_renewal
-        if isinstance(limiter, RateLimiter) and previous is not None:
-            limiter.assume_full(previous + self.lease.seconds + limiter.group_period - self.clock.now())
-
-    async def _take_over(self, store: Store, syncer: Syncer, timers: Timers) -> None:
+    async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
         """Every live game's epoch raised first (a former holder can commit nothing from now on),
         then the commands, the webhook, and every live game's timer and views."""
-        live = await store.live_games()
-        for gid in live:
-            await store.raise_epoch(gid)
+        live = await self.store.live_games()
+        for game_id in live:
+            await self.store.raise_epoch(game_id)
         await handlers.register_commands(self.app)
         if self.settings.webhook_url:
             await self.app.bot.set_webhook(self.settings.webhook_url, secret_token=self.secret, allowed_updates=Update.ALL_TYPES)
         else:
             await self.app.bot.delete_webhook()
-        for gid in live:
-            table = await store.load(gid)
+        for game_id in live:
+            table = await self.store.load(game_id)
             if table is not None:
                 timers.schedule(table)
-            syncer.request(gid)
+            syncer.request(game_id)
         log.info("take-over: %d game(s) to resume", len(live))
+
+    async def _hand_back(self, tasks: list[asyncio.Task[Any]], syncer: Syncer, timers: Timers) -> None:
+        """Stop the work at once and drop what is kept in memory."""
+        store = self.store
+        self.role = Role.STANDBY
+        log.info("bot @%s stepping down", self.app.bot.username)
+        for task in tasks:
+            task.cancel()
+        await _bounded(asyncio.gather(*tasks, return_exceptions=True), "the update processing")
+        self.consumer = None
+        await _bounded(timers.close(), "the timers")
+        await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
+        store.on_commit = lambda before, after: None
+        store.forget_tables()
+        store.epoch, store.holds = 0, lambda: False
+        log.info("bot @%s no longer active", self.app.bot.username)
 
     async def _renew(self) -> None:
         """Renew the lease every second; return when it is lost (or could not be renewed in time)."""
-        assert self.lease is not None
         while True:
             await asyncio.sleep(RENEW_EVERY)
             try:
                 if not await self.lease.try_acquire():
                     log.warning("lease lost to another process")
                     return
-            except Exception as e:
+            except Exception as error:
                 if not self.lease.held():
-                    log.warning("lease not renewed in time (%s): stepping down", e)
+                    log.warning("lease not renewed in time (%s): stepping down", error)
                     return
-                log.warning("lease renewal failed: %s", e)
+                log.warning("lease renewal failed: %s", error)
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again."""
-        if not (self.lease is not None and (self.lease.held() or await self.lease.confirm())):
+        if not (self.lease.held() or await self.lease.confirm()):
             self._step_down.set()
             raise asyncio.CancelledError
         update = Update.de_json(data, self.app.bot)

@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-__all__ = ["start_internal", "start_webhook", "webhook_secret", "SECRET_HEADER"]
+__all__ = ["SECRET_HEADER", "start_internal", "start_webhook", "webhook_secret"]
 
 log = logging.getLogger(__name__)
 
