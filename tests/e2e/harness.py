@@ -7,21 +7,105 @@ only read the messages the bot shows them and tap the buttons it offers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import random
 import re
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import pytest
+import redis as redis_sync
+
+from core.record import replay
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
+from tests.redis_server import RedisServer
 from tgbot.i18n import LANGUAGES, translator
 
 #: The result's first line in every language (the group's language decides which one shows).
 GAME_OVER = tuple(translator(lang).t("Game over.") for lang in LANGUAGES)
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def debug_redis():
+    """A private redis-server that accepts DEBUG from localhost (DEBUG SLEEP stalls it)."""
+    server = RedisServer(extra=["--enable-debug-command", "local"])
+    yield server
+    server.stop()
+
+
+@contextlib.asynccontextmanager
+async def running(server: Any, tmp_path: Path, db: int, group_window: float = 6.0, processes: int = 1, started: int | None = None,
+                  each: list[dict] | None = None, fresh: bool = True, **env: str) -> AsyncIterator[tuple[BotAPIEmulator, list["BotProcess"], str]]:
+    """The emulator and ``processes`` bot processes on db ``db`` of redis-server ``server``, the
+    first ``started`` of them started (all by default; one is active, the others stand by);
+    ``each``: extra keyword arguments of each process; ``fresh``: the first empties the database.
+    Yields (emulator, processes, Redis url); stops them all at the end."""
+    emu = BotAPIEmulator(group_window=group_window)
+    await emu.start()
+    url = server.url.replace("/0", f"/{db}")
+    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **{**env, **(each[i] if each else {})}) for i in range(processes)]
+    try:
+        for i, bot in enumerate(bots):
+            bot.keep_data = i > 0 or not fresh  # one database, emptied once
+            if started is None or i < started:
+                bot.start()
+        yield emu, bots, url
+    finally:
+        for bot in bots:
+            bot.stop()
+        await emu.stop()
+
+
+def redis_key(token: str, *parts: str) -> str:
+    """A key of the bot with ``token``: ``redis_key(token, "{g<game>}", "log")``."""
+    return ":".join(("cheat", token.partition(":")[0], *parts))
+
+
+def stream_length(url: str, token: str) -> int:
+    """Updates stored and not yet processed (the ingest stream's length)."""
+    bot_id = token.partition(":")[0]
+    with redis_sync.Redis.from_url(url, decode_responses=True) as client:
+        return int(client.xlen(redis_key(token, f"{{b{bot_id}}}", "updates")))
+
+
+def game_log(url: str, token: str, game_id: str) -> list[dict]:
+    """The game's action log as stored (the record's actions)."""
+    with redis_sync.Redis.from_url(url, decode_responses=True) as client:
+        return [json.loads(action) for action in client.lrange(redis_key(token, f"{{g{game_id}}}", "log"), 0, -1)]
+
+
+def replay_of(url: str, token: str, game_id: str) -> dict:
+    """The replay summary (GAME_RECORD.md) of the game's record as stored in Redis."""
+    from tgbot.game.model import Table as BotTable
+    from tgbot.storage.stats import record_of_game
+
+    with redis_sync.Redis.from_url(url, decode_responses=True) as client:
+        deal = json.loads(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "deal"))
+        table = BotTable.from_json(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "t"))
+    record = record_of_game(table, deal, game_log(url, token, game_id))
+    assert record is not None
+    return replay(record).summary()
+
+
+def game_id(emu: BotAPIEmulator, group_id: int) -> str:
+    """The id of the game in the group: from its board or lobby, or a player's panel."""
+    messages = [*emu.chat_messages(group_id)]
+    for user in emu.users.values():
+        messages += emu.chat_messages(user.id)
+    for message in reversed(messages):
+        for button in message.flat_buttons:
+            op, _, rest = button.get("callback_data", "").partition(":")
+            if op in ("j", "s", "k", "p", "c", "b", "r", "t", "q") and rest:
+                return rest.split(":")[0]
+    raise AssertionError("no game seen")
 
 
 class BotProcess:

@@ -10,24 +10,14 @@ import random
 import pytest
 import redis as redis_sync
 
-from tests.e2e.harness import BotProcess, active_of
+from tests.e2e.harness import active_of, debug_redis, game_id, game_log, replay_of, running, stream_length  # noqa: F401 (fixture)
 from tests.e2e.test_full_game import open_table
-from tests.e2e.test_redis_faults import debug_redis, game_id, game_log, replay_of  # noqa: F401 (fixture)
 from tests.fakes.botapi import BotAPIEmulator, TapResult
 from tgbot.views import render
+
 pytestmark = pytest.mark.e2e
 
 STALE = render.answer("stale", "ru")
-
-
-def _stream_length(url: str, token: str) -> int:
-    """Updates stored and not yet processed (the ingest stream's length)."""
-    bot_id = token.partition(":")[0]
-    client = redis_sync.Redis.from_url(url, decode_responses=True)
-    try:
-        return int(client.xlen(f"cheat:{bot_id}:{{b{bot_id}}}:updates"))
-    finally:
-        client.close()
 
 
 def _applied(tap: TapResult, log: list[dict], seat: int) -> bool:
@@ -51,14 +41,7 @@ def _ranks(cards: str) -> list[str]:
 
 async def test_kill_nine_with_fifty_taps_stored_and_not_processed(redis_server, tmp_path):
     rng = random.Random(8)
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    url = redis_server.url.replace("/0", "/12")
-    first = BotProcess(emu, url, tmp_path / "first.log", TURN_TIMEOUT="300")
-    second = BotProcess(emu, url, tmp_path / "second.log", TURN_TIMEOUT="300")
-    second.keep_data = True
-    first.start()
-    try:
+    async with running(redis_server, tmp_path, 12, processes=2, started=1, TURN_TIMEOUT="300") as (emu, (first, second), url):
         assert await active_of([first]) is first
         second.start()
         group, users = await open_table(emu, 4, "russian", chat_id=-1006)
@@ -74,12 +57,12 @@ async def test_kill_nine_with_fifty_taps_stored_and_not_processed(redis_server, 
             user, message, button = rng.choice(offered)
             taps.append((seats[user.id], await user.tap(message, button)))
         await emu.wait_for(lambda: not emu.pending_updates, timeout=30)
-        await emu.wait_for(lambda: _stream_length(url, emu.token) >= 50 or None, timeout=10)
-        waiting = _stream_length(url, emu.token)
+        await emu.wait_for(lambda: stream_length(url, emu.token) >= 50 or None, timeout=10)
+        waiting = stream_length(url, emu.token)
         first.kill9()
         emu.delay = None
         assert await active_of([second], timeout=30) is second
-        await emu.wait_for(lambda: _stream_length(url, emu.token) == 0 or None, timeout=60)
+        await emu.wait_for(lambda: stream_length(url, emu.token) == 0 or None, timeout=60)
         print(f"{len(taps)} taps sent; {waiting} stored and not processed at the kill")
         assert waiting >= 50
         log = game_log(url, emu.token, gid)
@@ -97,10 +80,6 @@ async def test_kill_nine_with_fifty_taps_stored_and_not_processed(redis_server, 
         # every tap was processed: answered, or its answer came when Telegram no longer took it
         assert [tap.data for _seat, tap in taps if tap.query_id not in emu.answers and tap.query_id not in too_late] == []
         assert "Traceback" not in first.log() + second.log()
-    finally:
-        first.stop()
-        second.stop()
-        await emu.stop()
 
 
 def _buttons(emu: BotAPIEmulator, user) -> list:
@@ -118,17 +97,10 @@ def _moves(emu: BotAPIEmulator, user) -> list:
 
 
 async def test_a_slow_command_in_one_chat_never_holds_a_tap_in_another(debug_redis, tmp_path):  # noqa: F811
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    url = debug_redis.url.replace("/0", "/13")
-    client = redis_sync.Redis.from_url(url, socket_timeout=300)  # (a million keys take a while on a busy machine)
-    client.flushdb()
-    client.execute_command("DEBUG", "POPULATE", 1_000_000, "unrelated")  # a million other keys
-    client.close()
-    bot = BotProcess(emu, url, tmp_path / "bot.log")
-    bot.keep_data = True
-    bot.start()
-    try:
+    with redis_sync.Redis.from_url(debug_redis.url.replace("/0", "/13"), socket_timeout=300) as client:  # (a busy machine is slow)
+        client.flushdb()
+        client.execute_command("DEBUG", "POPULATE", 1_000_000, "unrelated")  # a million other keys
+    async with running(debug_redis, tmp_path, 13, fresh=False) as (emu, _bots, _url):
         slow = emu.add_user(7001, "Аня")
         await slow.start_bot()
         await emu.wait_message(slow.id, lambda m: m.from_bot, timeout=30)
@@ -151,6 +123,3 @@ async def test_a_slow_command_in_one_chat_never_holds_a_tap_in_another(debug_red
         print(f"tap in another chat answered {tap_done - tapped:.2f} s after it was sent; the slow command took {command_done - began:.2f} s")
         assert reply is not None
         assert tap_done < command_done, "the tap waited for the other chat's command"
-    finally:
-        bot.stop()
-        await emu.stop()

@@ -4,77 +4,20 @@ no tap, and a standby whose clock runs 20 s ahead fires nothing early once it ta
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import shutil
 
 import pytest
-import redis as redis_sync
 
-from core.record import replay
-from tests.e2e.harness import BotProcess, Table, active_of
+from tests.e2e.harness import Table, active_of, debug_redis, game_id, game_log, replay_of, running  # noqa: F401 (fixture)
 from tests.e2e.test_full_game import open_table
-from tests.fakes.botapi import BotAPIEmulator
-from tests.redis_server import RedisServer
 from tests.tgbot.live import cb
-from tgbot.game.model import Table as BotTable
-from tgbot.storage.stats import record_of_game
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def debug_redis():
-    """A private redis-server that accepts DEBUG from localhost (DEBUG SLEEP stalls it)."""
-    server = RedisServer(extra=["--enable-debug-command", "local"])
-    yield server
-    server.stop()
-
-
-def game_log(url: str, token: str, gid: str) -> list[dict]:
-    """The game's action log as stored (the record's actions)."""
-    client = redis_sync.Redis.from_url(url, decode_responses=True)
-    try:
-        return [json.loads(a) for a in client.lrange(f"cheat:{token.partition(':')[0]}:{{g{gid}}}:log", 0, -1)]
-    finally:
-        client.close()
-
-
-def replay_of(url: str, token: str, gid: str) -> dict:
-    """The replay summary (GAME_RECORD.md) of the game's record as stored in Redis."""
-    client = redis_sync.Redis.from_url(url, decode_responses=True)
-    try:
-        prefix = f"cheat:{token.partition(':')[0]}:{{g{gid}}}"
-        deal = json.loads(client.hget(f"{prefix}:game", "deal"))
-        actions = [json.loads(a) for a in client.lrange(f"{prefix}:log", 0, -1)]
-        table = BotTable.from_json(client.hget(f"{prefix}:game", "t"))
-    finally:
-        client.close()
-    record = record_of_game(table, deal, actions)
-    assert record is not None
-    return replay(record).summary()
-
-
-def game_id(emu: BotAPIEmulator, group_id: int) -> str:
-    """The id of the game in the group: from its board or lobby, or a player's panel."""
-    messages = [*emu.chat_messages(group_id)]
-    for user in emu.users.values():
-        messages += emu.chat_messages(user.id)
-    for m in reversed(messages):
-        for b in m.flat_buttons:
-            op, _, rest = b.get("callback_data", "").partition(":")
-            if op in ("j", "s", "k", "p", "c", "b", "r", "t", "q") and rest:
-                return rest.split(":")[0]
-    raise AssertionError("no game seen")
-
-
-async def test_a_redis_stall_longer_than_the_timeout_loses_no_tap(debug_redis, tmp_path):
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    url = debug_redis.url.replace("/0", "/1")
-    bot = BotProcess(emu, url, tmp_path / "bot.log", TURN_TIMEOUT="120")
-    bot.start()
-    try:
+async def test_a_redis_stall_longer_than_the_timeout_loses_no_tap(debug_redis, tmp_path):  # noqa: F811
+    async with running(debug_redis, tmp_path, 1, TURN_TIMEOUT="120") as (emu, (bot,), url):
         group, users = await open_table(emu, 3, "russian", chat_id=-1004)
         gid = game_id(emu, group.id)
         table = Table(emu, group, users, random.Random(5))
@@ -101,9 +44,6 @@ async def test_a_redis_stall_longer_than_the_timeout_loses_no_tap(debug_redis, t
         summary = replay_of(url, emu.token, gid)
         assert summary["status"] == "finished", summary
         assert "Traceback" not in bot.log(), bot.log()[-3000:]
-    finally:
-        bot.stop()
-        await emu.stop()
 
 
 async def _current_panel(table: Table):
@@ -119,14 +59,8 @@ async def _current_panel(table: Table):
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="Debian's faketime is not installed (.ci/run installs it)")
 async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server, tmp_path):
     turn = 16.0
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    url = redis_server.url.replace("/0", "/11")
-    first = BotProcess(emu, url, tmp_path / "first.log", TURN_TIMEOUT=str(turn))
-    ahead = BotProcess(emu, url, tmp_path / "ahead.log", wrapper=("faketime", "-f", "+20s"), TURN_TIMEOUT=str(turn))
-    ahead.keep_data = True
-    first.start()
-    try:
+    each = [{}, {"wrapper": ("faketime", "-f", "+20s")}]  # the second process's clock runs 20 s ahead
+    async with running(redis_server, tmp_path, 11, processes=2, started=1, each=each, TURN_TIMEOUT=str(turn)) as (emu, (first, ahead), _url):
         assert await active_of([first]) is first
         ahead.start()
         group, users = await open_table(emu, 3, "russian", chat_id=-1005)
@@ -145,7 +79,3 @@ async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server
         waited = sent - turn_began
         print(f"turn of {turn:.0f} s: the automatic move came after {waited:.1f} s")
         assert waited >= turn - 1.0, (waited, ahead.log()[-3000:])
-    finally:
-        first.stop()
-        ahead.stop()
-        await emu.stop()

@@ -42,7 +42,7 @@ from redis.asyncio import Redis
 
 import core
 from core.record import action_from_dict, action_to_dict
-from tests.e2e.harness import BotProcess, Table, active_of
+from tests.e2e.harness import BotProcess, Table, active_of, redis_key, running
 from tests.e2e.test_full_game import open_table
 from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import QUERY_TOO_OLD, BotAPIEmulator
@@ -419,22 +419,15 @@ def report(name: str, times: list[float]) -> None:
               f"median {statistics.median(times):.2f}, max {max(times):.2f}")
 
 
-@pytest.fixture
-def url(redis_server) -> str:
+@pytest.fixture(autouse=True)
+def _timeline() -> None:
     TIMELINE.clear()
-    return redis_server.url.replace("/0", f"/{DB}")
 
 
-async def test_kill_nine_of_the_active_one_of_two_polling_processes(url, tmp_path):
+async def test_kill_nine_of_the_active_one_of_two_polling_processes(redis_server, tmp_path):
     seed = 21
     rng = random.Random(seed)
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **ENV) for i in range(2)]
-    bots[1].keep_data = True  # one database, emptied once
-    for b in bots:
-        b.start()
-    try:
+    async with running(redis_server, tmp_path, DB, processes=2, **ENV) as (emu, bots, url):
         with Watch(bots) as watch:
             await active_of(bots)
             group, users = await open_table(emu, 4, "russian", chat_id=-1021)
@@ -446,25 +439,15 @@ async def test_kill_nine_of_the_active_one_of_two_polling_processes(url, tmp_pat
             assert await active_of(bots) is not None
         assert watch.doubles == [], watch.doubles[:3]
         assert watch.epochs == sorted(watch.epochs) and len(watch.epochs) == len(times) + 1, watch.epochs
-    finally:
-        for b in bots:
-            b.stop()
-        await emu.stop()
 
 
-async def test_kill_nine_of_the_active_one_of_three_webhook_processes(url, tmp_path):
+async def test_kill_nine_of_the_active_one_of_three_webhook_processes(redis_server, tmp_path):
     seed = 22
     rng = random.Random(seed)
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
     ports = [free_port() for _ in range(3)]
-    emu.webhook_targets = [f"http://127.0.0.1:{p}/hook" for p in ports]  # a plain round-robin balancer
-    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", WEBHOOK_URL="https://bot.example/hook", WEBHOOK_LISTEN=f"127.0.0.1:{p}", **ENV)
-            for i, p in enumerate(ports)]
-    for i, b in enumerate(bots):
-        b.keep_data = i > 0
-        b.start()
-    try:
+    each = [{"WEBHOOK_URL": "https://bot.example/hook", "WEBHOOK_LISTEN": f"127.0.0.1:{port}"} for port in ports]
+    async with running(redis_server, tmp_path, DB, processes=3, each=each, **ENV) as (emu, bots, url):
+        emu.webhook_targets = [f"http://127.0.0.1:{port}/hook" for port in ports]  # a plain round-robin balancer
         with Watch(bots) as watch:
             await active_of(bots)
             await emu.wait_for(lambda: emu.webhook.get("url"), timeout=30)
@@ -473,7 +456,7 @@ async def test_kill_nine_of_the_active_one_of_three_webhook_processes(url, tmp_p
             redis = Redis.from_url(url, decode_responses=True)
             bot_id = emu.token.partition(":")[0]
             try:
-                assert await redis.get(f"cheat:{bot_id}:{{b{bot_id}}}:webhook_secret") == secret
+                assert await redis.get(redis_key(emu.token, f"{{b{bot_id}}}", "webhook_secret")) == secret
             finally:
                 await redis.aclose()
             # a forged update (no secret, or a wrong one) is refused by every process
@@ -491,7 +474,7 @@ async def test_kill_nine_of_the_active_one_of_three_webhook_processes(url, tmp_p
             await check_game(emu, table, bots, url, takeover_starts())
             redis = Redis.from_url(url, decode_responses=True)
             try:  # the forged update was not stored (the updates received were)
-                recent = await redis.zrange(f"cheat:{bot_id}:{{b{bot_id}}}:recent", 0, -1)
+                recent = await redis.zrange(redis_key(emu.token, f"{{b{bot_id}}}", "recent"), 0, -1)
                 assert len(recent) == len(emu.updates) and "999999" not in recent
             finally:
                 await redis.aclose()
@@ -504,22 +487,12 @@ async def test_kill_nine_of_the_active_one_of_three_webhook_processes(url, tmp_p
         # as the one tap in flight at a kill need not be sent to the killed process)
         failed = [d for d in emu.deliveries if not (isinstance(d[2], int) and 200 <= d[2] < 300)]
         print(f"webhook deliveries: {len(emu.deliveries)}, {len(failed)} of them failed and were tried again on the next process")
-    finally:
-        for b in bots:
-            b.stop()
-        await emu.stop()
 
 
-async def test_a_paused_leader_is_fenced_and_steps_down(url, tmp_path):
+async def test_a_paused_leader_is_fenced_and_steps_down(redis_server, tmp_path):
     seed = 23
     rng = random.Random(seed)
-    emu = BotAPIEmulator(group_window=6.0)
-    await emu.start()
-    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **ENV) for i in range(2)]
-    bots[1].keep_data = True
-    for b in bots:
-        b.start()
-    try:
+    async with running(redis_server, tmp_path, DB, processes=2, **ENV) as (emu, bots, url):
         with Watch(bots) as watch:
             await active_of(bots)
             group, users = await open_table(emu, 4, "russian", chat_id=-1023)
@@ -560,7 +533,3 @@ async def test_a_paused_leader_is_fenced_and_steps_down(url, tmp_path):
         assert watch.doubles == [], watch.doubles[:3]
         assert watch.epochs == sorted(watch.epochs) and len(watch.epochs) == 2, watch.epochs
         print("the resumed leader's log after the pause:\n" + "\n".join(leader.log()[seen:].splitlines()[:15]))
-    finally:
-        for b in bots:
-            b.stop()
-        await emu.stop()

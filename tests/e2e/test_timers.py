@@ -7,7 +7,6 @@ group's message spacing still bounds the AI pause (RATE_GROUP_PERIOD / RATE_GROU
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 
 import pytest
@@ -15,7 +14,7 @@ from redis.asyncio import Redis
 
 import core
 from core.record import action_from_dict
-from tests.e2e.harness import telegram_errors, BotProcess, Table
+from tests.e2e.harness import BotProcess, Table, running, telegram_errors
 from tests.e2e.test_full_game import open_table, play_out
 from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import BotAPIEmulator
@@ -72,25 +71,6 @@ async def ended_cleanly(emu: BotAPIEmulator, group, url: str) -> dict:
     (t, deal, log), = await stored_games(url, group.id)
     check_replay(t, deal, log)
     return t
-
-
-@contextlib.asynccontextmanager
-async def running(redis_server, tmp_path, db: int, group_window: float = 6.0, processes: int = 1, **env: str):
-    """The emulator and ``processes`` bot processes on Redis db ``db`` (one active, the others
-    standing by); yields (emulator, processes, Redis url)."""
-    emu = BotAPIEmulator(group_window=group_window)
-    await emu.start()
-    url = redis_server.url.replace("/0", f"/{db}")
-    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **env) for i in range(processes)]
-    for i, b in enumerate(bots):
-        b.keep_data = i > 0  # the first process empties the database, the others share it
-        b.start()
-    try:
-        yield emu, bots, url
-    finally:
-        for b in bots:
-            b.stop()
-        await emu.stop()
 
 
 def idle_log_count(bots: list[BotProcess], what: str) -> int:
