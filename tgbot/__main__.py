@@ -1,9 +1,8 @@
 """``python -m tgbot`` / ``cheat-bot``: run the bot (long polling, or webhook with WEBHOOK_URL).
 
-Exits with code 2 and one clear line when ``BOT_TOKEN`` is missing, Redis is unreachable or
-unusable (a cluster with unserved slots, a database a cluster does not have, a malformed
-``redis+sentinel://`` URL, sentinels that cannot be reached or name no primary that is up for
-the service), Telegram rejects the token or refuses a start-up call (``WEBHOOK_URL`` not https).
+Exits with code 2 and one ``cheat-bot:`` line when ``BOT_TOKEN`` is missing, Redis is unreachable
+or unusable (a cluster with unserved slots, a bad ``redis+sentinel://`` URL, no primary up...),
+Telegram rejects the token or refuses a start-up call, or a listener's address is taken.
 """
 
 from __future__ import annotations
@@ -12,7 +11,10 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Coroutine
+from typing import Any
 
+from telegram import Bot
 from telegram.error import BadRequest, InvalidToken, NetworkError
 
 from tgbot.settings import Settings
@@ -20,102 +22,81 @@ from tgbot.settings import Settings
 log = logging.getLogger("tgbot")
 
 
-def _check_redis(url: str) -> str | None:
-    """None when :func:`tgbot.owner.store.connect` gets a working client for ``url`` (one Redis, a
-    Redis Cluster whose slots are all served, or the primary that Redis Sentinel names), else
-    the reason, within 10 seconds."""
+class StartError(Exception):
+    """The bot cannot start; the message says why in one line."""
+
+
+def _run(work: Coroutine[Any, Any, None], settings: Settings, what: str) -> None:
+    """``asyncio.run(work)``; raises :class:`StartError` for what Telegram or a listener refuses."""
+    try:
+        asyncio.run(work)
+    except InvalidToken as error:
+        raise StartError("Telegram rejected BOT_TOKEN (check the token @BotFather gave you)") from error
+    except BadRequest as error:  # (a NetworkError too: first)
+        raise StartError(f"the Bot API at {settings.telegram_base_url} refused {what}: {error.message}") from error
+    except NetworkError as error:
+        raise StartError(f"cannot reach the Bot API at {settings.telegram_base_url}: {error.message}") from error
+    except OSError as error:
+        raise StartError(f"cannot listen: {error}") from error
+
+
+async def _check_redis(url: str) -> None:
+    """Get a working client for ``url`` (:func:`tgbot.owner.store.connect`) within 10 seconds."""
     from tgbot.owner.store import connect
 
-    async def probe() -> None:
-        client = await asyncio.wait_for(connect(url), 10)
-        await client.aclose()
-
-    try:
-        asyncio.run(probe())
-    except Exception as e:  # any failure to use it is reported the same way
-        return str(e) or type(e).__name__
-    return None
+    client = await asyncio.wait_for(connect(url), 10)
+    await client.aclose()
 
 
-def _check_bot(settings: Settings) -> str | None:
-    """None when the Bot API accepts the token (getMe), else one line saying why not."""
-    import asyncio
+async def _check_bot(settings: Settings) -> None:
+    """Ask the Bot API's ``getMe`` (https://core.telegram.org/bots/api#getme)."""
+    async with Bot(settings.bot_token, base_url=settings.telegram_base_url) as bot:
+        await bot.get_me()
 
-    from telegram import Bot
 
-    async def probe() -> None:
-        async with Bot(settings.bot_token, base_url=settings.telegram_base_url) as bot:
-            await bot.get_me()
+async def _serve(settings: Settings) -> None:
+    """Run the process until SIGTERM or SIGINT (then give the lease up and stop cleanly)."""
+    from tgbot.handlers.app import build_application
+    from tgbot.process.runner import Runner
 
-    try:
-        asyncio.run(probe())
-    except InvalidToken:
-        return "Telegram rejected BOT_TOKEN (check the token @BotFather gave you)"
-    except BadRequest as e:  # (a NetworkError too: first)
-        return f"the Bot API at {settings.telegram_base_url} refused getMe: {e.message}"
-    except NetworkError as e:
-        return f"cannot reach the Bot API at {settings.telegram_base_url}: {e.message}"
-    return None
+    runner = Runner(build_application(settings), settings)
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, runner.stop)
+    await runner.run()
+
+
+def _start(settings: Settings) -> None:
+    """Check the settings, Redis and the token, then serve. Raises :class:`StartError`."""
+    if not settings.bot_token:
+        raise StartError("BOT_TOKEN is not set (get a token from @BotFather and export BOT_TOKEN=...)")
+    if settings.webhook_url and not settings.webhook_url.lower().startswith("https://"):
+        # https://core.telegram.org/bots/api#setwebhook: an HTTPS URL (Telegram refuses others)
+        raise StartError(f"WEBHOOK_URL must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {settings.webhook_url}")
+    if settings.in_memory:
+        log.warning("REDIS_URL is not set (or memory://): running on the embedded in-process store. Games will NOT survive a "
+                    "restart; set REDIS_URL=redis://host:6379/0 (docker compose does) to keep them.")
+    else:
+        try:
+            asyncio.run(_check_redis(settings.redis_url))
+        except Exception as error:  # any failure to use it is reported the same way
+            raise StartError(f"cannot use Redis at {settings.redis_url}: {error or type(error).__name__}") from error
+    _run(_check_bot(settings), settings, "getMe")
+    _run(_serve(settings), settings, "a start-up call (check WEBHOOK_URL and the settings)")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the bot until interrupted; returns the process exit code."""
     settings = Settings()
-    logging.basicConfig(
-        level=getattr(logging, settings.log_level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logging.basicConfig(level=getattr(logging, settings.log_level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    if not settings.bot_token:
-        print("cheat-bot: BOT_TOKEN is not set (get a token from @BotFather and export BOT_TOKEN=...)", file=sys.stderr)
-        return 2
-    if settings.webhook_url and not settings.webhook_url.lower().startswith("https://"):
-        # Bot API, setWebhook: "an HTTPS URL"; Telegram refuses any other (400 "Bad webhook")
-        print(f"cheat-bot: WEBHOOK_URL must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {settings.webhook_url}", file=sys.stderr)
-        return 2
-    if settings.in_memory:
-        log.warning(
-            "REDIS_URL is not set (or memory://): running on the embedded in-process store. Games will NOT survive a restart; "
-            "set REDIS_URL=redis://host:6379/0 (docker compose does) to keep them."
-        )
-    else:
-        reason = _check_redis(settings.redis_url)
-        if reason is not None:
-            print(f"cheat-bot: cannot use Redis at {settings.redis_url}: {reason}", file=sys.stderr)
-            return 2
-
-    problem = _check_bot(settings)
-    if problem is not None:
-        print(f"cheat-bot: {problem}", file=sys.stderr)
-        return 2
-
-    from tgbot.handlers.app import build_application
-    from tgbot.process.runner import Runner
-
-    runner = Runner(build_application(settings), settings)
     try:
-        asyncio.run(_serve(runner))
-    except InvalidToken:
-        print("cheat-bot: Telegram rejected BOT_TOKEN (check the token @BotFather gave you)", file=sys.stderr)
-        return 2
-    except BadRequest as e:  # (a NetworkError too: first) e.g. setWebhook refusing WEBHOOK_URL
-        print(f"cheat-bot: the Bot API refused a start-up call: {e.message} (check WEBHOOK_URL and the settings)", file=sys.stderr)
-        return 2
-    except NetworkError as e:
-        print(f"cheat-bot: cannot reach the Bot API at {settings.telegram_base_url}: {e.message}", file=sys.stderr)
-        return 2
-    except OSError as e:  # a listener's address in use
-        print(f"cheat-bot: cannot listen: {e}", file=sys.stderr)
+        _start(settings)
+    except StartError as error:
+        print(f"cheat-bot: {error}", file=sys.stderr)
         return 2
     return 0
-
-
-async def _serve(runner: "Runner") -> None:  # noqa: F821
-    """Run the process until SIGTERM or SIGINT (then give the lease up and stop cleanly)."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, runner.stop)
-    await runner.run()
 
 
 if __name__ == "__main__":

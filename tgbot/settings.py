@@ -27,7 +27,7 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "DEFAULT_BASE_URL"]
+__all__ = ["DEFAULT_BASE_URL", "Settings"]
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 
@@ -37,22 +37,22 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_file=None, extra="ignore", case_sensitive=False)
 
-    bot_token: str = Field("", alias="BOT_TOKEN")
-    redis_url: str = Field("memory://", alias="REDIS_URL")
-    telegram_base_url: str = Field(DEFAULT_BASE_URL, alias="TELEGRAM_BASE_URL")
-    webhook_url: str = Field("", alias="WEBHOOK_URL")
-    webhook_listen: str = Field("0.0.0.0:8443", alias="WEBHOOK_LISTEN")
-    webhook_secret: str = Field("", alias="WEBHOOK_SECRET")
-    log_level: str = Field("INFO", alias="LOG_LEVEL")
-    lobby_timeout: float = Field(900.0, alias="LOBBY_TIMEOUT", gt=0)
-    turn_timeout: float = Field(90.0, alias="TURN_TIMEOUT", gt=0)
-    rate_group_max: int = Field(20, alias="RATE_GROUP_MAX", gt=0)
-    rate_group_period: float = Field(60.0, alias="RATE_GROUP_PERIOD", gt=0)
-    rate_global_max: int = Field(30, alias="RATE_GLOBAL_MAX", gt=0)
-    rate_global_period: float = Field(1.0, alias="RATE_GLOBAL_PERIOD", gt=0)
-    ai_pause_min: float = Field(1.0, alias="AI_PAUSE_MIN", ge=0)
-    ai_pause_max: float = Field(3.0, alias="AI_PAUSE_MAX", ge=0)
-    http_listen: str = Field("127.0.0.1:8080", alias="HTTP_LISTEN")
+    bot_token: str = Field(default="", validation_alias="BOT_TOKEN")
+    redis_url: str = Field(default="memory://", validation_alias="REDIS_URL")
+    telegram_base_url: str = Field(default=DEFAULT_BASE_URL, validation_alias="TELEGRAM_BASE_URL")
+    webhook_url: str = Field(default="", validation_alias="WEBHOOK_URL")
+    webhook_listen: str = Field(default="0.0.0.0:8443", validation_alias="WEBHOOK_LISTEN")
+    webhook_secret: str = Field(default="", validation_alias="WEBHOOK_SECRET")
+    log_level: str = Field(default="INFO", validation_alias="LOG_LEVEL")
+    lobby_timeout: float = Field(default=900.0, validation_alias="LOBBY_TIMEOUT", gt=0)
+    turn_timeout: float = Field(default=90.0, validation_alias="TURN_TIMEOUT", gt=0)
+    rate_group_max: int = Field(default=20, validation_alias="RATE_GROUP_MAX", gt=0)
+    rate_group_period: float = Field(default=60.0, validation_alias="RATE_GROUP_PERIOD", gt=0)
+    rate_global_max: int = Field(default=30, validation_alias="RATE_GLOBAL_MAX", gt=0)
+    rate_global_period: float = Field(default=1.0, validation_alias="RATE_GLOBAL_PERIOD", gt=0)
+    ai_pause_min: float = Field(default=1.0, validation_alias="AI_PAUSE_MIN", ge=0)
+    ai_pause_max: float = Field(default=3.0, validation_alias="AI_PAUSE_MAX", ge=0)
+    http_listen: str = Field(default="127.0.0.1:8080", validation_alias="HTTP_LISTEN")
 
     @property
     def in_memory(self) -> bool:

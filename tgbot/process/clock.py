@@ -1,10 +1,5 @@
-"""Redis's clock, as every deadline of the bot is measured (DESIGN.md, Storage: timers).
-
-A process's own clock may be wrong (a host whose clock runs 20 s ahead would fire every turn's
-timer early). The bot reads Redis's ``TIME`` once when it becomes active and from then on counts
-with the process's monotonic clock, which only measures intervals, so a wrong wall clock never
-moves a deadline.
-"""
+"""Redis's clock, on which every deadline is measured (a host clock 20 s ahead would fire every
+timer early): Redis's ``TIME`` read once at take-over, then the monotonic clock counts from it."""
 
 from __future__ import annotations
 
@@ -15,14 +10,13 @@ __all__ = ["RedisClock"]
 
 
 class RedisClock:
-    """Epoch seconds on Redis's clock: ``now()`` = Redis's ``TIME`` at the last :meth:`sync` plus
-    the monotonic seconds since. Before the first sync it falls back to the process's clock."""
+    """Epoch seconds on Redis's clock (the process's own until the first :meth:`sync`)."""
 
     def __init__(self) -> None:
         self._offset = time.time() - time.monotonic()
 
     async def sync(self, redis: Any) -> None:
-        """Read Redis's ``TIME`` (one round trip) and count from it. Raises what redis-py raises."""
+        """Read Redis's ``TIME`` (one round trip). Raises what redis-py raises."""
         seconds, micros = await redis.time()
         self._offset = seconds + micros / 1e6 - time.monotonic()
 

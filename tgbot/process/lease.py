@@ -1,19 +1,11 @@
 """The active process's lease: exactly one process per bot token works, the others stand by.
 
-DESIGN.md, Processes. The lease is one Redis key, ``<prefix>:{b<bot>}:lease`` (beside it the
-epoch counter and the time of the last renewal), whose value is
-``"<holder> <epoch>"`` and which expires after :data:`LEASE_SECONDS` unless its holder renews it
-(every :data:`RENEW_EVERY` seconds). The epoch is a fencing number: each new holder gets a larger
-one, and a game's commit refuses any epoch older than the one the game last saw
-(:mod:`tgbot.owner.store`), so a former holder that wakes up from a pause can never commit.
-
-The epoch only grows, also across a Redis fail-over that loses the last writes: a new epoch is
-the larger of the stored counter plus one and Redis's clock in milliseconds, and a lease changes
-hands only after :data:`LEASE_SECONDS`, far more than the milliseconds a fail-over could lose.
-
-A holder counts itself active only until :data:`LEASE_SECONDS` minus :data:`MARGIN` after its
-last successful renewal started, measured on its monotonic clock, so it stops before any
-standby can take the lease even when it cannot reach Redis to learn that it lost it.
+DESIGN.md, Processes. One key, ``<prefix>:{b<bot>}:lease`` = ``"<holder> <epoch>"``, expiring
+after :data:`LEASE_SECONDS` unless renewed. The epoch is a fencing number: each new holder gets a
+larger one (the stored counter plus one, or Redis's clock in ms if larger, so it grows also across
+a fail-over that lost writes), and a game's commit refuses an older one (:mod:`tgbot.owner.store`).
+A holder counts itself active until :data:`MARGIN` before its lease could lapse, on its monotonic
+clock, so it stops before a standby can take over even when it cannot reach Redis.
 """
 
 from __future__ import annotations
@@ -26,19 +18,17 @@ from typing import Any
 
 __all__ = ["LEASE_SECONDS", "MARGIN", "RENEW_EVERY", "Lease"]
 
-#: Seconds a lease lasts without renewal (issue 14: 5 s by default).
+#: Seconds a lease lasts without renewal.
 LEASE_SECONDS = 5.0
 #: Seconds between renewals (well before the lease lapses).
 RENEW_EVERY = 1.0
 #: Seconds before the lease's end at which its holder stops counting itself active.
 MARGIN = 1.5
 
-# KEYS: 1 the lease, 2 the epoch counter, 3 when a holder last renewed (ms, Redis's clock). ARGV:
-# 1 holder, 2 lease ms, 3 the epoch the caller holds ('0': none). Renews our own lease, or takes
-# it back with the same epoch when it lapsed and nobody took it since (the counter is still ours:
-# e.g. Redis stalled longer than the lease) ({1, epoch, ''}), else reports it lost ({0, ''}); a
-# caller without one takes a free lease with a new epoch ({1, epoch, previous renewal ms}); or
-# the holder's is reported ({0, value}).
+# KEYS: 1 the lease, 2 the epoch counter, 3 the last renewal (ms, Redis's clock). ARGV: 1 holder,
+# 2 lease ms, 3 the caller's epoch ('0': none). Returns {1, epoch, previous renewal ms or ''} when
+# the caller holds the lease now (renewed, taken back unchanged after it lapsed, or taken new), else
+# {0, the holder's value or ''}.
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -74,10 +64,8 @@ return 0
 
 
 class Lease:
-    """This process's claim on the lease (see the module docstring).
-
-    ``holder``: a name unique to this process (host, pid and a random part); ``epoch``: the
-    fencing number of the lease this process holds (0 while it holds none)."""
+    """This process's claim: ``holder`` names it (host, pid, a random part), ``epoch`` is the
+    fencing number of the lease it holds (0: none). ``keys``: the lease, the counter, the renewal."""
 
     def __init__(self, redis: Any, keys: tuple[str, str, str], seconds: float = LEASE_SECONDS) -> None:
         self.redis = redis
@@ -85,8 +73,7 @@ class Lease:
         self.seconds = seconds
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.epoch = 0
-        #: When the lease was last renewed before this process took it (epoch seconds on Redis's
-        #: clock; None: never): the previous holder may have sent messages until it lapsed.
+        #: The previous holder's last renewal (epoch seconds on Redis's clock; None: never).
         self.previous_renewal: float | None = None
         self._valid_until = 0.0
         self._acquire = redis.register_script(_ACQUIRE)
@@ -102,17 +89,16 @@ class Lease:
         return self.epoch > 0 and time.monotonic() < self._valid_until
 
     async def confirm(self) -> bool:
-        """Whether this process still holds the lease, asked of Redis (a renewal out of turn, for
-        a lease that lapsed while Redis stalled): False when it is lost or Redis fails."""
+        """Whether this process still holds the lease, asked of Redis (a renewal out of turn: it
+        takes back a lease that lapsed while Redis stalled); False when lost or Redis fails."""
         try:
             return self.epoch > 0 and await self.try_acquire()
         except Exception:
             return False
 
     async def try_acquire(self) -> bool:
-        """Take the lease if it is free, or renew it if it is ours, also when it lapsed and no
-        other process took it since (one round trip). True when this process holds it now; on
-        False, :attr:`epoch` is 0. Raises what redis-py raises."""
+        """Take the lease if free, or renew ours (also lapsed, when nobody took it since): True when
+        held now, else :attr:`epoch` is 0. One round trip; raises what redis-py raises."""
         started = time.monotonic()
         got, value, *previous = await self._acquire(keys=self.keys, args=[self.holder, int(self.seconds * 1000), self.epoch])
         if int(got) and (self.epoch in (0, int(value))):

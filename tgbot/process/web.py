@@ -1,13 +1,11 @@
-"""The bot's HTTP listeners (aiohttp): the internal one and the webhook.
+"""The bot's HTTP listeners (aiohttp).
 
-- Internal (``HTTP_LISTEN``, every process, every mode): ``GET /healthz`` answers 200 with
-  ``{"role": "active" | "standby", "epoch": <int>}``; never 503, since orchestrators restart what
-  fails a health check and a standby is healthy.
-- Webhook (``WEBHOOK_LISTEN``, every process in webhook mode): ``POST <path of WEBHOOK_URL>``
-  with Telegram's ``X-Telegram-Bot-Api-Secret-Token`` header; the update is stored in Redis
-  (:mod:`tgbot.ingest.stream`) before the HTTP answer, so an update Telegram was told about is never
-  lost. A wrong or missing secret gets 403 (Bot API, setWebhook: ``secret_token``), a body that
-  is not an update 400, a failure to store it 500 (Telegram delivers it again).
+- Internal (``HTTP_LISTEN``, every process): ``GET /healthz`` answers 200 with ``{"role":
+  "active" | "standby", "epoch": <int>}``, never 503 (a standby is healthy).
+- Webhook (``WEBHOOK_LISTEN``, every process in webhook mode): ``POST <path of WEBHOOK_URL>``; the
+  update is stored (:mod:`tgbot.ingest.stream`) before the answer. A wrong secret gets 403
+  (https://core.telegram.org/bots/api#setwebhook, ``secret_token``), a body that is no update 400,
+  a failure to store it 500 (Telegram delivers it again).
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ __all__ = ["SECRET_HEADER", "start_internal", "start_webhook", "webhook_secret"]
 
 log = logging.getLogger(__name__)
 
-#: The header Telegram sends the webhook's secret in (Bot API, setWebhook).
+#: The header Telegram sends the webhook's secret in (https://core.telegram.org/bots/api#setwebhook).
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
@@ -41,7 +39,7 @@ async def _start(app: web.Application, listen: str, default_port: int) -> web.Ap
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound = runner.addresses[0] if runner.addresses else (host, port)
-    log.info("listening on %s:%s (%s)", bound[0], bound[1], ", ".join(str(r.canonical) for r in app.router.resources()))
+    log.info("listening on %s:%s (%s)", bound[0], bound[1], ", ".join(str(route.canonical) for route in app.router.resources()))
     return runner
 
 
@@ -82,9 +80,8 @@ async def start_webhook(listen: str, path: str, secret: str, ingest: Callable[[d
 
 
 async def webhook_secret(redis: Any, key: str, configured: str = "") -> str:
-    """The webhook's secret: ``configured`` (``WEBHOOK_SECRET``) when set, else one random secret
-    per bot made once and kept in Redis under ``key``, so every process checks the same one. The
-    bot never listens without a secret."""
+    """The webhook's secret: ``configured`` (``WEBHOOK_SECRET``), else one made once per bot and
+    kept in Redis under ``key``, the same for every process."""
     if configured:
         return configured
     await redis.set(key, secrets.token_urlsafe(32), nx=True)
