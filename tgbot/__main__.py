@@ -85,7 +85,7 @@ def _start(settings: Settings) -> None:
     _run(_serve(settings), settings, "a start-up call (check WEBHOOK_URL and the settings)")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main() -> int:
     """Run the bot until interrupted; returns the process exit code."""
     settings = Settings()
     logging.basicConfig(level=getattr(logging, settings.log_level.upper(), logging.INFO),

@@ -66,7 +66,7 @@ class Ingest:
 
     def __init__(self, redis: Any, keys: tuple[str, str, str, str]) -> None:
         self.redis = redis
-        self.stream, self.recent, self.offset_key, self.lease_key = keys
+        self.stream, self.offset_key = keys[0], keys[2]
         self._keys = list(keys)
         self._ingest = redis.register_script(_INGEST)
 

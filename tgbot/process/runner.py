@@ -1,16 +1,12 @@
-"""A bot process's life: stand by, become the active one, work, and step down.
+"""A bot process's life: stand by, become the active one, work, step down (DESIGN.md, Processes).
 
-DESIGN.md, Processes. Every process connects to Redis, serves ``/healthz`` and, in webhook mode,
-stores the updates it receives (:mod:`tgbot.process.web`). It tries for the lease
-(:mod:`tgbot.process.lease`) until it gets it; while it holds it, it is the only process that calls
-the Bot API (a standby calls ``getMe`` at most):
-
-1. take-over: Redis's clock is read, stored data migrated, every live game's fencing epoch raised,
-   its timer set and its views synced; every group's rate window counts as full for one period;
-2. work: long polling (or the webhook's stored updates), the consumer, the timers, the view syncs;
-   the lease is renewed every second;
-3. step down when the lease is lost (or a commit was fenced): all of that stops at once and what is
-   kept in memory is dropped. A stop (SIGTERM, SIGINT) gives the lease up for a standby.
+Every process serves ``/healthz`` and, in webhook mode, stores what it receives
+(:mod:`tgbot.process.web`), and tries for the lease (:mod:`tgbot.process.lease`). The holder is the
+only one that calls the Bot API: it takes over (Redis's clock read, data migrated, every live
+game's fencing epoch raised, its timer set and views synced, every group's rate window counted
+full), then polls or tails the stream, runs the timers and syncs, and renews the lease every
+second. Losing the lease (or a fenced commit) stops all that at once and drops what is in memory;
+a stop (SIGTERM, SIGINT) gives the lease up for a standby.
 """
 
 from __future__ import annotations
