@@ -21,10 +21,10 @@ log = logging.getLogger("tgbot")
 
 
 def _check_redis(url: str) -> str | None:
-    """None when :func:`tgbot.owner.store.connect` gets a working client for ``url`` (one Redis, a
+    """None when :func:`tgbot.storage.redis.connect` gets a working client for ``url`` (one Redis, a
     Redis Cluster whose slots are all served, or the primary that Redis Sentinel names), else
     the reason, within 10 seconds."""
-    from tgbot.owner.store import connect
+    from tgbot.storage.redis import connect
 
     async def probe() -> None:
         client = await asyncio.wait_for(connect(url), 10)

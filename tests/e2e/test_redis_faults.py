@@ -47,7 +47,7 @@ def replay_of(url: str, token: str, gid: str) -> dict:
         prefix = f"cheat:{token.partition(':')[0]}:{{g{gid}}}"
         deal = json.loads(client.hget(f"{prefix}:game", "deal"))
         actions = [json.loads(a) for a in client.lrange(f"{prefix}:log", 0, -1)]
-        table = BotTable.from_json(client.hget(f"{prefix}:game", "t"))
+        table = BotTable.from_json(client.hget(f"{prefix}:game", "table"))
     finally:
         client.close()
     record = record_of_game(table, deal, actions)

@@ -1,6 +1,6 @@
 """Redis Sentinel: ``REDIS_URL=redis+sentinel://[[user]:password@]host[:port][,…]/<service>[/<db>]``.
 
-:func:`tgbot.owner.store.connect` hands such a URL to :func:`connect_sentinel`: redis-py's own client,
+:func:`tgbot.storage.redis.connect` hands such a URL to :func:`connect_sentinel`: redis-py's own client,
 ``Sentinel(...).master_for(service)``, plus the two additions without which the fail-over test
 (``tests/tgbot/test_sentinel.py``) fails; docs/scaling.md, Redis, tells what each one fixes.
 """
@@ -18,7 +18,7 @@ from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnec
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
-from tgbot.owner.store import RETRY
+from tgbot.storage.redis import RETRY
 
 __all__ = ["SENTINEL_PORT", "SENTINEL_TIMEOUT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel",
            "parse_sentinel_url"]
@@ -158,7 +158,7 @@ class SentinelRedis(Redis):
 
 
 async def connect_sentinel(url: str) -> SentinelRedis:
-    """:func:`tgbot.owner.store.connect` for a ``redis+sentinel://`` URL (:func:`parse_sentinel_url`):
+    """:func:`tgbot.storage.redis.connect` for a ``redis+sentinel://`` URL (:func:`parse_sentinel_url`):
     a :class:`SentinelRedis` that answered a PING and follows fail-overs. Raises ``ValueError``
     for a malformed URL or a host that is not a sentinel, and ``MasterNotFoundError`` (a
     ``ConnectionError``) with a one-line reason when no sentinel can be reached or none names a

@@ -3,18 +3,10 @@
 Figures come from :func:`core.stats.game_stats` on the game's record (deal + log, see
 :meth:`tgbot.owner.store.Store.record`), never re-derived here. Keys (outside the games' slots; a
 user's keys share the hash tag ``{u<user>}``, a chat's ``{c<chat>}``, so each group of them
-lives in one Redis Cluster slot; the rate limiter's group window shares the chat's):
-
-- ``cheat:stats:{u<user>}``          hash: the user's totals (:data:`FIELDS`, ``place<n>`` counts)
-- ``cheat:stats:{u<user>}:chats``    set: chats whose leaderboard lists the user (for /forget_me)
-- ``cheat:stats:{u<user>}:counted``  sorted set: game id → ms (epoch) it was added to the totals
-- ``cheat:top:{c<chat>}``            hash: ``<user>:g`` games, ``<user>:w`` wins, ``<user>:n`` name
-- ``cheat:top:{c<chat>}:counted``    sorted set: game id → ms (epoch) it was added to the board
-- ``cheat:top:{c<chat>}:handoff``    hash, and ``…:handoff:counted``: a board (and its counted set)
-  on its way to the supergroup the chat became (:func:`move_board`); field ``~batch`` names it
-- ``cheat:notify:<chat>``            set: users to tell privately when the chat's next lobby opens
-- ``cheat:user:<user>:notify``       set: the chats where the user asked so (for /forget_me)
-- the game's own hash ``cheat:{g<id>}:game``, field ``counted``: the whole game was counted.
+lives in one Redis Cluster slot; key names: :mod:`tgbot.storage.keys`): a user's totals
+(:data:`FIELDS`, ``place<n>`` counts), the chats whose board lists them and the games counted;
+a chat's board (``<user>:games``, ``<user>:wins``, ``<user>:name``), its counted games and, on
+its way to a supergroup, its handoff (:func:`move_board`); the game hash's ``counted``.
 
 When: a finished game is counted by the group lane of :mod:`tgbot.views.sync` once its end has been
 shown (the live set keeps an ended game until then, so a restart or a second process picks it
@@ -31,7 +23,7 @@ become a supergroup counts on the supergroup's board (:meth:`tgbot.owner.store.S
 
 **A group upgraded to a supergroup** (:mod:`tgbot.storage.chatmove`): :func:`move_board` adds the old
 board to the new chat's once (the figures add up; a name the new board has is kept), and
-:func:`move_notify` moves the lobby notifications and each asker's index entry.
+the lobby notifications move with :meth:`tgbot.storage.records.Records.move_notify`.
 """
 
 from __future__ import annotations
@@ -40,17 +32,14 @@ import secrets
 import time
 from dataclasses import dataclass, fields as dataclass_fields
 
-
 from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
-
 from tgbot.game.model import Status, Table
 from tgbot.owner.store import Store
 
-__all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify",
-           "user_keys", "chat_keys", "handoff_keys", "move_board", "move_notify", "MIN_TOP_GAMES", "RECORD_FILE", "COUNTED_KEEP",
-           "MOVE_ROUNDS"]
+__all__ = ["COUNTED_KEEP", "FIELDS", "MIN_TOP_GAMES", "MOVE_ROUNDS", "RECORD_FILE", "Totals", "count_game", "forget_user",
+           "game_figures", "move_board", "record_of_game", "top", "totals"]
 
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
@@ -99,9 +88,9 @@ return 1
 _COUNT_CHAT = _ONCE + """
 if not once(KEYS[2]) then return 0 end
 for i = 4, #ARGV, 3 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':g', 1)
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':w', ARGV[i + 2])
-  redis.call('HSET', KEYS[1], ARGV[i] .. ':n', ARGV[i + 1])
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':games', 1)
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':wins', ARGV[i + 2])
+  redis.call('HSET', KEYS[1], ARGV[i] .. ':name', ARGV[i + 1])
 end
 return 1
 """
@@ -130,9 +119,9 @@ _MERGE_BOARD = _ONCE + """
 if not once(KEYS[2]) then return 0 end
 local last = 4 + 4 * tonumber(ARGV[4])
 for i = 5, last, 4 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':g', ARGV[i + 1])
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':w', ARGV[i + 2])
-  if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[1], ARGV[i] .. ':n', ARGV[i + 3]) end
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':games', ARGV[i + 1])
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':wins', ARGV[i + 2])
+  if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[1], ARGV[i] .. ':name', ARGV[i + 3]) end
 end
 local oldest = tonumber(ARGV[2]) - tonumber(ARGV[3])
 for i = last + 1, #ARGV, 2 do
@@ -147,27 +136,6 @@ _DROP_HANDOFF = """
 if redis.call('HGET', KEYS[1], '~batch') == ARGV[1] then redis.call('DEL', KEYS[1], KEYS[2]) return 1 end
 return 0
 """
-
-
-def user_keys(store: Store, user_id: int) -> tuple[str, str, str]:
-    """A user's statistics keys (one Cluster slot, ``{u<user>}``): their totals hash, the set of
-    chats whose leaderboard lists them, and their counted games."""
-    base = f"{store.p}:stats:{{u{user_id}}}"
-    return base, base + ":chats", base + ":counted"
-
-
-def chat_keys(store: Store, chat_id: int | str) -> tuple[str, str]:
-    """A chat's leaderboard keys (one Cluster slot, ``{c<chat>}``, the slot of its rate
-    window): the board hash and its counted games."""
-    base = f"{store.p}:top:{{c{chat_id}}}"
-    return base, base + ":counted"
-
-
-def handoff_keys(store: Store, chat_id: int | str) -> tuple[str, str]:
-    """Where a chat's board waits on its way to the supergroup the chat became (its own slot,
-    ``{c<chat>}``): the handoff board hash and its counted set (:func:`move_board`)."""
-    base = f"{store.p}:top:{{c{chat_id}}}:handoff"
-    return base, base + ":counted"
 
 
 @dataclass(frozen=True)
@@ -220,7 +188,7 @@ async def count_game(store: Store, table: Table) -> bool:
     lost midway, …): the game is then not marked, and the next call finishes the count."""
     if table.status is not Status.OVER or table.ended != "finished":
         return False
-    if await store.redis.hget(store.k_game(table.id), "counted"):
+    if await store.redis.hget(store.keys.game(table.id), "counted"):
         return False
     figures = await game_figures(store, table)
     if figures is None:
@@ -232,23 +200,25 @@ async def count_game(store: Store, table: Table) -> bool:
     for i, seat in enumerate(table.seats):
         if not seat.human or seat.user_id <= 0:
             continue
-        f = figures[i]
-        values = {**{k: getattr(f, k) for k in FIELDS if hasattr(f, k)}, "games": 1, "wins": int(f.won), "draws": int(f.draw), "place_sum": f.place}
-        keys = user_keys(store, seat.user_id)
-        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(chat_id), str(f.place), str(len(FIELDS)), *FIELDS, *(str(int(values[k])) for k in FIELDS))
-        board += [str(seat.user_id), seat.name, str(int(f.won))]
+        seat_figures = figures[i]
+        values = {**{k: getattr(seat_figures, k) for k in FIELDS if hasattr(seat_figures, k)}, "games": 1,
+                  "wins": int(seat_figures.won), "draws": int(seat_figures.draw), "place_sum": seat_figures.place}
+        keys = store.keys.user_statistics(seat.user_id)
+        counters = (str(int(values[k])) for k in FIELDS)
+        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(chat_id), str(seat_figures.place), str(len(FIELDS)), *FIELDS, *counters)
+        board += [str(seat.user_id), seat.name, str(int(seat_figures.won))]
     if board:
-        keys = chat_keys(store, chat_id)
-        pipe.eval(_COUNT_CHAT, len(keys), *keys, *head, *board)
+        board_keys = store.keys.board(chat_id)
+        pipe.eval(_COUNT_CHAT, len(board_keys), *board_keys, *head, *board)
     await pipe.execute()
     # only now, every step having answered: a crash before this line leaves the game to count
-    return bool(await store.redis.hsetnx(store.k_game(table.id), "counted", 1))
+    return bool(await store.redis.hsetnx(store.keys.game(table.id), "counted", 1))
 
 
 async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
     """The user's totals and their count of each place (place → games), from the hash
     ``cheat:stats:{u<user>}`` (zeros when absent)."""
-    raw = await store.redis.hgetall(user_keys(store, user_id)[0])
+    raw = await store.redis.hgetall(store.keys.user_statistics(user_id)[0])
     values = {k: int(raw.get(k, 0)) for k in FIELDS}
     places = {int(k[5:]): int(v) for k, v in raw.items() if k.startswith("place") and k[5:].isdigit()}
     return Totals(**values), places
@@ -259,10 +229,10 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
     :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), at most
     ``limit`` rows; from the hash ``cheat:top:{c<chat>}`` (fields not of the ``<user>:<x>``
     shape are skipped)."""
-    rows = _board_rows(await store.redis.hgetall(chat_keys(store, chat_id)[0]))
-    out = [(uid, r.get("n", ""), int(r.get("w", 0)), int(r.get("g", 0))) for uid, r in rows.items()]
+    rows = _board_rows(await store.redis.hgetall(store.keys.board(chat_id)[0]))
+    out = [(user_id, row.get("name", ""), int(row.get("wins", 0)), int(row.get("games", 0))) for user_id, row in rows.items()]
     out = [row for row in out if row[3] >= MIN_TOP_GAMES]
-    out.sort(key=lambda r: (-r[2], r[3], r[0]))
+    out.sort(key=lambda row: (-row[2], row[3], row[0]))
     return out[:limit]
 
 
@@ -270,9 +240,9 @@ def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:
     """A board hash's fields ``<user>:<g|w|n>`` by user id, then letter (other fields skipped)."""
     rows: dict[int, dict[str, str]] = {}
     for key, value in raw.items():
-        uid, _, field = key.rpartition(":")
+        user_id, _, field = key.rpartition(":")
         try:
-            rows.setdefault(int(uid), {})[field] = value
+            rows.setdefault(int(user_id), {})[field] = value
         except ValueError:
             continue
     return rows
@@ -292,17 +262,17 @@ async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
     counted on the old board meanwhile come in a later batch. Returns the players moved."""
     moved = 0
     for _ in range(MOVE_ROUNDS):
-        handed = await store.redis.eval(_HANDOFF, 4, *chat_keys(store, old_chat_id), *handoff_keys(store, old_chat_id), secrets.token_hex(6))
+        handed = await store.redis.eval(_HANDOFF, 4, *store.keys.board(old_chat_id), *store.keys.board_handoff(old_chat_id), secrets.token_hex(6))
         if not handed:
             break
         batch, board, counted = handed
-        rows = _board_rows(dict(zip(board[::2], board[1::2])))
+        rows = _board_rows(dict(zip(board[::2], board[1::2], strict=True)))
         await _index_boards(store, rows, add=new_chat_id)
-        flat = [x for uid, r in rows.items() for x in (str(uid), r.get("g", "0"), r.get("w", "0"), r.get("n", ""))]
+        flat = [x for user_id, row in rows.items() for x in (str(user_id), row.get("games", "0"), row.get("wins", "0"), row.get("name", ""))]
         head = [f"moved:{old_chat_id}:{batch}", str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
-        await store.redis.eval(_MERGE_BOARD, 2, *chat_keys(store, new_chat_id), *head, str(len(rows)), *flat, *counted)
+        await store.redis.eval(_MERGE_BOARD, 2, *store.keys.board(new_chat_id), *head, str(len(rows)), *flat, *counted)
         await _index_boards(store, rows, remove=old_chat_id)
-        await store.redis.eval(_DROP_HANDOFF, 2, *handoff_keys(store, old_chat_id), batch)
+        await store.redis.eval(_DROP_HANDOFF, 2, *store.keys.board_handoff(old_chat_id), batch)
         moved += len(rows)
     return moved
 
@@ -313,8 +283,8 @@ async def _index_boards(store: Store, rows: dict[int, dict[str, str]], add: int 
     if not rows:
         return
     pipe = store.redis.pipeline(transaction=False)
-    for uid in rows:
-        key = user_keys(store, uid)[1]
+    for user_id in rows:
+        key = store.keys.user_statistics(user_id)[1]
         if add is not None:
             pipe.sadd(key, add)
         if remove is not None:
@@ -326,72 +296,12 @@ async def forget_user(store: Store, user_id: int) -> None:
     """Delete everything stored about ``user_id`` outside running games: totals, counted
     games, leaderboard entries, the user hash (reachability, language), the games index and
     lobby notifications (through the user's own index of them: nothing scans the keyspace)."""
-    totals_key, chats_key, counted_key = user_keys(store, user_id)
+    totals_key, chats_key, counted_key = store.keys.user_statistics(user_id)
     chats = await store.redis.smembers(chats_key)
     pipe = store.redis.pipeline(transaction=False)
     for chat in chats:
-        pipe.hdel(chat_keys(store, chat)[0], *(f"{user_id}:{f}" for f in ("g", "w", "n")))
-    for key in (totals_key, chats_key, counted_key, store.k_user(user_id), store.k_user_games(user_id)):
+        pipe.hdel(store.keys.board(chat)[0], *(f"{user_id}:{field}" for field in ("games", "wins", "name")))
+    for key in (totals_key, chats_key, counted_key, store.keys.user(user_id), store.keys.user_games(user_id)):
         pipe.delete(key)  # one key a command: they live in several slots
     await pipe.execute()
-    asked = await store.redis.smembers(_notify_index(store, user_id))
-    if asked:
-        pipe = store.redis.pipeline(transaction=False)
-        for chat in asked:
-            pipe.srem(_notify_key(store, chat), user_id)
-        pipe.delete(_notify_index(store, user_id))
-        await pipe.execute()
-
-
-def _notify_index(store: Store, user_id: int) -> str:
-    """The chats where ``user_id`` asked for a lobby notification (for /forget_me, no scan)."""
-    return f"{store.p}:user:{user_id}:notify"
-
-
-def _notify_key(store: Store, chat_id: int | str) -> str:
-    """The users to tell privately when chat ``chat_id``'s next lobby opens."""
-    return f"{store.p}:notify:{chat_id}"
-
-
-async def want_notify(store: Store, chat_id: int, user_id: int) -> bool:
-    """Ask to be told when the chat's next lobby opens; False if already asked."""
-    pipe = store.redis.pipeline(transaction=False)
-    pipe.sadd(_notify_key(store, chat_id), user_id)
-    pipe.sadd(_notify_index(store, user_id), chat_id)
-    added, _ = await pipe.execute()
-    return bool(added)
-
-
-_TAKE = """
-local members = redis.call('SMEMBERS', KEYS[1])
-redis.call('DEL', KEYS[1])
-return members
-"""
-
-
-async def take_notify(store: Store, chat_id: int) -> list[int]:
-    """Take (and clear, atomically) the users to tell that a lobby opened in the chat: each
-    is told at most once."""
-    return sorted(int(x) for x in await store.redis.eval(_TAKE, 1, _notify_key(store, chat_id)))
-
-
-async def move_notify(store: Store, old_chat_id: int, new_chat_id: int) -> int:
-    """Move the lobby notifications asked in group ``old_chat_id`` to supergroup
-    ``new_chat_id`` (joining those asked there already), with each asker's index entry (for
-    /forget_me). Copies first, then removes exactly the users copied from the old set, so a
-    crash midway or a second run loses and repeats nothing, and a request that comes to the old
-    set meanwhile waits there for the next run. Returns the users moved."""
-    users = await store.redis.smembers(_notify_key(store, old_chat_id))
-    if not users:
-        return 0
-    pipe = store.redis.pipeline(transaction=False)
-    pipe.sadd(_notify_key(store, new_chat_id), *users)
-    for user_id in users:
-        pipe.sadd(_notify_index(store, user_id), new_chat_id)
-    await pipe.execute()
-    pipe = store.redis.pipeline(transaction=False)
-    for user_id in users:
-        pipe.srem(_notify_index(store, user_id), old_chat_id)
-    pipe.srem(_notify_key(store, old_chat_id), *users)
-    await pipe.execute()
-    return len(users)
+    await store.forget_notify(user_id)
