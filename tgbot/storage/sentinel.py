@@ -1,9 +1,6 @@
-"""Redis Sentinel: ``REDIS_URL=redis+sentinel://[[user]:password@]host[:port][,…]/<service>[/<db>]``.
-
-:func:`tgbot.storage.redis.connect` hands such a URL to :func:`connect_sentinel`: redis-py's own client,
-``Sentinel(...).master_for(service)``, plus the two additions without which the fail-over test
-(``tests/tgbot/test_sentinel.py``) fails; docs/scaling.md, Redis, tells what each one fixes.
-"""
+"""Redis Sentinel (``REDIS_URL=redis+sentinel://[[user]:password@]host[:port][,…]/<service>[/<db>]``):
+redis-py's own client, ``Sentinel(...).master_for(service)``, plus the two additions without
+which the fail-over test (``tests/tgbot/test_sentinel.py``) fails (docs/scaling.md, Redis)."""
 
 from __future__ import annotations
 
@@ -13,15 +10,12 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
-from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
 from tgbot.storage.redis import RETRY
 
-__all__ = ["SENTINEL_PORT", "SENTINEL_TIMEOUT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel",
-           "parse_sentinel_url"]
+__all__ = ["SENTINEL_PORT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel", "parse_sentinel_url"]
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +35,6 @@ class SentinelURL(NamedTuple):
 
 #: A sentinel's port when the URL gives none.
 SENTINEL_PORT = 26379
-#: Seconds to connect to a sentinel and for it to answer (it answers from memory; a sentinel
-#: that does not is skipped and the next one asked).
-SENTINEL_TIMEOUT = 1.0
 
 
 def parse_sentinel_url(url: str) -> SentinelURL:
@@ -164,7 +155,7 @@ async def connect_sentinel(url: str) -> SentinelRedis:
     ``ConnectionError``) with a one-line reason when no sentinel can be reached or none names a
     primary that is up."""
     parts = parse_sentinel_url(url)
-    sentinel = Sentinel(parts.sentinels, sentinel_kwargs=_sentinel_options(parts))
+    sentinel = Sentinel(parts.sentinels, sentinel_kwargs={"password": parts.sentinel_password})
     try:
         await sentinel.discover_master(parts.service)
     except MasterNotFoundError:
@@ -187,19 +178,11 @@ async def connect_sentinel(url: str) -> SentinelRedis:
     return client
 
 
-def _sentinel_options(parts: SentinelURL) -> dict[str, Any]:
-    """Connection options for the sentinels: their password, :data:`SENTINEL_TIMEOUT`, and no
-    retry (a sentinel that does not answer is passed over for the next one; the discovery as a
-    whole is retried by :data:`RETRY`)."""
-    return {"password": parts.sentinel_password, "socket_timeout": SENTINEL_TIMEOUT,
-            "socket_connect_timeout": SENTINEL_TIMEOUT, "retry": Retry(NoBackoff(), 0)}
-
-
 async def _no_primary(parts: SentinelURL) -> str:
     """Why no sentinel of ``parts`` named a usable primary, in one line."""
     reached, lost = [], []
     for host, port in parts.sentinels:
-        async with Redis(host=host, port=port, **_sentinel_options(parts)) as node:
+        async with Redis(host=host, port=port, password=parts.sentinel_password) as node:
             try:
                 await node.ping()
                 reached.append(f"{host}:{port}")

@@ -1,29 +1,13 @@
-"""Players' statistics, chat leaderboards, lobby notifications and forgetting a user (Redis).
+"""Players' statistics and chat leaderboards: counted once per finished game, read by /stats and
+/top, moved when a group becomes a supergroup, forgotten by /forget_me.
 
-Figures come from :func:`core.stats.game_stats` on the game's record (deal + log, see
-:meth:`tgbot.owner.store.Store.record`), never re-derived here. Keys (outside the games' slots; a
-user's keys share the hash tag ``{u<user>}``, a chat's ``{c<chat>}``, so each group of them
-lives in one Redis Cluster slot; key names: :mod:`tgbot.storage.keys`): a user's totals
-(:data:`FIELDS`, ``place<n>`` counts), the chats whose board lists them and the games counted;
-a chat's board (``<user>:games``, ``<user>:wins``, ``<user>:name``), its counted games and, on
-its way to a supergroup, its handoff (:func:`move_board`); the game hash's ``counted``.
-
-When: a finished game is counted by the group lane of :mod:`tgbot.views.sync` once its end has been
-shown (the live set keeps an ended game until then, so a restart or a second process picks it
-up again, and counts it again if the first one died midway). Exactly once, with every step on
-one slot: one Lua script per person adds the game to their totals only if its id is not yet in
-their ``counted`` set (and puts it there in the same step), one script does the same for the
-chat's leaderboard, and only once every one of them has answered is the game marked counted.
-A retry after a crash midway redoes only the steps that had not run; two processes counting at
-once add each figure once. A game id stays in the ``counted`` sets for :data:`COUNTED_KEEP`
-seconds, far longer than a retry can come (the game's own keys, without which nothing is
-counted, go after :data:`tgbot.owner.store.FINISHED_TTL`). People only (bots have negative ids);
-games without result (stopped, abandoned, bot removed) never count. A game of a group that has
-become a supergroup counts on the supergroup's board (:meth:`tgbot.owner.store.Store.chat_moved_to`).
-
-**A group upgraded to a supergroup** (:mod:`tgbot.storage.chatmove`): :func:`move_board` adds the old
-board to the new chat's once (the figures add up; a name the new board has is kept), and
-the lobby notifications move with :meth:`tgbot.storage.records.Records.move_notify`.
+Figures come from :func:`core.stats.game_stats` on the game's record. Keys
+(:mod:`tgbot.storage.keys`): a user's totals, boards and counted games share the slot
+``{u<user>}``, a chat's board and counted games ``{c<chat>}``. Exactly once: one script per
+person and one for the board each add the game only if its id is not yet in their ``counted``
+set (and put it there); the game is marked ``counted`` in its hash only once all have answered,
+so a retry after a crash redoes only what had not run. People only; games without a result
+never count; a group's game since upgraded counts on the supergroup's board.
 """
 
 from __future__ import annotations
@@ -47,11 +31,9 @@ MIN_TOP_GAMES = 3
 RECORD_FILE = "cheat-{gid}.json"
 #: Entries shown by /top.
 TOP_SIZE = 10
-#: Seconds a counted game's id is remembered by each player's and the chat's ``counted`` set
-#: (30 days; a retry comes within the game's :data:`tgbot.owner.store.FINISHED_TTL`).
+#: Seconds a counted game's id stays in the ``counted`` sets (longer than a game's keys are kept).
 COUNTED_KEEP = 30 * 24 * 3600
-#: Batches :func:`move_board` hands over at most in one call (a game counted on the old board
-#: while the first batch moved makes a second; more never come: see :func:`move_board`).
+#: Batches :func:`move_board` hands over at most in one call (a game counted meanwhile makes a second).
 MOVE_ROUNDS = 3
 
 # The guard shared by both counting scripts: once(key) is true the first time the game ARGV[1]
