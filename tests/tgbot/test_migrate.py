@@ -61,8 +61,9 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
 
 def renamed(key: str, value: Any) -> Any:
     """A b5f3182 key's value with schema 3's field names (game hashes, leaderboards)."""
-    if key.endswith(":game"):
-        return {mig.GAME_FIELDS.get(field, field): v for field, v in value.items()}
+    for kind, renames in ((":game", mig.GAME_FIELDS), (":chatcfg:", mig.CHAT_SETTINGS_FIELDS), (":user:", mig.USER_FIELDS)):
+        if kind in key and isinstance(value, dict):
+            return {renames.get(field, field): v for field, v in value.items()}
     if ":top:" in key and isinstance(value, dict):
         out = {}
         for field, v in value.items():
@@ -134,8 +135,8 @@ async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
     client: Client, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, logger="tgbot.storage.migrate")
-    assert await mig.migrate(client, BOT) == len(OLD) + 3  # keys moved, then 3 hashes renamed
-    want = [f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*", "storage schema 3: fields renamed in 3 hashes"]
+    assert await mig.migrate(client, BOT) == len(OLD) + 7  # keys moved, then 7 hashes renamed: 2 games, 1 board, 1 chat, 3 users
+    want = [f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*", "storage schema 3: fields renamed in 7 hashes"]
     assert [r.getMessage() for r in caplog.records] == want
     sent = record_commands(client, monkeypatch)
     assert await mig.migrate(client, BOT) == 0
@@ -180,7 +181,7 @@ async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeyp
 
 
 async def test_a_second_bot_finds_no_old_keys_and_leaves_the_first_ones_alone(client: Client) -> None:
-    assert await mig.migrate(client, BOT) == len(OLD) + 3
+    assert await mig.migrate(client, BOT) == len(OLD) + 7
     before = await dump_keys(client, f"cheat:{BOT}:*")
     assert await mig.migrate(client, "777") == 0
     assert await client.get(mig.marker_key("777")) == str(mig.SCHEMA)
@@ -199,7 +200,7 @@ async def test_schema_2_data_gets_its_fields_renamed(client: Client) -> None:
     await client.set(mig.marker_key(BOT), "2")
     game = new_name(f"cheat:{{g{LIVE}}}:game")
     await client.eval(mig._RENAME_FIELDS, 1, game, "v", "version", "t", "table")
-    assert await mig.migrate(client, BOT) == 2  # the finished game and the board; the live one was done
+    assert await mig.migrate(client, BOT) == 6  # all but the live game, renamed before the crash
     assert await mig.migrate(client, BOT) == 0
     await assert_migrated(client)
 

@@ -265,7 +265,7 @@ async def test_an_upgrade_cut_short_by_a_crash_adds_the_board_once_when_run_agai
 
 async def test_settings_cut_short_are_finished_and_never_overwrite_the_new_chat(store):
     await store.set_chat_settings(OLD, lang="en", variant="classic")
-    await store.redis.hsetnx(store.keys.chat_settings(NEW), "lang", "en")  # copied, then the crash
+    await store.redis.hsetnx(store.keys.chat_settings(NEW), "language", "en")  # copied, then the crash
     await store.set_chat_settings(NEW, lang="it")  # an admin of the supergroup chose meanwhile
     await chatmove.move_chat(store, OLD, NEW)
     assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="it", variant="classic")

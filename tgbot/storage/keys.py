@@ -77,8 +77,8 @@ class Keys:
         """String: the supergroup that group ``chat_id`` became."""
         return f"{self.prefix}:chat:{chat_id}:moved"
 
-    def chat_settings(self, chat_id: int) -> str:
-        """Hash: the chat's settings (:class:`tgbot.storage.records.ChatSettings`)."""
+    def chat_settings(self, chat_id: int | str) -> str:
+        """Hash: the chat's settings (:class:`tgbot.storage.records.ChatSettings`, ``turn_timer``)."""
         return f"{self.prefix}:chatcfg:{chat_id}"
 
     def live(self) -> str:
@@ -86,7 +86,7 @@ class Keys:
         return f"{self.prefix}:live"
 
     def user(self, user_id: int | str) -> str:
-        """Hash: ``dm`` (the bot may write to them), ``lang`` (their private language)."""
+        """Hash: ``reachable`` (the bot may write to them), ``language`` (of private messages)."""
         return f"{self.prefix}:user:{user_id}"
 
     def user_games(self, user_id: int | str) -> str:

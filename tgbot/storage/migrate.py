@@ -1,38 +1,27 @@
-"""Storage schemas: 2, every key gets the bot's id; 3, stored hash fields get spelled-out names.
+"""Storage schemas, brought up to date by :func:`migrate` once at the active process's start,
+before it touches any game; the key :meth:`tgbot.storage.keys.Keys.schema` holds the bot's.
 
-Schema 1 (b5f3182 and before) named keys ``cheat:<rest>``; schema 2 names them
-``cheat:<bot_id>:<rest>`` with the same ``<rest>`` (``cheat:{gAbC123xy}:game`` becomes
-``cheat:123456:{gAbC123xy}:game``, ``cheat:live`` becomes ``cheat:123456:live``): hash tags stay
-inside the key, so a game's keys still share one Cluster slot. ``<bot_id>`` is the decimal
-number before the colon of ``BOT_TOKEN`` (:func:`bot_id_of`). The string key
-``cheat:<bot_id>:schema`` holds the bot's storage schema (:data:`SCHEMA`; absent: nothing
-migrated yet).
+- Schema 2: every key gets the bot's id (``cheat:<rest>`` → ``cheat:<bot id>:<rest>``; hash tags
+  stay inside, so a game's keys keep one Cluster slot). The first bot to migrate a Redis takes
+  every old key (old data belonged to the one bot that ran before); stop b5f3182's processes first.
+  Table JSON is not rewritten: :meth:`tgbot.game.model.Table.from_json` reads the old format.
+- Schema 3: hash fields get spelled-out names (:data:`GAME_FIELDS`, :data:`CHAT_SETTINGS_FIELDS`,
+  :data:`USER_FIELDS`, :data:`BOARD_FIELDS`), one script per key: each is renamed whole or not at all.
 
-:func:`migrate` runs once in the active process at its start, before it touches any game. It
-moves every schema-1 key, i.e. every ``cheat:*`` key whose second segment is not all digits
-(all digits: some bot's schema-2 key, left alone), to the bot's name. Old data belonged to the
-one bot that ran before, so the FIRST bot to run :func:`migrate` on a Redis takes every old key;
-a bot that runs it later finds none left (a SCAN, once) and only sets its marker. Stop every
-process of b5f3182 first: a key it writes after the move is not moved again.
-
-Table JSON inside the moved keys is not rewritten here: :meth:`tgbot.game.model.Table.from_json`
-reads b5f3182's tables (no ``schema`` field) and the next commit stores the new format.
-
-Schema 3 renames hash fields in place (:data:`GAME_FIELDS` in each game hash, :data:`BOARD_FIELDS`
-per user in each leaderboard and handoff): one script per key, so each key is renamed whole or
-not at all, on any Cluster slot; a rerun finds nothing left to rename; the marker is set last.
+Crash-safe and idempotent: a rerun redoes only what is left, and the marker is set last.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from tgbot.storage.keys import ROOT, Keys, bot_prefix
 from tgbot.storage.redis import RedisClient
 
-__all__ = ["BATCH", "BOARD_FIELDS", "GAME_FIELDS", "ROOT", "SCHEMA", "bot_id_of", "marker_key", "migrate"]
+__all__ = ["BATCH", "BOARD_FIELDS", "CHAT_SETTINGS_FIELDS", "GAME_FIELDS", "ROOT", "SCHEMA", "USER_FIELDS", "bot_id_of", "marker_key",
+           "migrate"]
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +29,10 @@ log = logging.getLogger(__name__)
 SCHEMA = 3
 #: Keys per SCAN page, and per pipelined round trip of the move.
 BATCH = 500
-#: Schema 3's renames of the game hash's fields (old → new).
+#: Schema 3's renames of hash fields (old → new): a game's, a chat's settings, a user's record.
 GAME_FIELDS = {"v": "version", "t": "table"}
+CHAT_SETTINGS_FIELDS = {"lang": "language", "turn": "turn_timer"}
+USER_FIELDS = {"lang": "language", "dm": "reachable"}
 #: Schema 3's renames of a leaderboard's per-user fields ``<user>:<old>`` → ``<user>:<new>``.
 BOARD_FIELDS = {"g": "games", "w": "wins", "n": "name"}
 
@@ -132,10 +123,10 @@ async def _move_all(redis: RedisClient, bot_id: str) -> int:
     return moved
 
 
-def _renames(field_names: list[str], board: bool) -> list[str]:
-    """The old, new pairs (flat) of a hash's fields to rename (schema 3)."""
-    if not board:
-        return [x for old, new in GAME_FIELDS.items() if old in field_names for x in (old, new)]
+def _renames(field_names: list[str], renames: dict[str, str] | None) -> list[str]:
+    """The old, new pairs (flat) of a hash's fields to rename (``None``: a leaderboard's)."""
+    if renames is not None:
+        return [x for old, new in renames.items() if old in field_names for x in (old, new)]
     pairs = []
     for name in field_names:
         user, _, field = name.rpartition(":")
@@ -144,17 +135,26 @@ def _renames(field_names: list[str], board: bool) -> list[str]:
     return pairs
 
 
+def _hashes(keys: Keys) -> list[tuple[str, Callable[[str], bool], dict[str, str] | None]]:
+    """Schema 3's work: SCAN pattern, which keys found are the hashes meant, field renames."""
+    depth = keys.prefix.count(":") + 2  # <prefix>:user:<id>, not <prefix>:user:<id>:games
+    return [(keys.game_pattern(), lambda key: True, GAME_FIELDS),
+            (keys.chat_settings("*"), lambda key: True, CHAT_SETTINGS_FIELDS),
+            (keys.user("*"), lambda key: key.count(":") == depth, USER_FIELDS),
+            (keys.board_pattern(), lambda key: not key.endswith(":counted"), None)]
+
+
 async def _rename_all(redis: RedisClient, keys: Keys) -> int:
-    """Schema 3: rename the stored fields of the bot's game and leaderboard hashes; returns the
-    number of hashes changed. Two pipelined round trips a page: HKEYS each, the script each."""
+    """Schema 3: rename the stored fields of the bot's hashes; returns the number of hashes
+    changed. Two pipelined round trips a page: HKEYS each, the script each."""
     renamed = 0
-    for pattern, board in ((keys.game_pattern(), False), (keys.board_pattern(), True)):
+    for pattern, meant, renames in _hashes(keys):
         async for page in _scan_pages(redis, pattern):
-            hashes = [key for key in page if not key.endswith(":counted")]
+            hashes = [key for key in page if meant(key)]
             pipe = redis.pipeline(transaction=False)
             for key in hashes:
                 pipe.hkeys(key)
-            work = [(key, _renames(names, board)) for key, names in zip(hashes, await pipe.execute(), strict=True)]
+            work = [(key, _renames(names, renames)) for key, names in zip(hashes, await pipe.execute(), strict=True)]
             work = [(key, pairs) for key, pairs in work if pairs]
             if work:
                 pipe = redis.pipeline(transaction=False)

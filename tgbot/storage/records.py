@@ -37,9 +37,9 @@ return members
 
 @dataclass(frozen=True)
 class ChatSettings:
-    """A chat's settings (one hash field each, absent = default): ``lang`` the group's language
-    (``None``: Russian), ``variant`` a new lobby's variant, ``seating`` ``shuffle`` or ``join``.
-    The turn timer is the field ``turn`` (:meth:`Records.chat_turn_timeout`)."""
+    """A chat's settings (hash fields ``language``, ``variant``, ``seating``; absent = default):
+    ``lang`` the group's language (``None``: Russian), ``variant`` a new lobby's variant,
+    ``seating`` ``shuffle`` or ``join``. The turn timer: :meth:`Records.chat_turn_timeout`."""
 
     lang: str | None = None
     variant: str | None = None
@@ -53,7 +53,7 @@ class ChatSettings:
     @classmethod
     def from_hash(cls, raw: dict[str, str]) -> ChatSettings:
         """From the stored hash; unknown fields are ignored."""
-        return cls(lang=raw.get("lang") or None, variant=raw.get("variant") or None, seating=raw.get("seating") or None)
+        return cls(lang=raw.get("language") or None, variant=raw.get("variant") or None, seating=raw.get("seating") or None)
 
 
 def _split(fields: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -96,19 +96,19 @@ class Records:
 
     async def set_dm(self, user_id: int, reachable: bool) -> None:
         """Record whether the bot can write to the user privately."""
-        await self.redis.hset(self.keys.user(user_id), "dm", 1 if reachable else 0)
+        await self.redis.hset(self.keys.user(user_id), "reachable", 1 if reachable else 0)
 
     async def can_dm(self, user_id: int) -> bool:
         """Whether the user has started the bot (and not blocked it since, as far as known)."""
-        return await self.redis.hget(self.keys.user(user_id), "dm") == "1"
+        return await self.redis.hget(self.keys.user(user_id), "reachable") == "1"
 
     async def user_lang(self, user_id: int) -> str | None:
         """The user's own language for private messages (``/language`` in private), or ``None``."""
-        return await self.redis.hget(self.keys.user(user_id), "lang") or None
+        return await self.redis.hget(self.keys.user(user_id), "language") or None
 
     async def set_user_lang(self, user_id: int, lang: str) -> None:
         """Record the user's own language for private messages."""
-        await self.redis.hset(self.keys.user(user_id), "lang", lang)
+        await self.redis.hset(self.keys.user(user_id), "language", lang)
 
     # -- chat settings -----------------------------------------------------------------------
 
@@ -118,7 +118,7 @@ class Records:
 
     async def set_chat_settings(self, chat_id: int, **fields: str | None) -> ChatSettings:
         """Change some of the chat's settings (``None`` resets a field); returns them all."""
-        keep, drop = _split(fields)
+        keep, drop = _split({"language" if name == "lang" else name: value for name, value in fields.items()})
         if keep:
             await self.redis.hset(self.keys.chat_settings(chat_id), mapping=keep)
         if drop:
@@ -127,7 +127,7 @@ class Records:
 
     async def chat_turn_timeout(self, chat_id: int, default: float) -> float:
         """The chat's turn timer in seconds, or ``default`` when the chat never set one."""
-        raw = await self.redis.hget(self.keys.chat_settings(chat_id), "turn")
+        raw = await self.redis.hget(self.keys.chat_settings(chat_id), "turn_timer")
         try:
             return float(raw) if raw else default
         except ValueError:
@@ -135,7 +135,7 @@ class Records:
 
     async def set_chat_turn_timeout(self, chat_id: int, seconds: float) -> None:
         """Store the chat's turn timer (seconds; the caller checks the allowed range)."""
-        await self.redis.hset(self.keys.chat_settings(chat_id), "turn", str(int(seconds)))
+        await self.redis.hset(self.keys.chat_settings(chat_id), "turn_timer", str(int(seconds)))
 
     async def move_chat_settings(self, old_chat_id: int, new_chat_id: int) -> dict[str, str]:
         """Copy group ``old_chat_id``'s settings to supergroup ``new_chat_id`` (a field the new
@@ -188,6 +188,8 @@ class Records:
     async def forget_notify(self, user_id: int) -> None:
         """Drop the user from every lobby notification they asked for (/forget_me)."""
         asked = await self.redis.smembers(self.keys.user_notify(user_id))
+        if not asked:
+            return
         pipe = self.redis.pipeline(transaction=False)
         for chat in asked:
             pipe.srem(self.keys.notify(chat), user_id)

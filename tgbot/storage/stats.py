@@ -163,11 +163,9 @@ async def game_figures(store: Store, table: Table) -> list[SeatStats] | None:
 
 
 async def count_game(store: Store, table: Table) -> bool:
-    """Add a finished game's figures to its people's totals and the chat's leaderboard, exactly
-    once (see the module docstring for the steps and keys). True when this call marked the
-    game counted; False when it does not count (not finished, no deal) or was counted already.
-    Reads the game's record (:meth:`Store.record`). Raises what redis-py raises (a connection
-    lost midway, …): the game is then not marked, and the next call finishes the count."""
+    """Add a finished game's figures to its people's totals and the chat's board, exactly once
+    (module docstring). True when this call marked the game counted. Raises what redis-py
+    raises: the game is then not marked, and the next call finishes the count."""
     if table.status is not Status.OVER or table.ended != "finished":
         return False
     if await store.redis.hget(store.keys.game(table.id), "counted"):
@@ -198,8 +196,7 @@ async def count_game(store: Store, table: Table) -> bool:
 
 
 async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
-    """The user's totals and their count of each place (place → games), from the hash
-    ``cheat:stats:{u<user>}`` (zeros when absent)."""
+    """The user's totals and their count of each place (place → games); zeros when absent."""
     raw = await store.redis.hgetall(store.keys.user_statistics(user_id)[0])
     values = {k: int(raw.get(k, 0)) for k in FIELDS}
     places = {int(k[5:]): int(v) for k, v in raw.items() if k.startswith("place") and k[5:].isdigit()}
@@ -208,9 +205,7 @@ async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
 
 async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[int, str, int, int]]:
     """The chat's leaderboard: (user id, name, wins, games) of the players with at least
-    :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), at most
-    ``limit`` rows; from the hash ``cheat:top:{c<chat>}`` (fields not of the ``<user>:<x>``
-    shape are skipped)."""
+    :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), ``limit`` rows."""
     rows = _board_rows(await store.redis.hgetall(store.keys.board(chat_id)[0]))
     out = [(user_id, row.get("name", ""), int(row.get("wins", 0)), int(row.get("games", 0))) for user_id, row in rows.items()]
     out = [row for row in out if row[3] >= MIN_TOP_GAMES]
@@ -219,7 +214,7 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
 
 
 def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:
-    """A board hash's fields ``<user>:<g|w|n>`` by user id, then letter (other fields skipped)."""
+    """A board hash's fields ``<user>:<field>`` by user id, then field (other fields skipped)."""
     rows: dict[int, dict[str, str]] = {}
     for key, value in raw.items():
         user_id, _, field = key.rpartition(":")
@@ -233,15 +228,10 @@ def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:
 async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
     """Add group ``old_chat_id``'s leaderboard to supergroup ``new_chat_id``'s, exactly once.
 
-    Three steps, one slot each (so on a Redis Cluster too), each safe to run again: the old
-    board is renamed to its handoff keys with a fresh batch id (:data:`_HANDOFF`); the new board
-    adds the batch's games and wins, keeps the names it has, and takes the batch's counted
-    game ids, unless the batch's guard id is already in its counted set (:data:`_MERGE_BOARD`,
-    like a game's count); then the handoff is dropped. A crash between steps, a second run or
-    two runs at once: the next run finds the handoff with the same batch id, the guard stops a
-    second addition, and the drop finishes. Each player's index of boards (for /forget_me)
-    names the new chat before the addition and forgets the old one before the drop. Games
-    counted on the old board meanwhile come in a later batch. Returns the players moved."""
+    Three steps, one slot each, each safe to run again: the old board becomes a handoff with a
+    fresh batch id; the new board adds it unless the batch's guard id is in its counted set
+    (names it has are kept); the handoff is dropped. Each player's index of boards names the new
+    chat before the addition and forgets the old one before the drop. Returns the players moved."""
     moved = 0
     for _ in range(MOVE_ROUNDS):
         handed = await store.redis.eval(_HANDOFF, 4, *store.keys.board(old_chat_id), *store.keys.board_handoff(old_chat_id), secrets.token_hex(6))
@@ -260,8 +250,7 @@ async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
 
 
 async def _index_boards(store: Store, rows: dict[int, dict[str, str]], add: int | None = None, remove: int | None = None) -> None:
-    """Name chat ``add`` in (or forget chat ``remove`` from) the board index of each user of
-    ``rows`` (``cheat:stats:{u<user>}:chats``, read by /forget_me)."""
+    """Name chat ``add`` in (or forget chat ``remove`` from) the board index of each user of ``rows``."""
     if not rows:
         return
     pipe = store.redis.pipeline(transaction=False)
@@ -275,9 +264,8 @@ async def _index_boards(store: Store, rows: dict[int, dict[str, str]], add: int 
 
 
 async def forget_user(store: Store, user_id: int) -> None:
-    """Delete everything stored about ``user_id`` outside running games: totals, counted
-    games, leaderboard entries, the user hash (reachability, language), the games index and
-    lobby notifications (through the user's own index of them: nothing scans the keyspace)."""
+    """Delete everything stored about ``user_id`` outside running games (through the user's own
+    indexes: nothing scans the keyspace)."""
     totals_key, chats_key, counted_key = store.keys.user_statistics(user_id)
     chats = await store.redis.smembers(chats_key)
     pipe = store.redis.pipeline(transaction=False)
