@@ -10,12 +10,14 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
+from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
 from tgbot.storage.redis import RETRY
 
-__all__ = ["SENTINEL_PORT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel", "parse_sentinel_url"]
+__all__ = ["SENTINEL_PORT", "SENTINEL_TIMEOUT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel", "parse_sentinel_url"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,8 @@ class SentinelURL(NamedTuple):
 
 #: A sentinel's port when the URL gives none.
 SENTINEL_PORT = 26379
+#: Seconds to connect to a sentinel and for it to answer (one that does not is skipped).
+SENTINEL_TIMEOUT = 1.0
 
 
 def parse_sentinel_url(url: str) -> SentinelURL:
@@ -155,7 +159,7 @@ async def connect_sentinel(url: str) -> SentinelRedis:
     ``ConnectionError``) with a one-line reason when no sentinel can be reached or none names a
     primary that is up."""
     parts = parse_sentinel_url(url)
-    sentinel = Sentinel(parts.sentinels, sentinel_kwargs={"password": parts.sentinel_password})
+    sentinel = Sentinel(parts.sentinels, sentinel_kwargs=_sentinel_options(parts))
     try:
         await sentinel.discover_master(parts.service)
     except MasterNotFoundError:
@@ -178,11 +182,18 @@ async def connect_sentinel(url: str) -> SentinelRedis:
     return client
 
 
+def _sentinel_options(parts: SentinelURL) -> dict[str, Any]:
+    """The sentinels' password, :data:`SENTINEL_TIMEOUT` and no retry (the next sentinel is asked
+    instead; without it an unreachable sentinel ends in a bare ``TimeoutError``)."""
+    return {"password": parts.sentinel_password, "socket_timeout": SENTINEL_TIMEOUT,
+            "socket_connect_timeout": SENTINEL_TIMEOUT, "retry": Retry(NoBackoff(), 0)}
+
+
 async def _no_primary(parts: SentinelURL) -> str:
     """Why no sentinel of ``parts`` named a usable primary, in one line."""
     reached, lost = [], []
     for host, port in parts.sentinels:
-        async with Redis(host=host, port=port, password=parts.sentinel_password) as node:
+        async with Redis(host=host, port=port, **_sentinel_options(parts)) as node:
             try:
                 await node.ping()
                 reached.append(f"{host}:{port}")
