@@ -24,7 +24,6 @@ KNOWN_LONG_TGBOT = frozenset(
         "tgbot/handlers/commands.py:_apply_tap",
         "tgbot/views/render.py:announcement",
         "tgbot/views/render.py:panel",
-        "tgbot/owner/store.py:connect",
     }
 )
 
@@ -34,7 +33,6 @@ KNOWN_BIG_MODULES = frozenset(
         "tgbot/handlers/commands.py",
         "tgbot/game/model.py",
         "tgbot/views/render.py",
-        "tgbot/owner/store.py",
         "tgbot/views/sync.py",
     }
 )

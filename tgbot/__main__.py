@@ -41,8 +41,8 @@ def _run(work: Coroutine[Any, Any, None], settings: Settings, what: str) -> None
 
 
 async def _check_redis(url: str) -> None:
-    """Get a working client for ``url`` (:func:`tgbot.owner.store.connect`) within 10 seconds."""
-    from tgbot.owner.store import connect
+    """Get a working client for ``url`` (:func:`tgbot.storage.redis.connect`) within 10 seconds."""
+    from tgbot.storage.redis import connect
 
     client = await asyncio.wait_for(connect(url), 10)
     await client.aclose()

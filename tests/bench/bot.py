@@ -258,7 +258,7 @@ class Driver:
         for uid in uids:
             await self.feed(message_update(uid, uid, "/start"))
         await self.feed(message_update(uids[0], chat_id, "/start_game"))
-        gid = await self._peek(self.peek.redis.get, self.peek.k_chat(chat_id, None))
+        gid = await self._peek(self.peek.redis.get, self.peek.keys.chat(chat_id, None))
         await self.settle(gid)
         tg = await self._peek(self.peek.tg_get, gid)
         lobby = int(tg["b"])
@@ -389,11 +389,11 @@ async def run_bot(url: str, games: int, seats: int, serial: int = SERIAL_GAMES) 
         # finished games: their whole footprint (table, deal, action log, tg, outbox, tap ids)
         ended = [(await game_bytes(gid), await peek.llen(f"{PREFIX}:{{g{gid}}}:log")) for gid in played[:20]]
         # the ingest's memory of recent update ids (a repeated delivery is skipped), per update
-        recent = drv.peek.k_bot("recent")
+        recent = drv.peek.keys.ingest()[1]
         recent_ids = await peek.zcard(recent)
         out.update(taps=drv.taps, plays=drv.plays, wall=wall, cpu=cpu, trips=dict(TRIPS), calls=dict(api.calls), mem=mem_sampled,
                    ended=ended, recent_per_update=(await peek.memory_usage(recent) or 0) / max(1, recent_ids), recent_ids=recent_ids,
-                   stream_left=await peek.xlen(drv.peek.k_bot("updates")))
+                   stream_left=await peek.xlen(drv.peek.keys.ingest()[0]))
         out["state_bytes"] = len((await drv.load(played[0])).to_json())
     finally:
         runner.stop()

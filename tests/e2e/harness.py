@@ -89,7 +89,7 @@ def replay_of(url: str, token: str, game_id: str) -> dict:
 
     with redis_sync.Redis.from_url(url, decode_responses=True) as client:
         deal = json.loads(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "deal"))
-        table = BotTable.from_json(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "t"))
+        table = BotTable.from_json(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "table"))
     record = record_of_game(table, deal, game_log(url, token, game_id))
     assert record is not None
     return replay(record).summary()

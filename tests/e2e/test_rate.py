@@ -29,7 +29,7 @@ async def plays_of(redis: Redis) -> dict[int, int]:
     """chat id -> number of actions (plays, challenges, beliefs: log entries) of the games here."""
     out = {}
     async for key in redis.scan_iter("cheat:*:{g*}:game"):
-        table = Table_.from_json(await redis.hget(key, "t"))
+        table = Table_.from_json(await redis.hget(key, "table"))
         log = await redis.lrange(key.replace(":game", ":log"), 0, -1)
         out[table.chat_id] = len(log)
     return out

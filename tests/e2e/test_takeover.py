@@ -317,7 +317,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
         stored = await store.load(gid)
         assert stored is not None and stored.state is not None and stored.state.result is not None
         deal, log = await store.record(gid)
-        applied_marks = await redis.zrange(store.k_applied(gid), 0, -1)
+        applied_marks = await redis.zrange(store.keys.applied(gid), 0, -1)
     finally:
         await redis.aclose()
     assert deal is not None and len(log) == stored.action_count

@@ -41,7 +41,7 @@ async def stored_games(url: str, chat_id: int) -> list[tuple[dict, list[str], li
     out = []
     try:
         async for key in r.scan_iter("cheat:*:{g*}:game"):
-            t = json.loads(await r.hget(key, "t"))
+            t = json.loads(await r.hget(key, "table"))
             if t["chat"] != chat_id:
                 continue
             deal = json.loads(await r.hget(key, "deal") or "null")

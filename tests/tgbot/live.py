@@ -16,7 +16,8 @@ import asyncio
 from tgbot.handlers.app import build_application
 from tgbot.process.runner import Runner
 from tgbot.settings import Settings
-from tgbot.owner.store import Store, connect
+from tgbot.owner.store import Store
+from tgbot.storage.redis import connect
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
 
 

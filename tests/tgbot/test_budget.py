@@ -195,7 +195,7 @@ async def test_repeated_commands_get_one_reply_and_a_person_a_few(live):
     assert replies.count(render.private_hint("ru", False)) == 1
     assert len(replies) == REPLY_CAP + 1, replies  # b: REPLY_CAP replies in a minute, then none
     # what the commands do still happens: b asked to be told, b got the rules privately
-    assert await live.store.redis.sismember(f"{live.store.p}:notify:{group.id}", str(b.id))
+    assert await live.store.redis.sismember(f"{live.store.keys.prefix}:notify:{group.id}", str(b.id))
     assert render.rules("ru") in _bot_texts(emu, b.id)
     assert emu.violations == []
 

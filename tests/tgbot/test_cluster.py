@@ -35,7 +35,8 @@ from tgbot.game import model
 
 from tgbot.storage import stats
 from tgbot.game.model import Status
-from tgbot.owner.store import GatedCluster, Store, connect, current_update, new_game_id
+from tgbot.owner.store import Store, current_update, new_game_id
+from tgbot.storage.redis import GatedCluster, connect
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.helpers import lobby, play_on
@@ -242,7 +243,7 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
     store = Store(redis, prefix="cheat:123")
     try:
         gids = [new_game_id() for _ in range(24)]
-        assert len({redis.get_node_from_key(store.k_game(g)).name for g in gids}) == 3
+        assert len({redis.get_node_from_key(store.keys.game(g)).name for g in gids}) == 3
         for thread, gid in enumerate(gids, 1):
             # a lobby per forum topic: the chat indexes spread over the nodes too
             assert await store.create(lobby(3, gid=gid, thread=thread))
@@ -255,23 +256,23 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
                     await store.transact(gid, lambda t: model.set_seat_lang(t, 1, "en"))
                 finally:
                     current_update.reset(token)
-            assert await redis.zrange(store.k_applied(gid), 0, -1) == [f"{5000 + thread}.0"]
+            assert await redis.zrange(store.keys.applied(gid), 0, -1) == [f"{5000 + thread}.0"]
         assert sorted(t.id for t in await store.chat_games(-100)) == sorted(gids)  # SCAN on every primary
         assert sorted(await store.live_games()) == sorted(gids)
         assert {t.id for t in await store.user_games(2)} == set(gids)
         # the chat becomes a supergroup: its games, settings, notifications and board move
         # (their keys in several slots: the board's hand-off is one script per slot)
         await store.set_chat_settings(-100, lang="en")
-        await stats.want_notify(store, -100, 2)
-        await redis.hset(stats.chat_keys(store, -100)[0], mapping={"2:g": 3, "2:w": 1, "2:n": "Борис"})
-        await redis.zadd(stats.chat_keys(store, -100)[1], {"G0": 1})
+        await store.want_notify(-100, 2)
+        await redis.hset(store.keys.board(-100)[0], mapping={"2:games": 3, "2:wins": 1, "2:name": "Борис"})
+        await redis.zadd(store.keys.board(-100)[1], {"G0": 1})
         assert sorted(await chatmove.move_chat(store, -100, -200)) == sorted(gids)
         assert sorted(t.id for t in await store.chat_games(-200)) == sorted(gids) and await store.chat_games(-100) == []
         assert (await store.chat_settings(-200)).lang == "en"
-        assert await redis.smembers(f"{store.p}:notify:-200") == {"2"}
-        assert await redis.hgetall(stats.chat_keys(store, -200)[0]) == {"2:g": "3", "2:w": "1", "2:n": "Борис"}
+        assert await redis.smembers(f"{store.keys.prefix}:notify:-200") == {"2"}
+        assert await redis.hgetall(store.keys.board(-200)[0]) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert await chatmove.move_chat(store, -100, -200) == []
-        assert await redis.hgetall(stats.chat_keys(store, -200)[0]) == {"2:g": "3", "2:w": "1", "2:n": "Борис"}
+        assert await redis.hgetall(store.keys.board(-200)[0]) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert len(guard.nodes(redis)) == 3
     finally:
         await redis.flushdb()
@@ -295,24 +296,24 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
             live.app.bot_data["svc"].syncer.request(gid)
         await emu.wait_for(table.finished, timeout=60)
         await live.settle()
-        assert [key async for key in store.redis.scan_iter(match=f"{store.p}:{{g*}}:game")] == [store.k_game(gid)]
+        assert [key async for key in store.redis.scan_iter(match=store.keys.game_pattern())] == [store.keys.game(gid)]
         t = await store.load(gid)
         assert t.status is Status.OVER and t.ended == "finished"
         # the result was posted once and the game counted once, then it left the live set
         assert len([m for m in emu.chat_messages(group.id) if m.text and "Игра окончена" in m.text]) == 1
-        assert await store.redis.hget(store.k_game(gid), "counted") == "1" and gid not in await store.live_games()
-        board = await store.redis.hgetall(stats.chat_keys(store, group.id)[0])
+        assert await store.redis.hget(store.keys.game(gid), "counted") == "1" and gid not in await store.live_games()
+        board = await store.redis.hgetall(store.keys.board(group.id)[0])
         figures = await stats.game_figures(store, t)
         for i, seat in enumerate(t.seats):
             tot, places = await stats.totals(store, seat.user_id)
             assert tot.games == 1 and places == {figures[i].place: 1}
-            assert board[f"{seat.user_id}:g"] == "1"
+            assert board[f"{seat.user_id}:games"] == "1"
         assert await stats.count_game(store, t) is False  # another process, a restart
         # /forget_me: its keys live in several slots
         await users[0].send(users[0], "/forget_me")
         await live.settle()
         assert (await stats.totals(store, users[0].id))[0].games == 0
-        assert f"{users[0].id}:g" not in await store.redis.hgetall(stats.chat_keys(store, group.id)[0])
+        assert f"{users[0].id}:games" not in await store.redis.hgetall(store.keys.board(group.id)[0])
         assert emu.errors == [] and emu.violations == [] and table.unanswered == []
         # the game's slot, the limiter's, the chat's and the players' are not all on one node
         assert len(guard.nodes(store.redis)) >= 2

@@ -160,4 +160,4 @@ async def test_chat_turn_timeout_setting(store):
     assert await store.chat_turn_timeout(-5, 90.0) == 90.0
     await store.set_chat_turn_timeout(-5, 30)
     assert await store.chat_turn_timeout(-5, 90.0) == 30.0
-    assert await store.redis.hget("cheat:chatcfg:-5", "turn") == "30"
+    assert await store.redis.hget(store.keys.chat_settings(-5), "turn_timer") == "30"

@@ -197,7 +197,7 @@ async def _finish_and_count(live, gid):
     await play_on(live.store, gid)
     live.app.bot_data["svc"].syncer.request(gid)
     await live.settle()
-    assert await live.store.redis.hget(live.store.k_game(gid), "counted")
+    assert await live.store.redis.hget(live.store.keys.game(gid), "counted")
 
 
 async def _group_data(live, group, notified):
@@ -208,26 +208,26 @@ async def _group_data(live, group, notified):
     await live.settle()  # (chats are processed concurrently: the /start first)
     await notified.send(group, "/notify_me")
     await live.settle()
-    assert await live.store.redis.sismember(f"{live.store.p}:notify:{group.id}", str(notified.id))
+    assert await live.store.redis.sismember(f"{live.store.keys.prefix}:notify:{group.id}", str(notified.id))
 
 
 async def test_group_upgrade_carries_settings_leaderboard_and_notify_list(live):
     emu, store = live.emu, live.store
     group, gid, users, (a, b, c, d) = await _game(live, 820, -3013)
     await _finish_and_count(live, gid)
-    board = await store.redis.hgetall(stats.chat_keys(store, group.id)[0])
+    board = await store.redis.hgetall(store.keys.board(group.id)[0])
     gid2 = await live.open_game(group, [a, b, c], start=False)
     await _group_data(live, group, d)  # (a lobby that opens takes the notifications asked before)
     sup = await emu.migrate_group(group, -1003013)
     await live.settle()
     for delivery in range(2):  # then both service messages are delivered a second time
-        assert await store.redis.hgetall(stats.chat_keys(store, sup.id)[0]) == board
+        assert await store.redis.hgetall(store.keys.board(sup.id)[0]) == board
         assert (await store.chat_settings(sup.id)).variant == "classic"
         assert await store.chat_turn_timeout(sup.id, 90.0) == 30.0
-        assert await store.redis.smembers(f"{store.p}:notify:{sup.id}") == {str(d.id)}
-        assert await store.redis.smembers(f"{store.p}:user:{d.id}:notify") == {str(sup.id)}
+        assert await store.redis.smembers(f"{store.keys.prefix}:notify:{sup.id}") == {str(d.id)}
+        assert await store.redis.smembers(f"{store.keys.prefix}:user:{d.id}:notify") == {str(sup.id)}
         assert (await store.chat_game(sup.id, None)).id == gid2
-        assert not await store.redis.exists(store.k_chatcfg(group.id), f"{store.p}:notify:{group.id}", *stats.chat_keys(store, group.id))
+        assert not await store.redis.exists(store.keys.chat_settings(group.id), f"{store.keys.prefix}:notify:{group.id}", *store.keys.board(group.id))
         for uid in _migrate_updates(emu, group, sup):
             emu.redeliver(uid)
         await live.settle()
@@ -243,21 +243,21 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
     emu, store = live.emu, live.store
     group, gid, users, (a, b, c, d) = await _game(live, 830, -3014)
     await _finish_and_count(live, gid)
-    board = await store.redis.hgetall(stats.chat_keys(store, group.id)[0])
+    board = await store.redis.hgetall(store.keys.board(group.id)[0])
     gid2 = await live.open_game(group, [a, b, c])
     await _group_data(live, group, d)
     # the supergroup's id has data already (its admins were quick): it is kept, the rest added
     await store.set_chat_settings(-1003014, lang="en")
-    await store.redis.hset(stats.chat_keys(store, -1003014)[0], mapping={f"{a.id}:g": 2, f"{a.id}:w": 2, f"{a.id}:n": "Anya"})
+    await store.redis.hset(store.keys.board(-1003014)[0], mapping={f"{a.id}:games": 2, f"{a.id}:wins": 2, f"{a.id}:name": "Anya"})
     sup = await emu.migrate_group(group, -1003014, notify=False)
     await live.play_one(gid2, users)  # the board's edit meets the 400 naming the supergroup
     await live.settle()
     for delivery in range(2):  # the service messages come late, then once more
         assert (await store.load(gid2)).chat_id == sup.id
         assert await store.chat_settings(sup.id) == replace(await store.chat_settings(0), lang="en", variant="classic", seating="shuffle")
-        merged = await store.redis.hgetall(stats.chat_keys(store, sup.id)[0])
-        assert merged == {**board, f"{a.id}:g": str(int(board[f"{a.id}:g"]) + 2), f"{a.id}:w": str(int(board[f"{a.id}:w"]) + 2), f"{a.id}:n": "Anya"}
-        assert await store.redis.smembers(f"{store.p}:notify:{sup.id}") == {str(d.id)}
+        merged = await store.redis.hgetall(store.keys.board(sup.id)[0])
+        assert merged == {**board, f"{a.id}:games": str(int(board[f"{a.id}:games"]) + 2), f"{a.id}:wins": str(int(board[f"{a.id}:wins"]) + 2), f"{a.id}:name": "Anya"}
+        assert await store.redis.smembers(f"{store.keys.prefix}:notify:{sup.id}") == {str(d.id)}
         await emu.announce_migration(group)
         await live.settle()
     assert emu.violations == []
@@ -473,7 +473,7 @@ async def test_move_chat_is_idempotent_and_survives_a_crash_midway(store):
     assert await store.claim_chat(table.chat_id, None, table.id)
     # a crash right after the first step (new index written): both indexes name the game,
     # each reader checks the game's chat id, so it is reachable under the old id only
-    await store.redis.set(store.k_chat(-999, None), table.id)
+    await store.redis.set(store.keys.chat(-999, None), table.id)
     assert (await store.chat_game(table.chat_id, None)).id == table.id
     assert await store.chat_game(-999, None) is None
     assert await store.move_chat(table.chat_id, -999) == [table.id]

@@ -41,7 +41,7 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         confirmed them: stored, or skipped as already stored) and processed everything it
         stored (the stream is empty: each entry is deleted once processed)."""
         await emu.wait_for(lambda: not emu.pending_updates, timeout=10)
-        stream = store.k_bot("updates")
+        stream = store.keys.ingest()[0]
         for _ in range(1000):
             if not await redis.xlen(stream):
                 return

@@ -176,7 +176,7 @@ async def test_a_group_unwritable_for_the_lobby_timeout_retires_its_game(live):
     assert table.status is Status.CANCELLED and table.ended == RetireReason.UNWRITABLE and table.group_access is GroupAccess.GONE
     assert table.deadline is None and gid not in live.app.bot_data["svc"].timers._handles
     assert gid not in await live.store.live_games() and await live.store.chat_game(group.id, None) is None
-    assert not await live.store.redis.hget(live.store.k_game(gid), "counted")  # no result: never counted
+    assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")  # no result: never counted
     assert not _bot_messages_since(emu, group, since)
     assert emu.violations == []
 
@@ -215,7 +215,7 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
     # a restart does not bring it back, nor does a crash that left it in the start-up set
     for crash in (False, True):
         if crash:
-            await live.store.redis.sadd(live.store.k_live, gid)
+            await live.store.redis.sadd(live.store.keys.live(), gid)
         await live.stop()
         await live.start()
         await live.settle()

@@ -1,7 +1,8 @@
-"""Storage schema 2 (tgbot/storage/migrate.py, the ``schema`` of Table.to_json): keys that b5f3182 stored
-(tests/tgbot/data/b5f3182_keys.json, written by that code: see make_b5f3182_fixture.py) move to
-the bot's prefix with type, value and TTL intact, on fakeredis, a private redis-server and a
-private 3-primary Redis Cluster; the store then loads the game as it was stored."""
+"""Storage schemas 2 and 3 (tgbot/storage/migrate.py, the ``schema`` of Table.to_json): keys that
+b5f3182 stored (tests/tgbot/data/b5f3182_keys.json, written by that code: see
+make_b5f3182_fixture.py) move to the bot's prefix with type and TTL intact and their hash fields
+renamed (schema 3), on fakeredis, a private redis-server and a private 3-primary Redis Cluster;
+the store then loads the game as it was stored."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from tests.tgbot.data.keydump import dump_keys, load_keys, read_key
 from tgbot.storage import migrate as mig
 from tgbot.storage import stats
 from tgbot.game.model import TABLE_SCHEMA, Status, Table
-from tgbot.owner.store import GatedCluster, Store
+from tgbot.owner.store import Store
+from tgbot.storage.redis import GatedCluster
 
 DB = 15  # a database of its own on the private redis-server
 BOT = "123456"
@@ -57,6 +59,20 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
     await redis.aclose()
 
 
+def renamed(key: str, value: Any) -> Any:
+    """A b5f3182 key's value with schema 3's field names (game hashes, leaderboards)."""
+    for kind, renames in ((":game", mig.GAME_FIELDS), (":chatcfg:", mig.CHAT_SETTINGS_FIELDS), (":user:", mig.USER_FIELDS)):
+        if kind in key and isinstance(value, dict):
+            return {renames.get(field, field): v for field, v in value.items()}
+    if ":top:" in key and isinstance(value, dict):
+        out = {}
+        for field, v in value.items():
+            user, _, name = field.rpartition(":")
+            out[f"{user}:{mig.BOARD_FIELDS[name]}"] = v
+        return out
+    return value
+
+
 def new_name(key: str, bot: str = BOT) -> str:
     """``cheat:<rest>`` → ``cheat:<bot>:<rest>``."""
     return f"cheat:{bot}:{key.removeprefix('cheat:')}"
@@ -83,7 +99,7 @@ async def assert_migrated(redis: Client) -> None:
     assert not [k for k in got if mig._is_old(k)]
     for key, old in OLD.items():
         new = got.pop(new_name(key))
-        assert (new["type"], new["value"]) == (old["type"], old["value"]), key
+        assert (new["type"], new["value"]) == (old["type"], renamed(key, old["value"])), key
         assert new["pttl"] == -1 if old["pttl"] == -1 else 0 < new["pttl"] <= old["pttl"], key
     assert got.pop(mig.marker_key(BOT))["value"] == str(mig.SCHEMA)
     for key, entry in FOREIGN.items():
@@ -112,16 +128,16 @@ async def assert_migrated(redis: Client) -> None:
     assert [uid for uid, *_ in await stats.top(store, -200, 10)] == []  # one game: below MIN_TOP_GAMES
     done = await store.load(DONE)
     assert done is not None and not await stats.count_game(store, done)  # counted once, by b5f3182
-    assert await stats.take_notify(store, -100) == [104]
+    assert await store.take_notify(-100) == [104]
 
 
 async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
     client: Client, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, logger="tgbot.storage.migrate")
-    assert await mig.migrate(client, BOT) == len(OLD)
-    want = f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*"
-    assert [r.getMessage() for r in caplog.records] == [want]
+    assert await mig.migrate(client, BOT) == len(OLD) + 7  # keys moved, then 7 hashes renamed: 2 games, 1 board, 1 chat, 3 users
+    want = [f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*", "storage schema 3: fields renamed in 7 hashes"]
+    assert [r.getMessage() for r in caplog.records] == want
     sent = record_commands(client, monkeypatch)
     assert await mig.migrate(client, BOT) == 0
     assert sent == ["GET"]  # the marker only: no SCAN
@@ -165,13 +181,28 @@ async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeyp
 
 
 async def test_a_second_bot_finds_no_old_keys_and_leaves_the_first_ones_alone(client: Client) -> None:
-    assert await mig.migrate(client, BOT) == len(OLD)
+    assert await mig.migrate(client, BOT) == len(OLD) + 7
     before = await dump_keys(client, f"cheat:{BOT}:*")
     assert await mig.migrate(client, "777") == 0
-    assert await client.get(mig.marker_key("777")) == "2"
+    assert await client.get(mig.marker_key("777")) == str(mig.SCHEMA)
     after = await dump_keys(client, f"cheat:{BOT}:*")
     assert {k: v["value"] for k, v in after.items()} == {k: v["value"] for k, v in before.items()}
-    assert await mig.migrate(client, OTHER) == 0  # its marker was set: nothing scanned
+    assert await mig.migrate(client, OTHER) == 1  # at schema 2: no key moved, its game hash renamed
+    assert await client.hgetall(f"cheat:{OTHER}:{{gZz9_-Zz9}}:game") == {"version": "3", "table": "{}"}
+    assert await mig.migrate(client, OTHER) == 0
+
+
+async def test_schema_2_data_gets_its_fields_renamed(client: Client) -> None:
+    # keys of schema 2 (the bot's prefix) with b5f3182's field names; a crash midway (some hashes
+    # renamed, the marker not set) and a rerun
+    await client.flushdb()
+    await load_keys(client, {**{new_name(key): entry for key, entry in OLD.items()}, **FOREIGN})
+    await client.set(mig.marker_key(BOT), "2")
+    game = new_name(f"cheat:{{g{LIVE}}}:game")
+    await client.eval(mig._RENAME_FIELDS, 1, game, "v", "version", "t", "table")
+    assert await mig.migrate(client, BOT) == 6  # all but the live game, renamed before the crash
+    assert await mig.migrate(client, BOT) == 0
+    await assert_migrated(client)
 
 
 async def test_an_empty_redis_gets_the_marker() -> None:

@@ -28,7 +28,8 @@ from tests.tgbot.helpers import ai_players, lobby
 from tgbot.game import model
 from tgbot.storage import stats
 from tgbot.storage.sentinel import SentinelPool, SentinelRedis, parse_sentinel_url
-from tgbot.owner.store import Store, connect
+from tgbot.owner.store import Store
+from tgbot.storage.redis import connect
 
 GID = "sentinel1"
 STREAM = "cheat:ingest"
@@ -210,8 +211,8 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
         assert outcome.error is None and outcome.state == end.state
         direct = Redis(port=new.port, decode_responses=True)
         try:
-            assert await direct.hget(store.k_game(GID), "t") == end.to_json()
-            stored = [json.loads(a) for a in await direct.lrange(store.k_log(GID), 0, -1)]
+            assert await direct.hget(store.keys.game(GID), "table") == end.to_json()
+            stored = [json.loads(a) for a in await direct.lrange(store.keys.log(GID), 0, -1)]
             assert stored == committed
         finally:
             await direct.aclose()

@@ -48,7 +48,7 @@ async def test_game_end_stats_once_play_again_and_record(live):
     t = await live.store.load(gid)
     assert t.status is Status.OVER
     # counted once; a second sync (another process, a restart) adds nothing
-    assert await live.store.redis.hget(live.store.k_game(gid), "counted")
+    assert await live.store.redis.hget(live.store.keys.game(gid), "counted")
     before = [await stats.totals(live.store, u.id) for u in (a, b, c)]
     assert all(tot.games == 1 for tot, _ in before)
     await stats.count_game(live.store, t)
@@ -89,7 +89,7 @@ async def test_restart_mid_game_counts_the_game_once(live, redis_server):
     group = emu.add_group(-1009002, "Клуб", members=[a, b, c], admins=[a])
     gid = await live.open_game(group, [a, b, c])
     await play_on(live.store, gid, steps=5)
-    prefix = live.store.p
+    prefix = live.store.keys.prefix
     await live.stop()
     # the game ends while the bot is down (another process, active meanwhile, played it)
     redis = Redis.from_url(live.url, decode_responses=True)
@@ -173,9 +173,9 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     await (await a.tap(confirm, cb(confirm, "y:")[0])).answer(15)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.CANCELLED
-    assert not await live.store.redis.hget(live.store.k_game(gid), "counted")
+    assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")
     # /forget_me in private
-    await stats.want_notify(live.store, group.id, b.id)
+    await live.store.want_notify(group.id, b.id)
     await b.send(b, "/forget_me")
     await live.settle()
     assert not await live.store.redis.exists(f"cheat:user:{b.id}")

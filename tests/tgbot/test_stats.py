@@ -86,15 +86,15 @@ async def test_a_count_cut_short_by_a_crash_adds_each_figure_once_when_retried(s
     with pytest.raises(RedisConnectionError):
         await stats.count_game(store, t)
     monkeypatch.undo()
-    assert not await store.redis.hget(store.k_game(t.id), "counted")
+    assert not await store.redis.hget(store.keys.game(t.id), "counted")
     assert await stats.count_game(store, t) is True  # the retry finishes it
     assert await stats.count_game(store, t) is False
-    board = await store.redis.hgetall(stats.chat_keys(store, t.chat_id)[0])
+    board = await store.redis.hgetall(store.keys.board(t.chat_id)[0])
     for i, seat in enumerate(t.seats):
         tot, places = await stats.totals(store, seat.user_id)
         assert (tot.games, tot.wins, tot.place_sum, tot.bluffs) == (1, int(want[i].won), want[i].place, want[i].bluffs)
         assert places == {want[i].place: 1}
-        assert (board[f"{seat.user_id}:g"], board[f"{seat.user_id}:w"]) == ("1", str(int(want[i].won)))
+        assert (board[f"{seat.user_id}:games"], board[f"{seat.user_id}:wins"]) == ("1", str(int(want[i].won)))
 
 
 async def test_two_processes_counting_at_once_add_each_figure_once(store):
@@ -102,20 +102,20 @@ async def test_two_processes_counting_at_once_add_each_figure_once(store):
     done = await asyncio.gather(*(stats.count_game(store, t) for _ in range(3)))
     assert sorted(done) == [False, False, True]
     assert [(await stats.totals(store, s.user_id))[0].games for s in t.seats] == [1, 1, 1]
-    board = await store.redis.hgetall(stats.chat_keys(store, t.chat_id)[0])
-    assert [board[f"{s.user_id}:g"] for s in t.seats] == ["1", "1", "1"]
+    board = await store.redis.hgetall(store.keys.board(t.chat_id)[0])
+    assert [board[f"{s.user_id}:games"] for s in t.seats] == ["1", "1", "1"]
 
 
 async def test_bots_and_games_without_result_do_not_count(store):
     t = await _finished(store, gid="B1", bots=1)
     assert await stats.count_game(store, t)
-    assert not await store.redis.exists(*stats.user_keys(store, -1))
+    assert not await store.redis.exists(*store.keys.user_statistics(-1))
     lb = lobby(3, gid="S1")
     await store.create(lb)
     await store.transact("S1", lambda t: model.start(t, 1, False, 1))
     done = await store.transact("S1", lambda t: model.cancel(t, 1, False))
     assert await stats.count_game(store, done.change.table) is False
-    assert not await store.redis.hget(store.k_game("S1"), "counted")
+    assert not await store.redis.hget(store.keys.game("S1"), "counted")
 
 
 async def test_top_lists_players_with_three_games_by_wins(store):
@@ -132,20 +132,20 @@ async def test_forget_me_deletes_everything_about_the_user(store):
     t = await _finished(store)
     await stats.count_game(store, t)
     await store.set_dm(2, True)
-    await stats.want_notify(store, -100, 2)
+    await store.want_notify(-100, 2)
     await stats.forget_user(store, 2)
     assert (await stats.totals(store, 2))[0].games == 0
-    assert not [k for k in await store.redis.hkeys(stats.chat_keys(store, -100)[0]) if k.startswith("2:")]
-    assert not await store.redis.exists(*stats.user_keys(store, 2))
+    assert not [k for k in await store.redis.hkeys(store.keys.board(-100)[0]) if k.startswith("2:")]
+    assert not await store.redis.exists(*store.keys.user_statistics(2))
     assert not await store.can_dm(2) and not await store.redis.sismember("cheat:notify:-100", "2")
     assert (await stats.totals(store, 1))[0].games == 1
 
 
 async def test_notify_is_taken_once(store):
-    assert await stats.want_notify(store, -5, 7) and not await stats.want_notify(store, -5, 7)
-    await stats.want_notify(store, -5, 8)
-    assert await stats.take_notify(store, -5) == [7, 8]
-    assert await stats.take_notify(store, -5) == []
+    assert await store.want_notify(-5, 7) and not await store.want_notify(-5, 7)
+    await store.want_notify(-5, 8)
+    assert await store.take_notify(-5) == [7, 8]
+    assert await store.take_notify(-5) == []
 
 
 def test_shuffled_seating_follows_the_seed():
@@ -192,29 +192,29 @@ async def _group_with_data(store):
     await store.set_chat_turn_timeout(OLD, 30)
     await store.set_chat_settings(NEW, lang="fr")
     for user in (7, 8):
-        await stats.want_notify(store, OLD, user)
-    await stats.want_notify(store, NEW, 9)
-    await store.redis.hset(stats.chat_keys(store, NEW)[0], mapping={"2:g": 1, "2:w": 1, "2:n": "Боря"})
-    await store.redis.sadd(stats.user_keys(store, 2)[1], NEW)
-    return t, await store.redis.hgetall(stats.chat_keys(store, OLD)[0])
+        await store.want_notify(OLD, user)
+    await store.want_notify(NEW, 9)
+    await store.redis.hset(store.keys.board(NEW)[0], mapping={"2:games": 1, "2:wins": 1, "2:name": "Боря"})
+    await store.redis.sadd(store.keys.user_statistics(2)[1], NEW)
+    return t, await store.redis.hgetall(store.keys.board(OLD)[0])
 
 
 async def _assert_moved_once(store, t, before):
     """Everything of OLD is NEW's, added once, NEW's own data kept; nothing is left under OLD."""
     assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="fr", variant="classic", seating="shuffle")
     assert await store.chat_turn_timeout(NEW, 90.0) == 30.0
-    board = await store.redis.hgetall(stats.chat_keys(store, NEW)[0])
+    board = await store.redis.hgetall(store.keys.board(NEW)[0])
     for seat in t.seats:
         uid, mine = seat.user_id, int(seat.user_id == 2)
-        assert int(board[f"{uid}:g"]) == int(before[f"{uid}:g"]) + mine
-        assert int(board[f"{uid}:w"]) == int(before[f"{uid}:w"]) + mine
-        assert board[f"{uid}:n"] == ("Боря" if mine else before[f"{uid}:n"])
-        assert await store.redis.smembers(stats.user_keys(store, uid)[1]) == {str(NEW)}
-    assert await store.redis.zscore(stats.chat_keys(store, NEW)[1], t.id) is not None
+        assert int(board[f"{uid}:games"]) == int(before[f"{uid}:games"]) + mine
+        assert int(board[f"{uid}:wins"]) == int(before[f"{uid}:wins"]) + mine
+        assert board[f"{uid}:name"] == ("Боря" if mine else before[f"{uid}:name"])
+        assert await store.redis.smembers(store.keys.user_statistics(uid)[1]) == {str(NEW)}
+    assert await store.redis.zscore(store.keys.board(NEW)[1], t.id) is not None
     assert await store.redis.smembers(f"cheat:notify:{NEW}") == {"7", "8", "9"}
     for user in (7, 8):
         assert await store.redis.smembers(f"cheat:user:{user}:notify") == {str(NEW)}
-    left = [store.k_chatcfg(OLD), f"cheat:notify:{OLD}", *stats.chat_keys(store, OLD), *stats.handoff_keys(store, OLD)]
+    left = [store.keys.chat_settings(OLD), f"cheat:notify:{OLD}", *store.keys.board(OLD), *store.keys.board_handoff(OLD)]
     assert await store.redis.exists(*left) == 0
     assert await store.chat_moved_to(OLD) == NEW
 
@@ -231,7 +231,7 @@ async def test_an_upgrade_carries_settings_leaderboard_and_notifications_once(st
     assert await stats.count_game(store, t) is False
     await stats.forget_user(store, 2)
     await stats.forget_user(store, 7)
-    assert not [k for k in await store.redis.hkeys(stats.chat_keys(store, NEW)[0]) if k.startswith("2:")]
+    assert not [k for k in await store.redis.hkeys(store.keys.board(NEW)[0]) if k.startswith("2:")]
     assert await store.redis.smembers(f"cheat:notify:{NEW}") == {"8", "9"}
 
 
@@ -265,18 +265,18 @@ async def test_an_upgrade_cut_short_by_a_crash_adds_the_board_once_when_run_agai
 
 async def test_settings_cut_short_are_finished_and_never_overwrite_the_new_chat(store):
     await store.set_chat_settings(OLD, lang="en", variant="classic")
-    await store.redis.hsetnx(store.k_chatcfg(NEW), "lang", "en")  # copied, then the crash
+    await store.redis.hsetnx(store.keys.chat_settings(NEW), "language", "en")  # copied, then the crash
     await store.set_chat_settings(NEW, lang="it")  # an admin of the supergroup chose meanwhile
     await chatmove.move_chat(store, OLD, NEW)
     assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="it", variant="classic")
-    assert not await store.redis.exists(store.k_chatcfg(OLD))
+    assert not await store.redis.exists(store.keys.chat_settings(OLD))
 
 
 async def test_a_game_of_the_old_group_counts_on_the_new_board(store):
     t = await _finished(store, gid="L1")  # ended before the upgrade, its count came later
     await chatmove.move_chat(store, OLD, NEW)
     assert await stats.count_game(store, t)
-    assert not await store.redis.exists(stats.chat_keys(store, OLD)[0])
-    board = await store.redis.hgetall(stats.chat_keys(store, NEW)[0])
+    assert not await store.redis.exists(store.keys.board(OLD)[0])
+    board = await store.redis.hgetall(store.keys.board(NEW)[0])
     assert {int(k.partition(":")[0]) for k in board} == {s.user_id for s in t.seats}
-    assert await store.redis.smembers(stats.user_keys(store, 1)[1]) == {str(NEW)}
+    assert await store.redis.smembers(store.keys.user_statistics(1)[1]) == {str(NEW)}

@@ -78,8 +78,8 @@ async def test_stale_version_commit_fails_and_transact_retries(store):
     assert await store._commit(stale, ch, None) == 0
     cur = await store.load("g")
     assert [s.user_id for s in cur.seats] == [1, 10] and cur.version == 2
-    assert await store.redis.llen(store.k_log("g")) == 0  # nothing of the failed commit
-    assert await store.redis.llen(store.k_outbox("g")) == 0
+    assert await store.redis.llen(store.keys.log("g")) == 0  # nothing of the failed commit
+    assert await store.redis.llen(store.keys.outbox("g")) == 0
     # transact: a racing write during fn forces a retry, which sees it
     calls = []
 
@@ -145,11 +145,11 @@ async def test_ended_game_gets_ttl_and_frees_chat(store):
     await store.create(t)
     assert (await store.chat_game(t.chat_id, None)).id == "e"
     assert not await store.claim_chat(t.chat_id, None, "other")  # one live game per chat
-    for k in (store.k_game("e"), store.k_log("e")):
+    for k in (store.keys.game("e"), store.keys.log("e")):
         assert await store.redis.ttl(k) in (-1, -2)
     await store.transact("e", lambda t: model.cancel(t, 1, False))
-    assert 0 < await store.redis.ttl(store.k_game("e")) <= FINISHED_TTL
-    assert await store.redis.get(store.k_chat(t.chat_id, None)) is None
+    assert 0 < await store.redis.ttl(store.keys.game("e")) <= FINISHED_TTL
+    assert await store.redis.get(store.keys.chat(t.chat_id, None)) is None
     assert await store.chat_game(t.chat_id, None) is None
     assert await store.claim_chat(t.chat_id, None, "next")
     # the ended game stays in the live set until the syncer forgets it
@@ -159,9 +159,9 @@ async def test_ended_game_gets_ttl_and_frees_chat(store):
 
 
 async def test_claim_chat_takes_over_a_dead_index(store):
-    await store.redis.set(store.k_chat(-5, 3), "ghost")
+    await store.redis.set(store.keys.chat(-5, 3), "ghost")
     assert await store.claim_chat(-5, 3, "new")
-    assert await store.redis.get(store.k_chat(-5, 3)) == "new"
+    assert await store.redis.get(store.keys.chat(-5, 3)) == "new"
 
 
 
@@ -182,7 +182,7 @@ async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_
     reconnects and succeeds instead of failing one update per pooled connection."""
     from redis.asyncio import Redis
 
-    from tgbot.owner.store import connect
+    from tgbot.storage.redis import connect
 
     url = redis_server.url.replace("/0", f"/{REAL_DB_FOR_RETRY}")
     client = await connect(url)
@@ -209,8 +209,8 @@ def _deliver(update_id: int):
 
 async def _stored(store: Store, gid: str) -> tuple[Table, int, int]:
     """The game as Redis holds it (not the copy in memory): table, log length, outbox length."""
-    raw = await store.redis.hget(store.k_game(gid), "t")
-    return Table.from_json(raw), await store.redis.llen(store.k_log(gid)), await store.redis.llen(store.k_outbox(gid))
+    raw = await store.redis.hget(store.keys.game(gid), "table")
+    return Table.from_json(raw), await store.redis.llen(store.keys.log(gid)), await store.redis.llen(store.keys.outbox(gid))
 
 
 async def test_a_second_delivery_of_an_update_is_applied_once(store):
@@ -227,7 +227,7 @@ async def test_a_second_delivery_of_an_update_is_applied_once(store):
     finally:
         current_update.reset(token)
     assert first.change.reply == "joined" and calls == [1]
-    assert await store.redis.zrange(store.k_applied("g"), 0, -1) == ["500.0"]
+    assert await store.redis.zrange(store.keys.applied("g"), 0, -1) == ["500.0"]
     # Telegram delivers it again (this process): recognised from memory, fn not even run
     token = _deliver(500)
     try:
@@ -266,7 +266,7 @@ async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_co
         await store.transact("g", lambda t: model.Change(t))
     finally:
         current_update.reset(token)
-    assert await store.redis.zrange(store.k_applied("g"), 0, -1) == ["700.0"]
+    assert await store.redis.zrange(store.keys.applied("g"), 0, -1) == ["700.0"]
     # "crash" before the second commit; the update is delivered again to a new process
     other = Store(store.redis)
     token = _deliver(700)
@@ -275,7 +275,7 @@ async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_co
         assert (await other.transact("g", lambda t: model.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
     finally:
         current_update.reset(token)
-    assert sorted(await store.redis.zrange(store.k_applied("g"), 0, -1)) == ["700.0", "700.1"]
+    assert sorted(await store.redis.zrange(store.keys.applied("g"), 0, -1)) == ["700.0", "700.1"]
     assert [s.user_id for s in (await _stored(store, "g"))[0].seats] == [1, 10, 11]
 
 
@@ -287,7 +287,7 @@ async def test_a_game_remembers_its_latest_updates(store):
             await store.transact("g", lambda t, i=i: model.set_lang(t, ("en", "ru")[i % 2]))
         finally:
             current_update.reset(token)
-    marks = await store.redis.zrange(store.k_applied("g"), 0, -1)
+    marks = await store.redis.zrange(store.keys.applied("g"), 0, -1)
     assert len(marks) == RECENT_UPDATES and marks[-1] == f"{1000 + RECENT_UPDATES + 4}.0"
 
 
@@ -332,7 +332,7 @@ async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
     assert table == done.change.table == await store.load("g")  # memory and Redis agree
     assert (nlog, nout) == (1, 1)  # log and outbox appended once
     # the same script run twice by hand: committed, then "applied already"
-    args_keys = [store.k_game("h"), store.k_log("h"), store.k_outbox("h"), store.k_tg("h"), store.k_applied("h")]
+    args_keys = [store.keys.game("h"), store.keys.log("h"), store.keys.outbox("h"), store.keys.telegram("h"), store.keys.applied("h")]
     argv = ["", "1", lobby(0, gid="h").to_json(), "", "0", "0", "5.0", 5, "0"]
     assert [await script(keys=args_keys, args=argv) for _ in range(2)] == [1, -2]
 
@@ -345,12 +345,12 @@ async def test_an_older_epoch_is_fenced_and_changes_nothing(store):
     old.epoch = 5
     assert await old.create(lobby(1, gid="f"))
     assert (await old.load("f")).version == 1  # cached by the old holder
-    assert await store.redis.hget(store.k_game("f"), "epoch") == "5"
+    assert await store.redis.hget(store.keys.game("f"), "epoch") == "5"
     # a new holder takes over: it raises the game's epoch before it first touches the game
     new = Store(store.redis)
     new.epoch = 9
     await new.raise_epoch("f")
-    assert await store.redis.hget(store.k_game("f"), "epoch") == "9"
+    assert await store.redis.hget(store.keys.game("f"), "epoch") == "9"
     before = await _stored(store, "f")
     with pytest.raises(FencedError):
         await old.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
@@ -362,7 +362,7 @@ async def test_an_older_epoch_is_fenced_and_changes_nothing(store):
         await old.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
     table, _, _ = await _stored(store, "f")
     assert [s.user_id for s in table.seats] == [1, 11] and table.version == 2
-    assert await store.redis.hget(store.k_game("f"), "epoch") == "9"
+    assert await store.redis.hget(store.keys.game("f"), "epoch") == "9"
 
 
 async def test_raise_epoch_never_lowers_it(store):
@@ -371,12 +371,12 @@ async def test_raise_epoch_never_lowers_it(store):
     assert await s.create(lobby(1, gid="f"))
     s.epoch = 3
     await s.raise_epoch("f")
-    assert await store.redis.hget(store.k_game("f"), "epoch") == "9"
+    assert await store.redis.hget(store.keys.game("f"), "epoch") == "9"
     s.epoch = 12
     await s.raise_epoch("f")
-    assert await store.redis.hget(store.k_game("f"), "epoch") == "12"
+    assert await store.redis.hget(store.keys.game("f"), "epoch") == "12"
     await s.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))  # the same epoch commits
-    assert await store.redis.hget(store.k_game("f"), "epoch") == "12"
+    assert await store.redis.hget(store.keys.game("f"), "epoch") == "12"
 
 
 # -- the owner: the table in memory is the one in Redis ------------------------------------------

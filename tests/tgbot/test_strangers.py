@@ -103,7 +103,7 @@ async def _snapshot(live, gid, chat_id):
     store = live.store
     t = await store.load(gid)
     return (t.to_json(), await store.chat_settings(chat_id), await store.chat_turn_timeout(chat_id, 0),
-            await store.redis.hgetall(store.k_game(gid)), (await store.chat_game(chat_id, None)).id if await store.chat_game(chat_id, None) else None)
+            await store.redis.hgetall(store.keys.game(gid)), (await store.chat_game(chat_id, None)).id if await store.chat_game(chat_id, None) else None)
 
 
 async def _press_all(live, stranger, messages, gid, chat_id, skip=("j:",)):

@@ -219,7 +219,7 @@ async def test_a_timer_set_while_an_update_is_processed_fires_as_no_update(store
     finally:
         current_update.reset(token)
     assert [n["kind"] for _, n in await store.outbox("U")] == ["remind"]
-    assert await store.redis.zrange(store.k_applied("U"), 0, -1) == ["4242.0"]
+    assert await store.redis.zrange(store.keys.applied("U"), 0, -1) == ["4242.0"]
     # the process dies before the tap's second commit; the tap is delivered again
     await timers.close()
     other = Store(store.redis)

@@ -212,7 +212,7 @@ async def _open(s: Services, table: Table) -> None:
     if not await s.store.create(table):
         return  # (this very update created it, before a crash)
     log.info("lobby %s opened in chat %s", table.id, table.chat_id)
-    users = await stats.take_notify(s.store, table.chat_id)
+    users = await s.store.take_notify(table.chat_id)
     if users:
         _background(_notify_lobby(s, table, users))
 
@@ -647,7 +647,7 @@ async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if not await s.store.can_dm(user.id):
         await _reply(update, render.private_hint(lang, False))
         return
-    await stats.want_notify(s.store, chat.id, user.id)
+    await s.store.want_notify(chat.id, user.id)
     if await budget.hush(update) is budget.Hush.GAME:  # a bystander of a running game: privately
         await _tell(s, user.id, render.note("notify_on_private", lang, group=render.group_title(chat.title or "")))
         return

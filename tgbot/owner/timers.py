@@ -20,9 +20,9 @@ import contextvars
 import logging
 
 from tgbot.game import model
-from tgbot.process.clock import RedisClock
 from tgbot.game.model import Table
 from tgbot.owner.store import FencedError, Store
+from tgbot.process.clock import RedisClock
 from tgbot.views.sync import Syncer
 
 __all__ = ["Timers"]
@@ -58,37 +58,38 @@ class Timers:
         # (its commit would be recorded as the update's, see tgbot.owner.store.current_update).
         self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id, context=contextvars.Context())
 
-    def _fire(self, gid: str) -> None:
-        self._handles.pop(gid, None)
-        task = asyncio.create_task(self.fire(gid))
+    def _fire(self, game_id: str) -> None:
+        self._handles.pop(game_id, None)
+        task = asyncio.create_task(self.fire(game_id))
         self._firing.add(task)
         task.add_done_callback(self._firing.discard)
 
-    async def fire(self, gid: str) -> None:
-        """Apply game ``gid``'s deadline as it stands now (a stale one changes nothing); a
+    async def fire(self, game_id: str) -> None:
+        """Apply game ``game_id``'s deadline as it stands now (a stale one changes nothing); a
         failure is logged and the timer set again for a second try."""
         now = self.clock.now()
         try:
-            done = await self.store.transact(gid, lambda t: model.on_deadline(t, now))
+            done = await self.store.transact(game_id, lambda table: model.on_deadline(table, now))
         except model.RefusedError:
             return  # the game is gone
         except FencedError as e:
-            log.warning("deadline of %s left to the active process: %s", gid, e)
+            log.warning("deadline of %s left to the active process: %s", game_id, e)
             return
         except Exception:
-            log.exception("deadline of %s failed; trying again in 1 s", gid)
+            log.exception("deadline of %s failed; trying again in 1 s", game_id)
             if not self._closed:
                 loop = asyncio.get_running_loop()
-                self._handles[gid] = loop.call_at(loop.time() + 1.0, self._fire, gid)
+                self._handles[game_id] = loop.call_at(loop.time() + 1.0, self._fire, game_id)
             return
         table = done.change.table
         if done.change.reply != "stale":
             before = done.before
             assert before is not None
-            log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", gid, done.change.reply, before.deadline_kind, before.deadline or 0.0, before.action_count)
+            log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", game_id, done.change.reply, before.deadline_kind,
+                     before.deadline or 0.0, before.action_count)
         elif table is done.before:
             self.schedule(table)  # nothing committed: a deadline that moved later
-        self.syncer.request(gid)
+        self.syncer.request(game_id)
 
     async def close(self) -> None:
         """Cancel every timer (this process is no longer the active one)."""

@@ -27,14 +27,16 @@ from tgbot.handlers import commands as handlers
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
 from tgbot.ingest.stream import Ingest, Outcome, outcome
-from tgbot.owner.store import FencedError, Store, connect, current_update
+from tgbot.owner.store import FencedError, Store, current_update
 from tgbot.owner.timers import Timers
 from tgbot.process.clock import RedisClock
 from tgbot.process.lease import RENEW_EVERY, Lease
 from tgbot.process.ratelimit import RateLimiter
 from tgbot.process.web import start_internal, start_webhook, webhook_secret
 from tgbot.settings import Settings
+from tgbot.storage.keys import bot_prefix
 from tgbot.storage.migrate import migrate
+from tgbot.storage.redis import connect
 from tgbot.views.sync import Syncer
 
 __all__ = ["Role", "Runner"]
@@ -89,10 +91,9 @@ class Runner:
     async def run(self) -> None:
         """Run until :meth:`stop`. Raises what the start-up calls raise (Redis, getMe)."""
         self.redis = await connect(self.settings.redis_url)
-        self.store = store = Store(self.redis, prefix=f"cheat:{self.bot_id}")
-        # key names: the stream, the recent ids, the offset; the lease, its epoch, its last renewal
-        self.ingest = Ingest(self.redis, (store.k_bot("updates"), store.k_bot("recent"), store.k_bot("offset"), store.k_bot("lease")))
-        self.lease = Lease(self.redis, (store.k_bot("lease"), store.k_bot("epoch"), store.k_bot("renewed")))
+        self.store = store = Store(self.redis, prefix=bot_prefix(self.bot_id))
+        self.ingest = Ingest(self.redis, store.keys.ingest())
+        self.lease = Lease(self.redis, store.keys.lease())
         await self.app.initialize()
         try:
             await self._listen()
@@ -121,8 +122,7 @@ class Runner:
         """Start ``/healthz`` and, in webhook mode, the webhook with the bot's one secret."""
         self._servers.append(await start_internal(self.settings.http_listen, self.health))
         if self.settings.webhook_url:
-            key = self.store.k_bot("webhook_secret")  # key name
-            self.secret = await webhook_secret(self.redis, key, self.settings.webhook_secret)
+            self.secret = await webhook_secret(self.redis, self.store.keys.webhook_secret(), self.settings.webhook_secret)
             path = urlparse(self.settings.webhook_url).path
             self._servers.append(await start_webhook(self.settings.webhook_listen, path, self.secret, self.ingest.pushed))
 

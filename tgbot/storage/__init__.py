@@ -1,2 +1,2 @@
-"""Redis beyond one game's commit: connection (Cluster, Sentinel), schema migrations,
-statistics and moving a chat's data when a group becomes a supergroup."""
+"""Redis beyond one game's commit: the connection (redis, sentinel), the key schema (keys), the
+records beside the tables (records), statistics (stats), migrations (migrate), a group's upgrade (chatmove)."""

@@ -1,13 +1,13 @@
 """A basic group upgraded to a supergroup: everything keyed by its chat id moves to the new id.
 
-Telegram gives the supergroup a new chat id (TELEGRAM.md): service messages carry
+Telegram gives the supergroup a new chat id: service messages carry
 ``migrate_to_chat_id`` (in the old chat) and ``migrate_from_chat_id`` (in the new one), and a
 send to the old id fails with 400 and ``parameters.migrate_to_chat_id``
 (:class:`telegram.error.ChatMigrated`). Whichever of the three the bot sees first, and each one
 after it, runs :func:`move_chat`: every step is safe to run again, and two runs at once (the
 two service messages are in two chats, processed concurrently) change nothing twice.
 
-What moves, in this order (keys: :mod:`tgbot.owner.store`, :mod:`tgbot.storage.stats`):
+What moves, in this order (keys: :mod:`tgbot.storage.keys`):
 
 1. the record "``old`` became ``new``" (``<p>:chat:<old>:moved``), first, so a finished game
    that still names the old id counts on the new board and opens its «Play again» lobby there;
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import logging
 
-from tgbot.storage import stats
 from tgbot.owner.store import Store
+from tgbot.storage import stats
 
 __all__ = ["move_chat"]
 
@@ -42,7 +42,7 @@ async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, also: tupl
     await store.set_chat_moved(old_chat_id, new_chat_id)
     games = await store.move_chat(old_chat_id, new_chat_id, also=also)
     settings = await store.move_chat_settings(old_chat_id, new_chat_id)
-    asked = await stats.move_notify(store, old_chat_id, new_chat_id)
+    asked = await store.move_notify(old_chat_id, new_chat_id)
     players = await stats.move_board(store, old_chat_id, new_chat_id)
     if games or settings or asked or players:
         log.info("chat %s became %s: %d games, %d settings, %d lobby notifications, %d leaderboard players moved",

@@ -1,9 +1,6 @@
-"""Redis Sentinel: ``REDIS_URL=redis+sentinel://[[user]:password@]host[:port][,…]/<service>[/<db>]``.
-
-:func:`tgbot.owner.store.connect` hands such a URL to :func:`connect_sentinel`: redis-py's own client,
-``Sentinel(...).master_for(service)``, plus the two additions without which the fail-over test
-(``tests/tgbot/test_sentinel.py``) fails; docs/scaling.md, Redis, tells what each one fixes.
-"""
+"""Redis Sentinel (``REDIS_URL=redis+sentinel://[[user]:password@]host[:port][,…]/<service>[/<db>]``):
+redis-py's own client, ``Sentinel(...).master_for(service)``, plus the two additions without
+which the fail-over test (``tests/tgbot/test_sentinel.py``) fails (docs/scaling.md, Redis)."""
 
 from __future__ import annotations
 
@@ -18,10 +15,9 @@ from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnec
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
-from tgbot.owner.store import RETRY
+from tgbot.storage.redis import RETRY
 
-__all__ = ["SENTINEL_PORT", "SENTINEL_TIMEOUT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel",
-           "parse_sentinel_url"]
+__all__ = ["SENTINEL_PORT", "SENTINEL_TIMEOUT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel", "parse_sentinel_url"]
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +37,7 @@ class SentinelURL(NamedTuple):
 
 #: A sentinel's port when the URL gives none.
 SENTINEL_PORT = 26379
-#: Seconds to connect to a sentinel and for it to answer (it answers from memory; a sentinel
-#: that does not is skipped and the next one asked).
+#: Seconds to connect to a sentinel and for it to answer (one that does not is skipped).
 SENTINEL_TIMEOUT = 1.0
 
 
@@ -158,7 +153,7 @@ class SentinelRedis(Redis):
 
 
 async def connect_sentinel(url: str) -> SentinelRedis:
-    """:func:`tgbot.owner.store.connect` for a ``redis+sentinel://`` URL (:func:`parse_sentinel_url`):
+    """:func:`tgbot.storage.redis.connect` for a ``redis+sentinel://`` URL (:func:`parse_sentinel_url`):
     a :class:`SentinelRedis` that answered a PING and follows fail-overs. Raises ``ValueError``
     for a malformed URL or a host that is not a sentinel, and ``MasterNotFoundError`` (a
     ``ConnectionError``) with a one-line reason when no sentinel can be reached or none names a
@@ -188,9 +183,8 @@ async def connect_sentinel(url: str) -> SentinelRedis:
 
 
 def _sentinel_options(parts: SentinelURL) -> dict[str, Any]:
-    """Connection options for the sentinels: their password, :data:`SENTINEL_TIMEOUT`, and no
-    retry (a sentinel that does not answer is passed over for the next one; the discovery as a
-    whole is retried by :data:`RETRY`)."""
+    """The sentinels' password, :data:`SENTINEL_TIMEOUT` and no retry (the next sentinel is asked
+    instead; without it an unreachable sentinel ends in a bare ``TimeoutError``)."""
     return {"password": parts.sentinel_password, "socket_timeout": SENTINEL_TIMEOUT,
             "socket_connect_timeout": SENTINEL_TIMEOUT, "retry": Retry(NoBackoff(), 0)}
 

@@ -1,37 +1,13 @@
-"""Players' statistics, chat leaderboards, lobby notifications and forgetting a user (Redis).
+"""Players' statistics and chat leaderboards: counted once per finished game, read by /stats and
+/top, moved when a group becomes a supergroup, forgotten by /forget_me.
 
-Figures come from :func:`core.stats.game_stats` on the game's record (deal + log, see
-:meth:`tgbot.owner.store.Store.record`), never re-derived here. Keys (outside the games' slots; a
-user's keys share the hash tag ``{u<user>}``, a chat's ``{c<chat>}``, so each group of them
-lives in one Redis Cluster slot; the rate limiter's group window shares the chat's):
-
-- ``cheat:stats:{u<user>}``          hash: the user's totals (:data:`FIELDS`, ``place<n>`` counts)
-- ``cheat:stats:{u<user>}:chats``    set: chats whose leaderboard lists the user (for /forget_me)
-- ``cheat:stats:{u<user>}:counted``  sorted set: game id → ms (epoch) it was added to the totals
-- ``cheat:top:{c<chat>}``            hash: ``<user>:g`` games, ``<user>:w`` wins, ``<user>:n`` name
-- ``cheat:top:{c<chat>}:counted``    sorted set: game id → ms (epoch) it was added to the board
-- ``cheat:top:{c<chat>}:handoff``    hash, and ``…:handoff:counted``: a board (and its counted set)
-  on its way to the supergroup the chat became (:func:`move_board`); field ``~batch`` names it
-- ``cheat:notify:<chat>``            set: users to tell privately when the chat's next lobby opens
-- ``cheat:user:<user>:notify``       set: the chats where the user asked so (for /forget_me)
-- the game's own hash ``cheat:{g<id>}:game``, field ``counted``: the whole game was counted.
-
-When: a finished game is counted by the group lane of :mod:`tgbot.views.sync` once its end has been
-shown (the live set keeps an ended game until then, so a restart or a second process picks it
-up again, and counts it again if the first one died midway). Exactly once, with every step on
-one slot: one Lua script per person adds the game to their totals only if its id is not yet in
-their ``counted`` set (and puts it there in the same step), one script does the same for the
-chat's leaderboard, and only once every one of them has answered is the game marked counted.
-A retry after a crash midway redoes only the steps that had not run; two processes counting at
-once add each figure once. A game id stays in the ``counted`` sets for :data:`COUNTED_KEEP`
-seconds, far longer than a retry can come (the game's own keys, without which nothing is
-counted, go after :data:`tgbot.owner.store.FINISHED_TTL`). People only (bots have negative ids);
-games without result (stopped, abandoned, bot removed) never count. A game of a group that has
-become a supergroup counts on the supergroup's board (:meth:`tgbot.owner.store.Store.chat_moved_to`).
-
-**A group upgraded to a supergroup** (:mod:`tgbot.storage.chatmove`): :func:`move_board` adds the old
-board to the new chat's once (the figures add up; a name the new board has is kept), and
-:func:`move_notify` moves the lobby notifications and each asker's index entry.
+Figures come from :func:`core.stats.game_stats` on the game's record. Keys
+(:mod:`tgbot.storage.keys`): a user's totals, boards and counted games share the slot
+``{u<user>}``, a chat's board and counted games ``{c<chat>}``. Exactly once: one script per
+person and one for the board each add the game only if its id is not yet in their ``counted``
+set (and put it there); the game is marked ``counted`` in its hash only once all have answered,
+so a retry after a crash redoes only what had not run. People only; games without a result
+never count; a group's game since upgraded counts on the supergroup's board.
 """
 
 from __future__ import annotations
@@ -40,17 +16,14 @@ import secrets
 import time
 from dataclasses import dataclass, fields as dataclass_fields
 
-
 from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
-
 from tgbot.game.model import Status, Table
 from tgbot.owner.store import Store
 
-__all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify",
-           "user_keys", "chat_keys", "handoff_keys", "move_board", "move_notify", "MIN_TOP_GAMES", "RECORD_FILE", "COUNTED_KEEP",
-           "MOVE_ROUNDS"]
+__all__ = ["COUNTED_KEEP", "FIELDS", "MIN_TOP_GAMES", "MOVE_ROUNDS", "RECORD_FILE", "Totals", "count_game", "forget_user",
+           "game_figures", "move_board", "record_of_game", "top", "totals"]
 
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
@@ -58,11 +31,9 @@ MIN_TOP_GAMES = 3
 RECORD_FILE = "cheat-{gid}.json"
 #: Entries shown by /top.
 TOP_SIZE = 10
-#: Seconds a counted game's id is remembered by each player's and the chat's ``counted`` set
-#: (30 days; a retry comes within the game's :data:`tgbot.owner.store.FINISHED_TTL`).
+#: Seconds a counted game's id stays in the ``counted`` sets (longer than a game's keys are kept).
 COUNTED_KEEP = 30 * 24 * 3600
-#: Batches :func:`move_board` hands over at most in one call (a game counted on the old board
-#: while the first batch moved makes a second; more never come: see :func:`move_board`).
+#: Batches :func:`move_board` hands over at most in one call (a game counted meanwhile makes a second).
 MOVE_ROUNDS = 3
 
 # The guard shared by both counting scripts: once(key) is true the first time the game ARGV[1]
@@ -99,9 +70,9 @@ return 1
 _COUNT_CHAT = _ONCE + """
 if not once(KEYS[2]) then return 0 end
 for i = 4, #ARGV, 3 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':g', 1)
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':w', ARGV[i + 2])
-  redis.call('HSET', KEYS[1], ARGV[i] .. ':n', ARGV[i + 1])
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':games', 1)
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':wins', ARGV[i + 2])
+  redis.call('HSET', KEYS[1], ARGV[i] .. ':name', ARGV[i + 1])
 end
 return 1
 """
@@ -130,9 +101,9 @@ _MERGE_BOARD = _ONCE + """
 if not once(KEYS[2]) then return 0 end
 local last = 4 + 4 * tonumber(ARGV[4])
 for i = 5, last, 4 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':g', ARGV[i + 1])
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':w', ARGV[i + 2])
-  if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[1], ARGV[i] .. ':n', ARGV[i + 3]) end
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':games', ARGV[i + 1])
+  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':wins', ARGV[i + 2])
+  if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[1], ARGV[i] .. ':name', ARGV[i + 3]) end
 end
 local oldest = tonumber(ARGV[2]) - tonumber(ARGV[3])
 for i = last + 1, #ARGV, 2 do
@@ -147,27 +118,6 @@ _DROP_HANDOFF = """
 if redis.call('HGET', KEYS[1], '~batch') == ARGV[1] then redis.call('DEL', KEYS[1], KEYS[2]) return 1 end
 return 0
 """
-
-
-def user_keys(store: Store, user_id: int) -> tuple[str, str, str]:
-    """A user's statistics keys (one Cluster slot, ``{u<user>}``): their totals hash, the set of
-    chats whose leaderboard lists them, and their counted games."""
-    base = f"{store.p}:stats:{{u{user_id}}}"
-    return base, base + ":chats", base + ":counted"
-
-
-def chat_keys(store: Store, chat_id: int | str) -> tuple[str, str]:
-    """A chat's leaderboard keys (one Cluster slot, ``{c<chat>}``, the slot of its rate
-    window): the board hash and its counted games."""
-    base = f"{store.p}:top:{{c{chat_id}}}"
-    return base, base + ":counted"
-
-
-def handoff_keys(store: Store, chat_id: int | str) -> tuple[str, str]:
-    """Where a chat's board waits on its way to the supergroup the chat became (its own slot,
-    ``{c<chat>}``): the handoff board hash and its counted set (:func:`move_board`)."""
-    base = f"{store.p}:top:{{c{chat_id}}}:handoff"
-    return base, base + ":counted"
 
 
 @dataclass(frozen=True)
@@ -213,14 +163,12 @@ async def game_figures(store: Store, table: Table) -> list[SeatStats] | None:
 
 
 async def count_game(store: Store, table: Table) -> bool:
-    """Add a finished game's figures to its people's totals and the chat's leaderboard, exactly
-    once (see the module docstring for the steps and keys). True when this call marked the
-    game counted; False when it does not count (not finished, no deal) or was counted already.
-    Reads the game's record (:meth:`Store.record`). Raises what redis-py raises (a connection
-    lost midway, …): the game is then not marked, and the next call finishes the count."""
+    """Add a finished game's figures to its people's totals and the chat's board, exactly once
+    (module docstring). True when this call marked the game counted. Raises what redis-py
+    raises: the game is then not marked, and the next call finishes the count."""
     if table.status is not Status.OVER or table.ended != "finished":
         return False
-    if await store.redis.hget(store.k_game(table.id), "counted"):
+    if await store.redis.hget(store.keys.game(table.id), "counted"):
         return False
     figures = await game_figures(store, table)
     if figures is None:
@@ -232,23 +180,24 @@ async def count_game(store: Store, table: Table) -> bool:
     for i, seat in enumerate(table.seats):
         if not seat.human or seat.user_id <= 0:
             continue
-        f = figures[i]
-        values = {**{k: getattr(f, k) for k in FIELDS if hasattr(f, k)}, "games": 1, "wins": int(f.won), "draws": int(f.draw), "place_sum": f.place}
-        keys = user_keys(store, seat.user_id)
-        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(chat_id), str(f.place), str(len(FIELDS)), *FIELDS, *(str(int(values[k])) for k in FIELDS))
-        board += [str(seat.user_id), seat.name, str(int(f.won))]
+        seat_figures = figures[i]
+        values = {**{k: getattr(seat_figures, k) for k in FIELDS if hasattr(seat_figures, k)}, "games": 1,
+                  "wins": int(seat_figures.won), "draws": int(seat_figures.draw), "place_sum": seat_figures.place}
+        keys = store.keys.user_statistics(seat.user_id)
+        counters = (str(int(values[k])) for k in FIELDS)
+        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(chat_id), str(seat_figures.place), str(len(FIELDS)), *FIELDS, *counters)
+        board += [str(seat.user_id), seat.name, str(int(seat_figures.won))]
     if board:
-        keys = chat_keys(store, chat_id)
-        pipe.eval(_COUNT_CHAT, len(keys), *keys, *head, *board)
+        board_keys = store.keys.board(chat_id)
+        pipe.eval(_COUNT_CHAT, len(board_keys), *board_keys, *head, *board)
     await pipe.execute()
     # only now, every step having answered: a crash before this line leaves the game to count
-    return bool(await store.redis.hsetnx(store.k_game(table.id), "counted", 1))
+    return bool(await store.redis.hsetnx(store.keys.game(table.id), "counted", 1))
 
 
 async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
-    """The user's totals and their count of each place (place → games), from the hash
-    ``cheat:stats:{u<user>}`` (zeros when absent)."""
-    raw = await store.redis.hgetall(user_keys(store, user_id)[0])
+    """The user's totals and their count of each place (place → games); zeros when absent."""
+    raw = await store.redis.hgetall(store.keys.user_statistics(user_id)[0])
     values = {k: int(raw.get(k, 0)) for k in FIELDS}
     places = {int(k[5:]): int(v) for k, v in raw.items() if k.startswith("place") and k[5:].isdigit()}
     return Totals(**values), places
@@ -256,23 +205,21 @@ async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
 
 async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[int, str, int, int]]:
     """The chat's leaderboard: (user id, name, wins, games) of the players with at least
-    :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), at most
-    ``limit`` rows; from the hash ``cheat:top:{c<chat>}`` (fields not of the ``<user>:<x>``
-    shape are skipped)."""
-    rows = _board_rows(await store.redis.hgetall(chat_keys(store, chat_id)[0]))
-    out = [(uid, r.get("n", ""), int(r.get("w", 0)), int(r.get("g", 0))) for uid, r in rows.items()]
+    :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), ``limit`` rows."""
+    rows = _board_rows(await store.redis.hgetall(store.keys.board(chat_id)[0]))
+    out = [(user_id, row.get("name", ""), int(row.get("wins", 0)), int(row.get("games", 0))) for user_id, row in rows.items()]
     out = [row for row in out if row[3] >= MIN_TOP_GAMES]
-    out.sort(key=lambda r: (-r[2], r[3], r[0]))
+    out.sort(key=lambda row: (-row[2], row[3], row[0]))
     return out[:limit]
 
 
 def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:
-    """A board hash's fields ``<user>:<g|w|n>`` by user id, then letter (other fields skipped)."""
+    """A board hash's fields ``<user>:<field>`` by user id, then field (other fields skipped)."""
     rows: dict[int, dict[str, str]] = {}
     for key, value in raw.items():
-        uid, _, field = key.rpartition(":")
+        user_id, _, field = key.rpartition(":")
         try:
-            rows.setdefault(int(uid), {})[field] = value
+            rows.setdefault(int(user_id), {})[field] = value
         except ValueError:
             continue
     return rows
@@ -281,40 +228,34 @@ def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:
 async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
     """Add group ``old_chat_id``'s leaderboard to supergroup ``new_chat_id``'s, exactly once.
 
-    Three steps, one slot each (so on a Redis Cluster too), each safe to run again: the old
-    board is renamed to its handoff keys with a fresh batch id (:data:`_HANDOFF`); the new board
-    adds the batch's games and wins, keeps the names it has, and takes the batch's counted
-    game ids, unless the batch's guard id is already in its counted set (:data:`_MERGE_BOARD`,
-    like a game's count); then the handoff is dropped. A crash between steps, a second run or
-    two runs at once: the next run finds the handoff with the same batch id, the guard stops a
-    second addition, and the drop finishes. Each player's index of boards (for /forget_me)
-    names the new chat before the addition and forgets the old one before the drop. Games
-    counted on the old board meanwhile come in a later batch. Returns the players moved."""
+    Three steps, one slot each, each safe to run again: the old board becomes a handoff with a
+    fresh batch id; the new board adds it unless the batch's guard id is in its counted set
+    (names it has are kept); the handoff is dropped. Each player's index of boards names the new
+    chat before the addition and forgets the old one before the drop. Returns the players moved."""
     moved = 0
     for _ in range(MOVE_ROUNDS):
-        handed = await store.redis.eval(_HANDOFF, 4, *chat_keys(store, old_chat_id), *handoff_keys(store, old_chat_id), secrets.token_hex(6))
+        handed = await store.redis.eval(_HANDOFF, 4, *store.keys.board(old_chat_id), *store.keys.board_handoff(old_chat_id), secrets.token_hex(6))
         if not handed:
             break
         batch, board, counted = handed
-        rows = _board_rows(dict(zip(board[::2], board[1::2])))
+        rows = _board_rows(dict(zip(board[::2], board[1::2], strict=True)))
         await _index_boards(store, rows, add=new_chat_id)
-        flat = [x for uid, r in rows.items() for x in (str(uid), r.get("g", "0"), r.get("w", "0"), r.get("n", ""))]
+        flat = [x for user_id, row in rows.items() for x in (str(user_id), row.get("games", "0"), row.get("wins", "0"), row.get("name", ""))]
         head = [f"moved:{old_chat_id}:{batch}", str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
-        await store.redis.eval(_MERGE_BOARD, 2, *chat_keys(store, new_chat_id), *head, str(len(rows)), *flat, *counted)
+        await store.redis.eval(_MERGE_BOARD, 2, *store.keys.board(new_chat_id), *head, str(len(rows)), *flat, *counted)
         await _index_boards(store, rows, remove=old_chat_id)
-        await store.redis.eval(_DROP_HANDOFF, 2, *handoff_keys(store, old_chat_id), batch)
+        await store.redis.eval(_DROP_HANDOFF, 2, *store.keys.board_handoff(old_chat_id), batch)
         moved += len(rows)
     return moved
 
 
 async def _index_boards(store: Store, rows: dict[int, dict[str, str]], add: int | None = None, remove: int | None = None) -> None:
-    """Name chat ``add`` in (or forget chat ``remove`` from) the board index of each user of
-    ``rows`` (``cheat:stats:{u<user>}:chats``, read by /forget_me)."""
+    """Name chat ``add`` in (or forget chat ``remove`` from) the board index of each user of ``rows``."""
     if not rows:
         return
     pipe = store.redis.pipeline(transaction=False)
-    for uid in rows:
-        key = user_keys(store, uid)[1]
+    for user_id in rows:
+        key = store.keys.user_statistics(user_id)[1]
         if add is not None:
             pipe.sadd(key, add)
         if remove is not None:
@@ -323,75 +264,14 @@ async def _index_boards(store: Store, rows: dict[int, dict[str, str]], add: int 
 
 
 async def forget_user(store: Store, user_id: int) -> None:
-    """Delete everything stored about ``user_id`` outside running games: totals, counted
-    games, leaderboard entries, the user hash (reachability, language), the games index and
-    lobby notifications (through the user's own index of them: nothing scans the keyspace)."""
-    totals_key, chats_key, counted_key = user_keys(store, user_id)
+    """Delete everything stored about ``user_id`` outside running games (through the user's own
+    indexes: nothing scans the keyspace)."""
+    totals_key, chats_key, counted_key = store.keys.user_statistics(user_id)
     chats = await store.redis.smembers(chats_key)
     pipe = store.redis.pipeline(transaction=False)
     for chat in chats:
-        pipe.hdel(chat_keys(store, chat)[0], *(f"{user_id}:{f}" for f in ("g", "w", "n")))
-    for key in (totals_key, chats_key, counted_key, store.k_user(user_id), store.k_user_games(user_id)):
+        pipe.hdel(store.keys.board(chat)[0], *(f"{user_id}:{field}" for field in ("games", "wins", "name")))
+    for key in (totals_key, chats_key, counted_key, store.keys.user(user_id), store.keys.user_games(user_id)):
         pipe.delete(key)  # one key a command: they live in several slots
     await pipe.execute()
-    asked = await store.redis.smembers(_notify_index(store, user_id))
-    if asked:
-        pipe = store.redis.pipeline(transaction=False)
-        for chat in asked:
-            pipe.srem(_notify_key(store, chat), user_id)
-        pipe.delete(_notify_index(store, user_id))
-        await pipe.execute()
-
-
-def _notify_index(store: Store, user_id: int) -> str:
-    """The chats where ``user_id`` asked for a lobby notification (for /forget_me, no scan)."""
-    return f"{store.p}:user:{user_id}:notify"
-
-
-def _notify_key(store: Store, chat_id: int | str) -> str:
-    """The users to tell privately when chat ``chat_id``'s next lobby opens."""
-    return f"{store.p}:notify:{chat_id}"
-
-
-async def want_notify(store: Store, chat_id: int, user_id: int) -> bool:
-    """Ask to be told when the chat's next lobby opens; False if already asked."""
-    pipe = store.redis.pipeline(transaction=False)
-    pipe.sadd(_notify_key(store, chat_id), user_id)
-    pipe.sadd(_notify_index(store, user_id), chat_id)
-    added, _ = await pipe.execute()
-    return bool(added)
-
-
-_TAKE = """
-local members = redis.call('SMEMBERS', KEYS[1])
-redis.call('DEL', KEYS[1])
-return members
-"""
-
-
-async def take_notify(store: Store, chat_id: int) -> list[int]:
-    """Take (and clear, atomically) the users to tell that a lobby opened in the chat: each
-    is told at most once."""
-    return sorted(int(x) for x in await store.redis.eval(_TAKE, 1, _notify_key(store, chat_id)))
-
-
-async def move_notify(store: Store, old_chat_id: int, new_chat_id: int) -> int:
-    """Move the lobby notifications asked in group ``old_chat_id`` to supergroup
-    ``new_chat_id`` (joining those asked there already), with each asker's index entry (for
-    /forget_me). Copies first, then removes exactly the users copied from the old set, so a
-    crash midway or a second run loses and repeats nothing, and a request that comes to the old
-    set meanwhile waits there for the next run. Returns the users moved."""
-    users = await store.redis.smembers(_notify_key(store, old_chat_id))
-    if not users:
-        return 0
-    pipe = store.redis.pipeline(transaction=False)
-    pipe.sadd(_notify_key(store, new_chat_id), *users)
-    for user_id in users:
-        pipe.sadd(_notify_index(store, user_id), new_chat_id)
-    await pipe.execute()
-    pipe = store.redis.pipeline(transaction=False)
-    for user_id in users:
-        pipe.srem(_notify_index(store, user_id), old_chat_id)
-    pipe.srem(_notify_key(store, old_chat_id), *users)
-    await pipe.execute()
-    return len(users)
+    await store.forget_notify(user_id)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from core.stats import SeatStats
 
     from tgbot.storage.stats import Totals
-    from tgbot.owner.store import ChatSettings
+    from tgbot.storage.records import ChatSettings
 
 __all__ = [
     "Rendered", "esc", "name", "title", "group_title", "unreachable", "removed_note", "retired_note", "lobby", "board", "panel", "announcement", "answer",
