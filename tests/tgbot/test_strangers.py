@@ -38,7 +38,7 @@ async def test_record_only_after_the_end_and_once_per_player(live):
     await live.settle()
     assert ans["text"] == render.answer("record_not_yet", "ru") and _docs(emu, b) == []
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.OVER
     final = live.panel(b, gid)
@@ -165,7 +165,7 @@ async def test_every_button_refuses_a_stranger(live):
     from dataclasses import replace
     from tgbot.game import model
     await live.store.transact(gid, lambda cur: model.Change(replace(cur, seats=model._with_seat(cur.seats, idle, ai=True))))
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await a.send(group, "/leave")
     await a.send(group, "/stop_game")
     await live.settle()
@@ -178,7 +178,7 @@ async def test_every_button_refuses_a_stranger(live):
     await _press_all(live, admin, [m for m in confirms if cb(m, "y:")], gid, group.id)
     # the end: final panels (the record) and the board (play again)
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     seen = await _press_all(live, s, _keyboards(emu, [group.id, a.id, b.id, c.id]), gid, group.id)
     assert {"d", "n"} <= seen
@@ -196,7 +196,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
     await live.settle()
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     board = emu.last_message(group.id, lambda m: cb(m, "n:"))
     # a member who did not play can't open it for them

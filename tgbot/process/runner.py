@@ -28,7 +28,7 @@ from telegram import Update
 from telegram.error import BadRequest, InvalidToken
 from telegram.ext import Application
 
-from tgbot.handlers import commands as handlers
+from tgbot import handlers
 
 from tgbot.ingest import stream as ingest
 from tgbot.ingest.stream import Outcome, outcome
@@ -139,7 +139,7 @@ class Runner:
             syncer.request(after.id)
 
         store.on_commit = on_commit
-        self.app.bot_data["svc"] = handlers.Services(self.settings, store, syncer, self.app.bot.username or "", self.clock, self.bot_id, timers)
+        self.app.bot_data["services"] = handlers.Services(self.settings, store, syncer, self.app.bot.username or "", self.clock, self.bot_id, timers)
         self._assume_windows_full()
         tasks: list[asyncio.Task[Any]] = []
         try:
