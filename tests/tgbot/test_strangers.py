@@ -27,6 +27,17 @@ def _docs(emu, user):
     return [m for m in emu.chat_messages(user.id, from_bot=True) if m.document is not None]
 
 
+def _first_call(emu, since, method, test):
+    """The index of the first ``method`` call from ``since`` on in the emulator's log that passes ``test``."""
+    return next(i for i, call in enumerate(emu.calls) if i >= since and call["method"] == method and test(call))
+
+
+def _answered_first(emu, since, code, method, test=lambda call: True):
+    """The tap answered with ``code`` was answered before the first such ``method`` call (issue 15 item 6)."""
+    answered = _first_call(emu, since, "answerCallbackQuery", lambda call: call["params"].get("text") == render.answer(code, "ru"))
+    return answered < _first_call(emu, since, method, test)
+
+
 async def test_record_only_after_the_end_and_once_per_player(live):
     emu = live.emu
     a, b, c = _people(emu, 1400)
@@ -42,9 +53,11 @@ async def test_record_only_after_the_end_and_once_per_player(live):
     await live.settle()
     assert (await live.store.load(gid)).status is Status.OVER
     final = live.panel(b, gid)
+    since = len(emu.calls)
     first = await (await b.tap(final, cb(final, "d:")[0])).answer(15)
     await live.settle()
     assert first["text"] == render.answer("record_sent", "ru") and len(_docs(emu, b)) == 1
+    assert _answered_first(emu, since, "record_sent", "sendDocument")
     for _ in range(3):
         again = await (await b.tap(final, cb(final, "d:")[0])).answer(15)
         assert again["text"] == render.answer("record_again", "ru")
@@ -204,6 +217,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     await live.settle()
     assert ans["text"] == render.answer("not_allowed", "ru") and (await live.store.chat_game(group.id, None)) is None
     # a player can: the AI seat comes along, the presser sits, the others are only invited
+    since = len(emu.calls)
     await (await b.tap(board, cb(board, "n:")[0])).answer(15)
     await live.settle()
     again = await live.store.chat_game(group.id, None)
@@ -211,6 +225,8 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if x.bot) == 1
     for u in (a, c):
         assert emu.last_message(u.id, lambda m: render.title(again) in (m.text or "")) is not None
+    invited = {a.id, c.id, str(a.id), str(c.id)}
+    assert _answered_first(emu, since, "reopened", "sendMessage", lambda call: call["params"].get("chat_id") in invited)
     assert emu.last_message(s.id, lambda m: render.title(again) in (m.text or "")) is None
     # who taps Join takes a seat
     lobby = emu.last_message(group.id, lambda m: cb(m, f"j:{again.id}"))
