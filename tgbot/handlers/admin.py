@@ -19,11 +19,6 @@ from tgbot.handlers.identity import is_admin, may_manage, replied_user
 from tgbot.handlers.language import set_group_language
 from tgbot.views import render
 
-__all__ = [
-    "LONG_TIMER", "TIMER_CHOICES", "apply_setting", "confirm_stop", "kick_command", "set_timer", "settings_command",
-    "stop_game", "timer_command",
-]
-
 #: The turn timer's choices offered to chat admins (seconds), and "long" (an hour): never off.
 TIMER_CHOICES = (30, 60, 90, 180, 300, 600)
 LONG_TIMER = 3600

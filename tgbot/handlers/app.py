@@ -31,9 +31,6 @@ from tgbot.i18n import LANGUAGES, N_, translator
 from tgbot.process.ratelimit import RateLimiter
 from tgbot.settings import Settings
 
-__all__ = ["COMMANDS", "TAPS", "build_application", "register_commands"]
-
-
 #: Commands registered with setMyCommands: (command, description msgid), per chat kind.
 GROUP_COMMANDS = (
     ("start_game", N_("Open a lobby for a new game")),

@@ -36,8 +36,6 @@ from tgbot.game.model import Status
 from tgbot.handlers.identity import actor_id, is_admin
 from tgbot.owner.store import Store
 
-__all__ = ["ASKER", "REPLY_CAP", "REPLY_WINDOW", "Asker", "Hush", "ReplyBudget", "ReplyGate", "command_key", "game_running", "hush"]
-
 log = logging.getLogger(__name__)
 
 #: Seconds over which a person's replies in a group are bounded (Telegram's group window).
@@ -56,9 +54,8 @@ class Hush(StrEnum):
 
 
 class ReplyBudget:
-    """Each person's replies per group: (group id, user id) → the (clock seconds, command key)
-    of the replies posted within ``window`` seconds, at most ``cap`` of them. ``clock``: for
-    tests (default :func:`time.monotonic`)."""
+    """Each person's replies per group: (group id, user id) → (clock seconds, command key) of
+    the replies posted within ``window`` seconds, at most ``cap``. ``clock``: for tests."""
 
     def __init__(self, window: float = REPLY_WINDOW, cap: int = REPLY_CAP, clock: Callable[[], float] = time.monotonic) -> None:
         self.window, self.cap, self._clock = window, cap, clock
@@ -102,9 +99,8 @@ async def game_running(store: Store, chat_id: int) -> bool:
 
 @dataclass
 class Asker:
-    """A command sent in a group, as the gate saw it: who (``user_id``: the sender, an anonymous
-    admin's shared id included), where, what (``command``: :func:`command_key`), and the
-    verdict once :meth:`hush` decided it."""
+    """A command sent in a group: who, where, what (:func:`command_key`), and the verdict once
+    :meth:`hush` decided it."""
 
     update: Update
     context: ContextTypes.DEFAULT_TYPE
@@ -117,8 +113,7 @@ class Asker:
     decided: bool = field(default=False, init=False)
 
     async def hush(self) -> Hush | None:
-        """Why no reply may be posted (see the module docstring), ``None`` when one may; the
-        first call decides (and spends the budget), the others repeat it."""
+        """Why no reply may be posted (``None``: it may); decided (and spent) once."""
         if not self.decided:
             self.verdict = Hush.GAME if await self._bystander() else self.budget.take(self.chat_id, self.user_id, self.command)
             self.decided = True
@@ -127,8 +122,8 @@ class Asker:
         return self.verdict
 
     async def _bystander(self) -> bool:
-        """A game runs in the chat and the asker is not seated at, nor created, any of its
-        live games, nor is an admin (one getChatMember, asked only then)."""
+        """A game runs in the chat and the asker neither sits at nor created one of its live
+        games, nor is an admin (one getChatMember, asked only then)."""
         tables = await self.store.chat_games(self.chat_id)
         if not any(table.status is Status.PLAYING for table in tables):
             return False
@@ -143,8 +138,8 @@ ASKER: ContextVar[Asker | None] = ContextVar("asker", default=None)
 
 
 async def hush(update: Update) -> Hush | None:
-    """Why the reply to ``update`` may not be posted in its group (``None``: it may). Anything
-    but a command sent in a group (a private chat, a tap) may always be answered."""
+    """Why the reply to ``update`` may not be posted in its group (``None``: it may; always so
+    for anything but a command sent in a group)."""
     asker = ASKER.get()
     if asker is None or asker.update is not update:
         return None
@@ -152,15 +147,14 @@ async def hush(update: Update) -> Hush | None:
 
 
 class ReplyGate:
-    """The PTB handler (group -1) that records each group command's :class:`Asker`; it never
-    stops the command. ``budget``: the replies' :class:`ReplyBudget` (one per process)."""
+    """The PTB handler (group -1) that records each group command's :class:`Asker` (one
+    :class:`ReplyBudget` per process); it never stops the command."""
 
     def __init__(self, budget: ReplyBudget | None = None) -> None:
         self.budget = budget or ReplyBudget()
 
     async def check(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Record the command's asker for :func:`hush` (groups only; the store is the
-        Services' one, ``bot_data["services"].store``)."""
+        """Record the command's asker for :func:`hush` (groups only)."""
         chat, user = update.effective_chat, update.effective_user
         if chat is None or user is None or chat.type == ChatType.PRIVATE or update.effective_message is None:
             return

@@ -12,10 +12,8 @@ from telegram.ext import ContextTypes
 from tgbot.game import model
 from tgbot.game.model import RefusedError
 from tgbot.handlers.common import Services, services_of
-from tgbot.handlers.identity import departed_user
+from tgbot.handlers.identity import departed_user, is_gone
 from tgbot.storage import chatmove
-
-__all__ = ["member_left", "on_left_member", "on_migrate", "on_my_member", "set_reachable", "unseat_everywhere"]
 
 log = logging.getLogger(__name__)
 
@@ -44,19 +42,9 @@ async def unseat_everywhere(services: Services, chat_id: int, user_id: int) -> N
         services.syncer.request(table.id)
 
 
-def _is_member(member: ChatMember) -> bool:
-    """Whether a status keeps the bot in the chat (left and kicked do not; restricted while
-    ``is_member``)."""
-    if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
-        return False
-    return member.status != ChatMemberStatus.RESTRICTED or bool(getattr(member, "is_member", True))
-
-
 def _can_write(member: ChatMember) -> bool:
-    """Whether a status lets the bot post (a member; restricted only with ``can_send_messages``)."""
-    if member.status == ChatMemberStatus.RESTRICTED:
-        return _is_member(member) and bool(getattr(member, "can_send_messages", False))
-    return _is_member(member)
+    """Whether the bot, a member, may post (restricted: only with ``can_send_messages``)."""
+    return member.status != ChatMemberStatus.RESTRICTED or bool(getattr(member, "can_send_messages", False))
 
 
 async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -68,7 +56,7 @@ async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     chat, new = change.chat, change.new_chat_member
     if chat.type == ChatType.PRIVATE:
         await set_reachable(services, chat.id, new.status == ChatMemberStatus.MEMBER)
-    elif not _is_member(new):
+    elif is_gone(new):
         await _end_chat_games(services, chat.id)
     else:
         await services.syncer.group_rights_changed(chat.id, _can_write(new))

@@ -27,12 +27,6 @@ from tgbot.settings import Settings
 from tgbot.views import render
 from tgbot.views.sync import Syncer, answer
 
-__all__ = [
-    "BACKGROUND", "Press", "Services", "TapAction", "TapDone", "answer_unknown_tap", "answering", "background",
-    "chat_table", "current_chat", "group_language", "new_seat", "on_error", "private_language", "redraw_panel", "reply",
-    "services_of", "tell", "tell_to_tap_again",
-]
-
 log = logging.getLogger(__name__)
 
 
@@ -104,12 +98,11 @@ async def tap_language(services: Services, update: Update, table: Table | None) 
 
 
 async def reply(update: Update, text: str, markup: InlineKeyboardMarkup | None = None) -> None:
-    """Reply in the update's chat and topic; in a group only when :func:`budget.hush` allows."""
+    """Reply in the update's chat (PTB keeps its forum topic; no quote: the Defaults); in a group
+    only when :func:`budget.hush` allows."""
     message = update.effective_message
-    if message is None or await budget.hush(update) is not None:
-        return
-    thread = message.message_thread_id if message.is_topic_message else None
-    await message.reply_text(text, reply_markup=markup, do_quote=False, message_thread_id=thread)
+    if message is not None and await budget.hush(update) is None:
+        await message.reply_text(text, reply_markup=markup)
 
 
 async def tell(services: Services, user_id: int, text: str) -> bool:

@@ -23,11 +23,6 @@ from telegram.ext import ContextTypes
 
 from tgbot.game.model import Answer, RefusedError, Seat, Table
 
-__all__ = [
-    "ANONYMOUS_ADMIN", "actor_id", "departed_user", "is_admin", "is_anonymous_admin", "may_manage", "place",
-    "replied_user", "seat_for", "telegram_says_gone",
-]
-
 log = logging.getLogger(__name__)
 
 #: The user id anonymous group admins send messages as (GroupAnonymousBot).
@@ -68,8 +63,8 @@ async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, update: Upd
 
 
 async def may_manage(context: ContextTypes.DEFAULT_TYPE, table: Table, update: Update) -> tuple[int, bool]:
-    """(acting user id, is admin) for a start/stop/settings request on ``table``. The admin
-    check (a Bot API call) is skipped for the creator."""
+    """(acting user id, is admin) for managing ``table``; no admin check (a Bot API call) for
+    its creator."""
     user_id = actor_id(update)
     if user_id and user_id == table.creator:
         return user_id, False
@@ -77,9 +72,8 @@ async def may_manage(context: ContextTypes.DEFAULT_TYPE, table: Table, update: U
 
 
 def seat_for(update: Update) -> Seat:
-    """The seat for the sender. Raises ``RefusedError(Answer.ANONYMOUS)`` for an anonymous admin or a
-    channel (they have no private chat to receive cards) and ``RefusedError(Answer.NOT_ALLOWED)`` for
-    bots."""
+    """The sender's seat. Raises ``RefusedError``: ``ANONYMOUS`` for an anonymous admin or a
+    channel (no private chat for the cards), ``NOT_ALLOWED`` for a bot."""
     user = update.effective_user
     if user is None or not actor_id(update):
         raise RefusedError(Answer.ANONYMOUS)
@@ -89,8 +83,7 @@ def seat_for(update: Update) -> Seat:
 
 
 def place(update: Update) -> tuple[int, int | None]:
-    """(chat id, forum topic id or ``None``) the update belongs to; the General topic and
-    non-forum chats have no topic."""
+    """(chat id, forum topic id or ``None`` in General and in non-forum chats) of the update."""
     chat, message = update.effective_chat, update.effective_message
     assert chat is not None
     thread = message.message_thread_id if message is not None and message.is_topic_message else None
@@ -98,10 +91,8 @@ def place(update: Update) -> tuple[int, int | None]:
 
 
 def replied_user(update: Update) -> User | None:
-    """The user the message explicitly replies to, or ``None``: the one place commands read "the
-    replied-to person" (/kick, /stats). Telegram's implicit reply to a forum topic's creation
-    message (every message in a topic that replies to nothing carries it) is no reply, nor is a
-    reply to any service message of a topic's creation."""
+    """The user the message explicitly replies to (/kick, /stats), or ``None``; the implicit
+    reply to a forum topic's creation message is no reply."""
     message = update.effective_message
     replied = message.reply_to_message if message is not None else None
     if message is None or replied is None or replied.from_user is None or replied.forum_topic_created is not None:
@@ -112,20 +103,18 @@ def replied_user(update: Update) -> User | None:
 
 
 def departed_user(update: Update) -> User | None:
-    """The person an update says is no longer a member of its chat, or ``None``: a
-    ``chat_member`` update whose new status is left, kicked (banned), or restricted and no
-    member (Bot API ChatMemberRestricted ``is_member``), or a ``left_chat_member`` service
-    message (sent by whoever removed them, or by themselves)."""
+    """The person an update says left its chat (a ``chat_member`` update to a status that is
+    no membership, or a ``left_chat_member`` message), or ``None``."""
     if update.chat_member is not None:
         new = update.chat_member.new_chat_member
-        return new.user if _gone(new) else None
+        return new.user if is_gone(new) else None
     message = update.effective_message
     return message.left_chat_member if message is not None else None
 
 
-def _gone(member: object) -> bool:
-    """A ChatMember status that is not membership: ``left``, ``kicked``, or ``restricted``
-    with ``is_member`` false."""
+def is_gone(member: object) -> bool:
+    """A ChatMember that is no member: left, kicked, or restricted with ``is_member`` false
+    (https://core.telegram.org/bots/api#chatmemberrestricted)."""
     status = getattr(member, "status", None)
     if status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
         return True
@@ -133,15 +122,12 @@ def _gone(member: object) -> bool:
 
 
 async def telegram_says_gone(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
-    """True when Telegram says ``user_id`` is no longer a member of ``chat_id`` (getChatMember:
-    left, kicked, or restricted and no member). A defence in depth only: the proof of
-    membership is the person's own tap in the group (``model.offer_link``), and getChatMember
-    about other users is guaranteed to admin bots only (https://core.telegram.org/bots/api#getchatmember), so when the call fails
-    (no rights, a hidden members list: ``CHAT_ADMIN_REQUIRED``, a network error) the answer
-    is False and the recorded offer stands on its own."""
+    """Whether getChatMember says ``user_id`` left ``chat_id`` (:func:`is_gone`). A defence in
+    depth: the proof of membership is the person's tap in the group (``model.offer_link``), and
+    getChatMember about others is sure to work for admin bots only, so a failed call is False."""
     try:
         member = await context.bot.get_chat_member(chat_id, user_id)
     except TelegramError as error:
         log.info("membership of %s in %s not checked: %s", user_id, chat_id, error)
         return False
-    return _gone(member)
+    return is_gone(member)

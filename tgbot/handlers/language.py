@@ -16,8 +16,6 @@ from tgbot.handlers.common import Press, Services, TapDone, group_language, priv
 from tgbot.handlers.identity import is_admin
 from tgbot.views import render
 
-__all__ = ["language_command", "set_group_language", "set_language"]
-
 
 async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/language``: in a group, buttons for the group's language (chat admins); in private,

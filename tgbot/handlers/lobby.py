@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from telegram import Update
-from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 from telegram.helpers import create_deep_linked_url
 
@@ -28,7 +27,6 @@ from tgbot.handlers.common import (
     current_chat,
     group_language,
     new_seat,
-    private_language,
     reply,
     services_of,
     tell,
@@ -36,11 +34,6 @@ from tgbot.handlers.common import (
 from tgbot.handlers.identity import actor_id, is_admin, may_manage, place
 from tgbot.storage import stats
 from tgbot.views import render
-
-__all__ = [
-    "JOIN_PAYLOAD", "add_bot_command", "join", "leave", "leave_command", "manage", "maybe_autostart", "play_again",
-    "quit_game", "start_game",
-]
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +85,6 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     """``/start_game`` in a group: open a lobby (one live game per chat or forum topic)."""
     services, chat = services_of(context), update.effective_chat
     assert chat is not None
-    if chat.type == ChatType.PRIVATE:
-        translator = i18n.translator(await private_language(services, update))
-        await reply(update, translator.t("Add me to a group and send /start_game there."))
-        return
     language, (_, thread) = await group_language(services, chat.id), place(update)
     existing, game_id = await services.store.chat_game(chat.id, thread), services.new_game_id(update)
     if existing is not None or not await services.store.claim_chat(chat.id, thread, game_id):

@@ -19,8 +19,6 @@ from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel, serv
 from tgbot.storage import stats
 from tgbot.views import render
 
-__all__ = ["act", "board_command", "send_record", "show_panel", "take_back"]
-
 log = logging.getLogger(__name__)
 
 

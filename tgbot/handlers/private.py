@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
 from tgbot import i18n
@@ -21,13 +19,6 @@ from tgbot.handlers.identity import actor_id, replied_user, telegram_says_gone
 from tgbot.handlers.lobby import maybe_autostart
 from tgbot.storage import stats
 from tgbot.views import render
-
-__all__ = [
-    "forget_command", "group_only", "help_command", "join_by_link", "notify_command", "rules_command", "start_private",
-    "stats_command", "top_command",
-]
-
-log = logging.getLogger(__name__)
 
 Text = Callable[[str], str]
 
@@ -104,15 +95,7 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
     if private:
         await reply(update, text(language))
         return
-    sent = False
-    if user is not None and actor_id(update):
-        try:
-            await context.bot.send_message(user.id, text(language))
-            sent = True
-        except Forbidden:  # never started the bot, or blocked it
-            await services.store.set_dm(user.id, False)
-        except TelegramError as error:  # transient: the person is still reachable
-            log.info("private text to %s not sent: %s", user.id, error)
+    sent = user is not None and bool(actor_id(update)) and await tell(services, user.id, text(language))
     if not await budget.game_running(services.store, chat.id):  # else the group's budget is the game's
         await reply(update, render.private_hint(await group_language(services, chat.id), sent))
 
