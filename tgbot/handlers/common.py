@@ -226,7 +226,10 @@ async def _answer(press: Press, done: TapDone) -> None:
         if done.sync and tap.op not in NOT_A_GAME:
             services.syncer.request(tap.game_id)
     if done.then is not None:
-        await done.then()
+        try:
+            await done.then()
+        except TelegramError as error:  # after the answer: logged, the tap is never answered twice
+            log.warning("after the answer to a tap: %s", error)
 
 
 async def _refused(press: Press, code: str) -> None:

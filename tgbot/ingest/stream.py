@@ -78,7 +78,7 @@ return added
 
 class Outcome:
     """How the processing of one update went, filled by the error handler
-    (:func:`tgbot.handlers.commands.on_error`): ``retry`` when it met a failure of Redis (try again),
+    (:func:`tgbot.handlers.common.on_error`): ``retry`` when it met a failure of Redis (try again),
     ``fenced`` when a commit found a newer active process."""
 
     def __init__(self) -> None:
