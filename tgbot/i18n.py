@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_LANGUAGE", "DOMAIN", "LANGUAGES", "LANGUAGE_NAMES", "LOCALES_DIR", "N_", "Np_", "Translator",
-    "message_language", "pick_language", "private_language", "seat_language", "supported", "tap_language", "translator",
+    "message_language", "pick_language", "private_language", "seat_language", "supported", "table_language", "translator",
 ]
 
 #: Languages with a complete catalog.
@@ -147,8 +147,8 @@ def message_language(own: str | None, group: str | None, telegram: str | None) -
     return pick_language(own, group, telegram)
 
 
-def tap_language(table: Table, user_id: int, own: str | None) -> str:
-    """The language of the answer to a tap on ``table``'s buttons: the tapper's seat language,
-    else their own choice, else the table's."""
+def table_language(table: Table, user_id: int, own: str | None) -> str:
+    """The language of a message about ``table`` to ``user_id`` (a tap's answer, a lobby's
+    invitation): their seat's language, else their own choice, else the table's."""
     seat = table.seat_of(user_id)
     return seat_language(table, seat) if seat is not None else pick_language(own, table.lang)

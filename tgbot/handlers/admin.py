@@ -14,7 +14,17 @@ from tgbot import i18n
 from tgbot.codec import person
 from tgbot.game import model
 from tgbot.game.model import Answer, RefusedError, Status
-from tgbot.handlers.common import Press, Services, TapDone, chat_table, current_chat, group_language, reply, services_of
+from tgbot.handlers.common import (
+    Press,
+    Services,
+    TapDone,
+    chat_table,
+    command_transact,
+    current_chat,
+    group_language,
+    reply,
+    services_of,
+)
 from tgbot.handlers.identity import is_admin, may_manage, replied_user
 from tgbot.handlers.language import set_group_language
 from tgbot.views import render
@@ -39,12 +49,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         rendered = render.stop_confirm(table, user_id)
         await reply(update, rendered.text, rendered.markup)
         return
-    try:
-        await services.store.transact(table.id, lambda table: model.cancel(table, user_id, admin))
-    except RefusedError as refusal:
-        await reply(update, render.answer(refusal.code, language))
-        return
-    services.syncer.request(table.id)
+    await command_transact(services, update, table, language, lambda table: model.cancel(table, user_id, admin))
 
 
 async def confirm_stop(press: Press) -> TapDone:
@@ -72,14 +77,11 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     user_id, admin = await may_manage(context, table, update)
     now, timeout = services.now(), services.settings.lobby_timeout
-    try:
-        done = await services.store.transact(table.id, lambda table: model.kick(table, target.id, user_id, admin, now, timeout))
-    except RefusedError as refusal:
-        await reply(update, render.answer(refusal.code, language))
-        return
-    if done.change.reply == Answer.NOT_SEATED:
+    change = await command_transact(
+        services, update, table, language, lambda table: model.kick(table, target.id, user_id, admin, now, timeout)
+    )
+    if change is not None and change.reply == Answer.NOT_SEATED:
         await reply(update, render.answer(Answer.NOT_SEATED, language))
-    services.syncer.request(table.id)
 
 
 Menu = Callable[[Services, int, str], Awaitable[render.Rendered]]

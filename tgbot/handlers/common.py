@@ -16,7 +16,7 @@ from telegram.ext import Application, ContextTypes
 
 from tgbot import i18n
 from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode
-from tgbot.game.model import Answer, RefusedError, Seat, Table
+from tgbot.game.model import Answer, Change, RefusedError, Seat, Table
 from tgbot.handlers import budget
 from tgbot.handlers.identity import place, seat_for
 from tgbot.ingest.stream import outcome
@@ -84,14 +84,14 @@ async def group_language(services: Services, chat_id: int) -> str:
 
 
 async def tap_language(services: Services, update: Update, table: Table | None) -> str:
-    """The language of a tap's answer (:func:`i18n.tap_language`; without a table, the tapper's
-    private language)."""
+    """The language of a tap's answer (:func:`i18n.table_language`; without a table, the
+    tapper's private language)."""
     user = update.effective_user
     if table is None or user is None:
         return await private_language(services, update)
     seat = table.seat_of(user.id)
     own = None if seat is not None else await services.store.user_lang(user.id)
-    return i18n.tap_language(table, user.id, own)
+    return i18n.table_language(table, user.id, own)
 
 
 # -- replies ---------------------------------------------------------------------------------------
@@ -155,6 +155,20 @@ async def new_seat(services: Services, update: Update, chat_id: int) -> Seat:
     group = (await services.store.chat_settings(chat_id)).lang
     own = await services.store.user_lang(user.id)
     return replace(seat, lang=i18n.private_language(own, group, user.language_code))
+
+
+async def command_transact(
+    services: Services, update: Update, table: Table, language: str, transition: Callable[[Table], Change]
+) -> Change | None:
+    """Apply a command's ``transition`` to ``table`` and sync its views; a refusal is the
+    command's reply (and ``None`` is returned)."""
+    try:
+        done = await services.store.transact(table.id, transition)
+    except RefusedError as refusal:
+        await reply(update, render.answer(refusal.code, language))
+        return None
+    services.syncer.request(table.id)
+    return done.change
 
 
 # -- taps ------------------------------------------------------------------------------------------

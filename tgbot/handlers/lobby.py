@@ -24,6 +24,7 @@ from tgbot.handlers.common import (
     TapDone,
     background,
     chat_table,
+    command_transact,
     current_chat,
     group_language,
     new_seat,
@@ -77,7 +78,7 @@ async def notify_lobby(services: Services, table: Table, users: list[int]) -> No
     for user_id in users:
         if table.seat_of(user_id) is not None or not await services.store.can_dm(user_id):
             continue
-        language = i18n.pick_language(await services.store.user_lang(user_id), table.lang)
+        language = i18n.table_language(table, user_id, await services.store.user_lang(user_id))
         await tell(services, user_id, render.note("lobby_open", language, group=render.title(table)))
 
 
@@ -111,15 +112,12 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         return
     now, timeout = services.now(), services.settings.lobby_timeout
     user_id, admin = await may_manage(context, table, update)
-    try:
-        done = await services.store.transact(
-            table.id, lambda table: model.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin)
-        )
-    except RefusedError as refusal:
-        await reply(update, render.answer(refusal.code, language))
-        return
-    await maybe_autostart(services, done.change.table)
-    services.syncer.request(table.id)
+    change = await command_transact(
+        services, update, table, language,
+        lambda table: model.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+    )
+    if change is not None:
+        await maybe_autostart(services, change.table)
 
 
 async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -138,12 +136,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await reply(update, rendered.text, rendered.markup)
     else:
         now, timeout = services.now(), services.settings.lobby_timeout
-        try:
-            await services.store.transact(table.id, lambda table: model.leave(table, user.id, now, timeout))
-        except RefusedError as refusal:
-            await reply(update, render.answer(refusal.code, language))
-            return
-        services.syncer.request(table.id)
+        await command_transact(services, update, table, language, lambda table: model.leave(table, user.id, now, timeout))
 
 
 # -- taps ------------------------------------------------------------------------------------------
