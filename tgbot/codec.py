@@ -31,7 +31,7 @@ from enum import StrEnum
 
 from telegram.constants import InlineKeyboardButtonLimit
 
-__all__ = ["MAX_BYTES", "NOT_A_GAME", "CallbackDataError", "Op", "Tap", "decode", "encode", "pattern", "person"]
+__all__ = ["MAX_BYTES", "NOT_A_GAME", "CallbackDataError", "Op", "Setting", "Tap", "decode", "encode", "pattern", "person"]
 
 #: Telegram's limit on callback_data, in bytes.
 MAX_BYTES = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA
@@ -60,6 +60,15 @@ class Op(StrEnum):
     STOPOK = "stopok"  #: stop a running game, confirmed; ``arg``: who asked (:func:`person`)
     AGAIN = "again"  #: a new lobby with the same players
     REC = "rec"  #: the game's record as a file
+
+
+class Setting(StrEnum):
+    """What a /settings button sets: the first letter of its ``arg`` (the rest is the value)."""
+
+    VARIANT = "v"
+    SEATING = "s"
+    TIMER = "t"
+    LANGUAGE = "l"
 
 
 # op -> (code, fields after the game id)

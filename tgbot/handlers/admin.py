@@ -11,7 +11,7 @@ from telegram.ext import ContextTypes
 
 import core
 from tgbot import i18n
-from tgbot.codec import person
+from tgbot.codec import Setting, person
 from tgbot.game import model
 from tgbot.game.model import Answer, RefusedError, Status
 from tgbot.handlers.common import (
@@ -152,19 +152,21 @@ async def set_timer(press: Press) -> TapDone:
 
 async def apply_setting(press: Press) -> TapDone:
     """A /settings choice: stored, then the menu redrawn in place after the answer."""
-    services, store = press.services, press.services.store
-    kind, value = press.tap.arg[:1], press.tap.arg[1:]
-    valid = {"v": value in core.VARIANTS, "s": value in ("join", "shuffle"), "l": i18n.supported(value) is not None}
-    seconds = _timer_seconds(value) if kind == "t" else 0
-    if kind != "t" and not valid.get(kind):
+    services, store, message = press.services, press.services.store, press.query.message
+    try:
+        kind, value = Setting(press.tap.arg[:1]), press.tap.arg[1:]
+    except ValueError:
+        raise RefusedError(Answer.BAD_BUTTON) from None
+    seconds = _timer_seconds(value) if kind is Setting.TIMER else 0
+    valid = {Setting.VARIANT: value in core.VARIANTS, Setting.SEATING: value in ("join", "shuffle")}
+    if not valid.get(kind, True) or (kind is Setting.LANGUAGE and not i18n.supported(value)):
         raise RefusedError(Answer.BAD_BUTTON)
     chat_id = await _admins_chat(press, Answer.ADMINS_ONLY)
-    message = press.query.message
-    if kind == "t":
+    if kind is Setting.TIMER:
         await store.set_chat_turn_timeout(chat_id, seconds)
-    elif kind == "v":
+    elif kind is Setting.VARIANT:
         await store.set_chat_settings(chat_id, variant=value)
-    elif kind == "s":
+    elif kind is Setting.SEATING:
         await store.set_chat_settings(chat_id, seating=value)
     else:
         await set_group_language(services, chat_id, message, value)
