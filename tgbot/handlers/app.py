@@ -119,14 +119,25 @@ def _add_commands(application: Application[Any, Any, Any, Any, Any, Any]) -> Non
     # First (group -1): who asked what in a group, so its reply there is bounded (budget.py).
     application.add_handler(MessageHandler(filters.COMMAND & groups, ReplyGate().check), group=-1)
     for command, callback, where in (
-        ("start", private.join_by_link, private_chat & JOIN_LINK), ("start", private.start_private, private_chat),
-        ("start", private.help_command, groups), ("start_game", lobby.start_game, groups),
-        ("timer", admin.timer_command, groups), ("settings", admin.settings_command, groups),
-        ("notify_me", private.notify_command, groups), (["start_game", "timer", "settings", "notify_me"], private.group_only, private_chat),
-        ("stop_game", admin.stop_game, new), ("board", play.board_command, new), ("help", private.help_command, new),
-        ("rules", private.rules_command, new), ("language", language.language_command, new),
-        ("add_bot", lobby.add_bot_command, new), ("leave", lobby.leave_command, new), ("stats", private.stats_command, new),
-        ("top", private.top_command, new), ("kick", admin.kick_command, new), ("forget_me", private.forget_command, new),
+        ("start", private.join_by_link, private_chat & JOIN_LINK),
+        ("start", private.start_private, private_chat),
+        ("start", private.help_command, groups),
+        ("start_game", lobby.start_game, groups),
+        ("timer", admin.timer_command, groups),
+        ("settings", admin.settings_command, groups),
+        ("notify_me", private.notify_command, groups),
+        (["start_game", "timer", "settings", "notify_me"], private.group_only, private_chat),
+        ("stop_game", admin.stop_game, new),
+        ("board", play.board_command, new),
+        ("help", private.help_command, new),
+        ("rules", private.rules_command, new),
+        ("language", language.language_command, new),
+        ("add_bot", lobby.add_bot_command, new),
+        ("leave", lobby.leave_command, new),
+        ("stats", private.stats_command, new),
+        ("top", private.top_command, new),
+        ("kick", admin.kick_command, new),
+        ("forget_me", private.forget_command, new),
     ):
         application.add_handler(CommandHandler(command, callback, filters=where))
 
@@ -136,6 +147,6 @@ async def register_commands(application: Application[Any, Any, Any, Any, Any, An
     set in the default language)."""
     for kind, scope in (("group", BotCommandScopeAllGroupChats()), ("private", BotCommandScopeAllPrivateChats())):
         for code in (None, *LANGUAGES):
-            language = translator(code)
-            commands = [BotCommand(command, language.t(description)) for command, description in COMMANDS[kind]]
+            translated = translator(code)
+            commands = [BotCommand(command, translated.t(description)) for command, description in COMMANDS[kind]]
             await application.bot.set_my_commands(commands, scope=scope, language_code=code)

@@ -21,6 +21,7 @@ from tgbot.handlers import budget
 from tgbot.handlers.identity import place, seat_for
 from tgbot.ingest.stream import outcome
 from tgbot.owner.store import FencedError, Store, game_id_for_update
+from tgbot.owner.timers import Timers
 from tgbot.process.clock import RedisClock
 from tgbot.process.ratelimit import Throttled
 from tgbot.settings import Settings
@@ -40,7 +41,7 @@ class Services:
     username: str
     clock: RedisClock
     bot_id: str
-    timers: Any = None
+    timers: Timers | None = None
 
     def now(self) -> float:
         """Epoch seconds on Redis's clock (every deadline is measured on it)."""
