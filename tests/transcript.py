@@ -165,7 +165,7 @@ async def run(lang: str, variant: str, seed: int, turn: float, out=sys.stdout) -
         if variant == "classic":
             await tap(alice, lobby, _cb(lobby, "v:")[0])
         await tap(alice, lobby, _cb(lobby, "s:")[0])
-        store = app.bot_data["svc"].store
+        store = app.bot_data["services"].store
 
         def panel(u: SimUser) -> MessageRecord | None:
             for m in reversed(emu.chat_messages(u.id, from_bot=True)):

@@ -1,14 +1,16 @@
 """Translations: gettext catalogs in ``locales/<lang>/LC_MESSAGES/cheat.po``.
 
 The catalogs are compiled in memory at start-up with Babel, so there is no build step and no
-``.mo`` file to forget. Message ids are English; Russian is the default language (DESIGN.md,
+``.mo`` file to forget. Message ids are English; Russian is the default language (docs/DESIGN.md,
 i18n). Plurals follow each catalog's ``Plural-Forms`` header (CLDR rules via Babel).
 
->>> tr = translator("ru")
->>> tr.n("{n} card", "{n} cards", 5)
+>>> russian = translator("ru")
+>>> russian.n("{n} card", "{n} cards", 5)
 '5 карт'
->>> tr.n("{n} card", "{n} cards", 21)
+>>> russian.n("{n} card", "{n} cards", 21)
 '21 карта'
+>>> pick_language("de", "fr-CA")
+'fr'
 """
 
 from __future__ import annotations
@@ -16,13 +18,21 @@ from __future__ import annotations
 import gettext
 import io
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from babel import negotiate_locale
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-__all__ = ["N_", "Np_", "LANGUAGES", "LANGUAGE_NAMES", "supported", "private_language", "DEFAULT_LANGUAGE", "DOMAIN", "LOCALES_DIR", "Translator", "translator", "pick_language"]
+if TYPE_CHECKING:
+    from tgbot.game.model import Table
+
+__all__ = [
+    "DEFAULT_LANGUAGE", "DOMAIN", "LANGUAGES", "LANGUAGE_NAMES", "LOCALES_DIR", "N_", "Np_", "Translator",
+    "message_language", "pick_language", "private_language", "seat_language", "supported", "table_language", "translator",
+]
 
 #: Languages with a complete catalog.
 LANGUAGES: tuple[str, ...] = ("ru", "en", "fr", "it")
@@ -79,15 +89,15 @@ def _load(lang: str) -> gettext.NullTranslations:
     path = LOCALES_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
     if not path.exists():
         return gettext.NullTranslations()
-    with path.open("rb") as f:
-        catalog = read_po(f, locale=lang, domain=DOMAIN)
-    buf = io.BytesIO()
-    write_mo(buf, catalog, use_fuzzy=False)
-    buf.seek(0)
-    return gettext.GNUTranslations(buf)
+    with path.open("rb") as source:
+        catalog = read_po(source, locale=lang, domain=DOMAIN)
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog, use_fuzzy=False)
+    compiled.seek(0)
+    return gettext.GNUTranslations(compiled)
 
 
-@lru_cache(maxsize=None)
+@cache
 def translator(lang: str | None) -> Translator:
     """The translator for ``lang`` (falls back to the default language for unknown codes)."""
     code = pick_language(lang)
@@ -95,18 +105,30 @@ def translator(lang: str | None) -> Translator:
 
 
 def supported(code: str | None) -> str | None:
-    """``code``'s base language (``en-US`` → ``en``) if it has a catalog, else ``None``."""
+    """The catalog language of a Telegram ``language_code`` (an IETF tag: ``en-US`` → ``en``), or
+    ``None`` when there is none (Babel's :func:`~babel.negotiate_locale`)."""
     if not code:
         return None
-    base = code.split("-")[0].split("_")[0].lower()
-    return base if base in LANGUAGES else None
+    found = negotiate_locale([code.replace("_", "-")], LANGUAGES, sep="-", aliases={})
+    return found.lower() if found else None
+
+
+def pick_language(*candidates: str | None) -> str:
+    """The first supported candidate (``en-US`` counts as ``en``), else the default language."""
+    for candidate in candidates:
+        found = supported(candidate)
+        if found:
+            return found
+    return DEFAULT_LANGUAGE
+
+
+# -- the language of each kind of message (docs/DESIGN.md, i18n) ----------------------------------
 
 
 def private_language(own: str | None, group: str | None, telegram: str | None) -> str | None:
-    """The language of a player's private messages (DESIGN.md, i18n): their own choice
-    (``/language`` in private), else the group's explicit setting (``None`` is returned then,
-    meaning "follow the table's language"), else their Telegram ``language_code`` when
-    supported, else ``None`` (the table's language, Russian by default)."""
+    """The language a new seat stores (``Seat.lang``): the person's own choice (/language in
+    private), else ``None`` (the table's) when the group set one, else their Telegram language if
+    supported, else ``None``."""
     if supported(own):
         return supported(own)
     if supported(group):
@@ -114,11 +136,19 @@ def private_language(own: str | None, group: str | None, telegram: str | None) -
     return supported(telegram)
 
 
-def pick_language(*candidates: str | None) -> str:
-    """The first candidate that is a supported language (``en-US`` counts as ``en``), else the
-    default."""
-    for c in candidates:
-        if supported(c):
-            return supported(c)  # type: ignore[return-value]
-    return DEFAULT_LANGUAGE
+def seat_language(table: Table, seat: int) -> str:
+    """The language of a seat's private messages: its own (``Seat.lang``), else the table's."""
+    return table.seats[seat].lang or table.lang
 
+
+def message_language(own: str | None, group: str | None, telegram: str | None) -> str:
+    """The language of a message to one person outside a seat: their own choice, else their
+    group's (a setting or a game's), else their Telegram language, else the default."""
+    return pick_language(own, group, telegram)
+
+
+def table_language(table: Table, user_id: int, own: str | None) -> str:
+    """The language of a message about ``table`` to ``user_id`` (a tap's answer, a lobby's
+    invitation): their seat's language, else their own choice, else the table's."""
+    seat = table.seat_of(user_id)
+    return seat_language(table, seat) if seat is not None else pick_language(own, table.lang)

@@ -224,7 +224,7 @@ class Driver:
 
     @property
     def syncer(self):
-        return self.app.bot_data["svc"].syncer
+        return self.app.bot_data["services"].syncer
 
     async def feed(self, raw: dict, measure: bool = False) -> None:
         """Deliver ``raw`` through getUpdates and wait until the runner processed it (stored in

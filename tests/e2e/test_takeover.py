@@ -311,7 +311,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     redis = Redis.from_url(url, decode_responses=True)
     try:
         store = Store(redis, prefix=f"cheat:{bot_id}")
-        gids = {decode(q["data"]).gid for _, q in taps.values() if q["data"][0] in "pcb"}
+        gids = {decode(q["data"]).game_id for _, q in taps.values() if q["data"][0] in "pcb"}
         assert len(gids) == 1, gids
         gid = gids.pop()
         stored = await store.load(gid)
@@ -337,7 +337,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
             tap = decode(q["data"])
         except CallbackDataError:
             continue
-        if tap.gid != gid or tap.op not in ("play", "challenge", "believe"):
+        if tap.game_id != gid or tap.op not in ("play", "challenge", "believe"):
             continue
         seat = stored.seat_of(q["from"]["id"])
         assert seat is not None

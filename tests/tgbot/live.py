@@ -48,7 +48,7 @@ class Live:
 
     @property
     def store(self) -> Store:
-        return self.app.bot_data["svc"].store
+        return self.app.bot_data["services"].store
 
     async def start(self) -> "Live":
         app = build_application(self.settings)
@@ -71,7 +71,7 @@ class Live:
         """Wait until every queued update was fetched, stored, processed, and every sync finished."""
         await self.emu.wait_for(lambda: not self.emu.pending_updates, timeout)
         runner = self.runner
-        syncer = self.app.bot_data["svc"].syncer
+        syncer = self.app.bot_data["services"].syncer
         for _ in range(3):
             await self.emu.wait_for(lambda: runner.consumer is not None, timeout)
             while await runner.redis.xlen(runner.ingest.stream) > 0 or runner.consumer._chains:
@@ -85,7 +85,7 @@ class Live:
         is measured on) ``seconds`` ahead and set every live game's timer again: whatever falls
         due by then fires now, with no wall-clock wait."""
         self.runner.clock._offset += seconds  # (the clock counts from Redis's TIME plus this)
-        timers = self.app.bot_data["svc"].timers
+        timers = self.app.bot_data["services"].timers
         for gid in await self.store.live_games():
             table = await self.store.load(gid)
             if table is not None:

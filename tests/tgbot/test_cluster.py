@@ -293,7 +293,7 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
             pass
         if not table.finished():
             await play_on(store, gid)
-            live.app.bot_data["svc"].syncer.request(gid)
+            live.app.bot_data["services"].syncer.request(gid)
         await emu.wait_for(table.finished, timeout=60)
         await live.settle()
         assert [key async for key in store.redis.scan_iter(match=store.keys.game_pattern())] == [store.keys.game(gid)]

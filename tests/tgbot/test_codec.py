@@ -90,7 +90,7 @@ def _check(rendered: render.Rendered, gid: str) -> set[str]:
         assert isinstance(data, str)
         assert 1 <= len(data.encode()) <= 64, data
         tap = decode(data)
-        assert tap.gid == gid
+        assert tap.game_id == gid
         ops.add(tap.op)
     return ops
 

@@ -82,7 +82,7 @@ async def test_unreachable_player_told_once_rest_served_panel_back_on_start(live
     assert not await live.store.can_dm(victim.id)
     # more syncs: still told once, no more 403s to the victim
     n403 = sum(1 for e in emu.errors if e["error_code"] == 403)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert len([t for t in _group_texts(emu, group.id) if _UNREACHABLE_MARK in t and victim.first_name in t]) == 1
     assert sum(1 for e in emu.errors if e["error_code"] == 403) == n403
@@ -195,7 +195,7 @@ def _migrate_updates(emu, group, sup):
 async def _finish_and_count(live, gid):
     """Play game ``gid`` to its end through the store; the bot shows the end and counts it."""
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert await live.store.redis.hget(live.store.keys.game(gid), "counted")
 
@@ -383,14 +383,14 @@ async def test_bot_removed_ends_games_cleanly(live):
     t = await live.store.load(gid)
     assert t.status is Status.CANCELLED and t.ended == "bot_removed" and t.deadline is None
     assert await live.store.chat_game(group.id, None) is None
-    assert gid not in live.app.bot_data["svc"].timers._handles  # an ended game keeps no timer
+    assert gid not in live.app.bot_data["services"].timers._handles  # an ended game keeps no timer
     for u in (a, b, c):
         assert any("удалили" in (m.text or "") or "removed" in (m.text or "") for m in emu.chat_messages(u.id, from_bot=True)), u
     # nothing keeps retrying the group
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     n = len(emu.calls_by(None, group.id))
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert len(emu.calls_by(None, group.id)) <= n + 1
     assert gid not in await live.store.live_games()

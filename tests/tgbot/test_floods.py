@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from tgbot.handlers import commands as handlers
+from tgbot.handlers import common as handlers
 
 from tgbot.views import render
 
@@ -46,7 +46,7 @@ async def test_transient_errors_never_mark_a_player_unreachable(live, error):
     await a.send(group, "/rules")  # the rules go to a's private chat: refused
     await c.send(group, "/start_game")  # b is told privately that a lobby opened: refused
     await live.settle()
-    await asyncio.gather(*list(handlers._BACKGROUND))
+    await asyncio.gather(*list(handlers.BACKGROUND))
     assert any(e["error_code"] == error.code and e["params"].get("chat_id") in (b.id, str(b.id)) for e in emu.errors)
     assert any(e["error_code"] == error.code and e["params"].get("chat_id") in (a.id, str(a.id)) for e in emu.errors)
     assert await live.store.can_dm(a.id) and await live.store.can_dm(b.id)

@@ -174,7 +174,7 @@ async def test_a_group_unwritable_for_the_lobby_timeout_retires_its_game(live):
     await live.settle()
     table = await live.store.load(gid)
     assert table.status is Status.CANCELLED and table.ended == RetireReason.UNWRITABLE and table.group_access is GroupAccess.GONE
-    assert table.deadline is None and gid not in live.app.bot_data["svc"].timers._handles
+    assert table.deadline is None and gid not in live.app.bot_data["services"].timers._handles
     assert gid not in await live.store.live_games() and await live.store.chat_game(group.id, None) is None
     assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")  # no result: never counted
     assert not _bot_messages_since(emu, group, since)
@@ -203,7 +203,7 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
     await live.settle()
     table = await live.store.load(gid)
     assert table.status is Status.CANCELLED and table.ended == reason and table.group_access is GroupAccess.GONE
-    assert gid not in await live.store.live_games() and gid not in live.app.bot_data["svc"].timers._handles
+    assert gid not in await live.store.live_games() and gid not in live.app.bot_data["services"].timers._handles
     assert await live.store.chat_game(group.id, topic) is None
     other_table = await live.store.load(other)
     if how == "topic_deleted":

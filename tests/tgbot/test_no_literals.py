@@ -20,7 +20,7 @@ SRC = Path(tgbot.__file__).resolve().parent
 #: Calls whose string arguments reach users.
 SENDING = {
     "send_message", "reply_text", "edit_message_text", "edit_text", "answer", "InlineKeyboardButton", "BotCommand",
-    "_button", "Rendered", "_reply", "set_my_commands", "set_my_description", "set_my_short_description",
+    "_button", "Rendered", "_reply", "reply", "tell", "set_my_commands", "set_my_description", "set_my_short_description",
 }
 #: Calls whose string arguments are msgids or never shown.
 EXEMPT_CALLS = {"t", "n", "N_", "Np_", "debug", "info", "warning", "error", "exception", "critical"}

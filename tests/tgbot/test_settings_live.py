@@ -43,7 +43,7 @@ async def test_game_end_stats_once_play_again_and_record(live):
     group = emu.add_group(-1009001, "Клуб", members=[a, b, c], admins=[a])
     gid = await live.open_game(group, [a, b, c])
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     t = await live.store.load(gid)
     assert t.status is Status.OVER
@@ -52,7 +52,7 @@ async def test_game_end_stats_once_play_again_and_record(live):
     before = [await stats.totals(live.store, u.id) for u in (a, b, c)]
     assert all(tot.games == 1 for tot, _ in before)
     await stats.count_game(live.store, t)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert [await stats.totals(live.store, u.id) for u in (a, b, c)] == before
     # the result names every player's bluffs; every panel is final, only the record button

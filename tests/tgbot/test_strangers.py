@@ -27,6 +27,17 @@ def _docs(emu, user):
     return [m for m in emu.chat_messages(user.id, from_bot=True) if m.document is not None]
 
 
+def _first_call(emu, since, method, test):
+    """The index of the first ``method`` call from ``since`` on in the emulator's log that passes ``test``."""
+    return next(i for i, call in enumerate(emu.calls) if i >= since and call["method"] == method and test(call))
+
+
+def _answered_first(emu, since, code, method, test=lambda call: True):
+    """The tap answered with ``code`` was answered before the first such ``method`` call (issue 15 item 6)."""
+    answered = _first_call(emu, since, "answerCallbackQuery", lambda call: call["params"].get("text") == render.answer(code, "ru"))
+    return answered < _first_call(emu, since, method, test)
+
+
 async def test_record_only_after_the_end_and_once_per_player(live):
     emu = live.emu
     a, b, c = _people(emu, 1400)
@@ -38,13 +49,15 @@ async def test_record_only_after_the_end_and_once_per_player(live):
     await live.settle()
     assert ans["text"] == render.answer("record_not_yet", "ru") and _docs(emu, b) == []
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.OVER
     final = live.panel(b, gid)
+    since = len(emu.calls)
     first = await (await b.tap(final, cb(final, "d:")[0])).answer(15)
     await live.settle()
     assert first["text"] == render.answer("record_sent", "ru") and len(_docs(emu, b)) == 1
+    assert _answered_first(emu, since, "record_sent", "sendDocument")
     for _ in range(3):
         again = await (await b.tap(final, cb(final, "d:")[0])).answer(15)
         assert again["text"] == render.answer("record_again", "ru")
@@ -165,7 +178,7 @@ async def test_every_button_refuses_a_stranger(live):
     from dataclasses import replace
     from tgbot.game import model
     await live.store.transact(gid, lambda cur: model.Change(replace(cur, seats=model._with_seat(cur.seats, idle, ai=True))))
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await a.send(group, "/leave")
     await a.send(group, "/stop_game")
     await live.settle()
@@ -178,7 +191,7 @@ async def test_every_button_refuses_a_stranger(live):
     await _press_all(live, admin, [m for m in confirms if cb(m, "y:")], gid, group.id)
     # the end: final panels (the record) and the board (play again)
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     seen = await _press_all(live, s, _keyboards(emu, [group.id, a.id, b.id, c.id]), gid, group.id)
     assert {"d", "n"} <= seen
@@ -196,7 +209,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
     await live.settle()
     await play_on(live.store, gid)
-    live.app.bot_data["svc"].syncer.request(gid)
+    live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     board = emu.last_message(group.id, lambda m: cb(m, "n:"))
     # a member who did not play can't open it for them
@@ -204,6 +217,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     await live.settle()
     assert ans["text"] == render.answer("not_allowed", "ru") and (await live.store.chat_game(group.id, None)) is None
     # a player can: the AI seat comes along, the presser sits, the others are only invited
+    since = len(emu.calls)
     await (await b.tap(board, cb(board, "n:")[0])).answer(15)
     await live.settle()
     again = await live.store.chat_game(group.id, None)
@@ -211,6 +225,8 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if x.bot) == 1
     for u in (a, c):
         assert emu.last_message(u.id, lambda m: render.title(again) in (m.text or "")) is not None
+    invited = {a.id, c.id, str(a.id), str(c.id)}
+    assert _answered_first(emu, since, "reopened", "sendMessage", lambda call: call["params"].get("chat_id") in invited)
     assert emu.last_message(s.id, lambda m: render.title(again) in (m.text or "")) is None
     # who taps Join takes a seat
     lobby = emu.last_message(group.id, lambda m: cb(m, f"j:{again.id}"))

@@ -1,36 +1,35 @@
-"""Building the PTB :class:`~telegram.ext.Application`: handlers, defaults, rate limiter.
+"""The PTB :class:`~telegram.ext.Application`: which handler gets which update, defaults, rate limiter.
 
 The Application has no Updater: updates reach it from the stored stream (:mod:`tgbot.ingest.stream`,
-:mod:`tgbot.process.runner`), one :meth:`~telegram.ext.Application.process_update` each.
+:mod:`tgbot.process.runner`), one :meth:`~telegram.ext.Application.process_update` each. Commands
+are new messages only (``filters.UpdateType.MESSAGE``: an edited message never runs one again);
+taps go to one :class:`~telegram.ext.CallbackQueryHandler` per action, by their op's code.
 """
 
 from __future__ import annotations
 
-import logging
+from typing import Any
 
-from telegram import LinkPreviewOptions
+from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats, LinkPreviewOptions
 from telegram.constants import ParseMode
-from telegram.request import BaseRequest
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
     ChatMemberHandler,
     CommandHandler,
-    MessageHandler,
     Defaults,
+    MessageHandler,
     filters,
 )
+from telegram.request import BaseRequest
 
-from tgbot.handlers import commands as handlers
+from tgbot.codec import Op, pattern
+from tgbot.handlers import admin, chat, language, lobby, play, private
 from tgbot.handlers.budget import ReplyGate
-from tgbot.i18n import N_
+from tgbot.handlers.common import TapAction, answer_unknown_tap, answering, on_error
+from tgbot.i18n import LANGUAGES, N_, translator
 from tgbot.process.ratelimit import RateLimiter
 from tgbot.settings import Settings
-
-__all__ = ["build_application", "COMMANDS"]
-
-
-log = logging.getLogger(__name__)
 
 #: Commands registered with setMyCommands: (command, description msgid), per chat kind.
 GROUP_COMMANDS = (
@@ -60,11 +59,32 @@ PRIVATE_COMMANDS = (
 COMMANDS = {"group": GROUP_COMMANDS, "private": PRIVATE_COMMANDS}
 
 
-def build_application(settings: Settings, request: BaseRequest | None = None) -> Application:
-    """The bot's Application, without an Updater (:mod:`tgbot.process.runner` feeds it). ``request``: the
-    HTTP layer for every Bot API call (default PTB's httpx; the benchmark passes a fake)."""
-    # Telegram's limits (Bot FAQ: about 30 messages a second overall, 20 a minute per group),
-    # kept by the one active process (tgbot/process/ratelimit.py).
+#: Each tap's action, by op (one CallbackQueryHandler each); an action checks who may press.
+TAPS: tuple[tuple[TapAction, tuple[Op, ...]], ...] = (
+    (lobby.join, (Op.JOIN,)),
+    (lobby.leave, (Op.LEAVE,)),
+    (lobby.quit_game, (Op.QUIT,)),
+    (lobby.manage, (Op.START, Op.CANCEL, Op.VARIANT, Op.ADDBOT, Op.RMBOT)),
+    (lobby.play_again, (Op.AGAIN,)),
+    (play.show_panel, (Op.PICK, Op.REFRESH)),
+    (play.act, (Op.PLAY, Op.CHALLENGE, Op.BELIEVE)),
+    (play.take_back, (Op.TAKEBACK,)),
+    (play.send_record, (Op.REC,)),
+    (admin.confirm_stop, (Op.STOPOK,)),
+    (admin.set_timer, (Op.TIMER,)),
+    (admin.apply_setting, (Op.SETTINGS,)),
+    (language.set_language, (Op.LANG,)),
+)
+
+#: ``/start j<game id>``: a join deep link (:func:`lobby.join`).
+JOIN_LINK = filters.Regex(rf"^/start(@\w+)?\s+{lobby.JOIN_PAYLOAD}\S")
+
+
+def build_application(settings: Settings, request: BaseRequest | None = None) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The bot's Application, without an Updater. ``request``: the HTTP layer of every Bot API
+    call (default PTB's httpx; the benchmark passes a fake)."""
+    # Telegram's limits (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
+    # about 30 messages a second overall, 20 a minute per group.
     limiter = RateLimiter(
         group_max=settings.rate_group_max,
         group_period=settings.rate_group_period,
@@ -74,34 +94,59 @@ def build_application(settings: Settings, request: BaseRequest | None = None) ->
     builder = Application.builder().updater(None)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
-    app = (
-        builder
-        .token(settings.bot_token)
-        .base_url(settings.telegram_base_url)
-        .base_file_url(settings.base_file_url)
-        .defaults(Defaults(parse_mode=ParseMode.HTML, do_quote=False, link_preview_options=LinkPreviewOptions(is_disabled=True)))
-        .rate_limiter(limiter)
-        .build()
+    defaults = Defaults(parse_mode=ParseMode.HTML, do_quote=False, link_preview_options=LinkPreviewOptions(is_disabled=True))
+    application = (
+        builder.token(settings.bot_token).base_url(settings.telegram_base_url).base_file_url(settings.base_file_url)
+        .defaults(defaults).rate_limiter(limiter).build()
     )
-    app.bot_data["settings"] = settings
-    # New messages only: an edited message never runs a command again.
+    application.bot_data["settings"] = settings
+    _add_commands(application)
+    for action, ops in TAPS:
+        application.add_handler(CallbackQueryHandler(answering(action), pattern=pattern(*ops)))
+    application.add_handler(CallbackQueryHandler(answer_unknown_tap))
+    application.add_handler(ChatMemberHandler(chat.member_left, ChatMemberHandler.CHAT_MEMBER))
+    application.add_handler(ChatMemberHandler(chat.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))
+    application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, chat.on_migrate))
+    application.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, chat.on_left_member))
+    application.add_error_handler(on_error)
+    return application
+
+
+def _add_commands(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """The commands' handlers, new messages only; a group's command in private gets a hint."""
     new = filters.UpdateType.MESSAGE
-    # Before a group command's own handler: who asked what, so its reply in the group is
-    # bounded and never at a running game's expense (tgbot/handlers/budget.py).
-    app.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.GROUPS & new, ReplyGate().check), group=-1)
-    for command, callback in (
-        ("start_game", handlers.start_game), ("stop_game", handlers.stop_game), ("board", handlers.board_command),
-        ("start", handlers.start_private), ("help", handlers.help_command), ("rules", handlers.rules_command),
-        ("language", handlers.language_command), ("add_bot", handlers.add_bot_command), ("leave", handlers.leave_command),
-        ("timer", handlers.timer_command), ("settings", handlers.settings_command), ("stats", handlers.stats_command),
-        ("top", handlers.top_command), ("kick", handlers.kick_command), ("notify_me", handlers.notify_command),
-        ("forget_me", handlers.forget_command),
+    groups, private_chat = filters.ChatType.GROUPS & new, filters.ChatType.PRIVATE & new
+    # First (group -1): who asked what in a group, so its reply there is bounded (budget.py).
+    application.add_handler(MessageHandler(filters.COMMAND & groups, ReplyGate().check), group=-1)
+    for command, callback, where in (
+        ("start", private.join_by_link, private_chat & JOIN_LINK),
+        ("start", private.start_private, private_chat),
+        ("start", private.help_command, groups),
+        ("start_game", lobby.start_game, groups),
+        ("timer", admin.timer_command, groups),
+        ("settings", admin.settings_command, groups),
+        ("notify_me", private.notify_command, groups),
+        (["start_game", "timer", "settings", "notify_me"], private.group_only, private_chat),
+        ("stop_game", admin.stop_game, new),
+        ("board", play.board_command, new),
+        ("help", private.help_command, new),
+        ("rules", private.rules_command, new),
+        ("language", language.language_command, new),
+        ("add_bot", lobby.add_bot_command, new),
+        ("leave", lobby.leave_command, new),
+        ("stats", private.stats_command, new),
+        ("top", private.top_command, new),
+        ("kick", admin.kick_command, new),
+        ("forget_me", private.forget_command, new),
     ):
-        app.add_handler(CommandHandler(command, callback, filters=new))
-    app.add_handler(ChatMemberHandler(handlers.member_left, ChatMemberHandler.CHAT_MEMBER))
-    app.add_handler(CallbackQueryHandler(handlers.on_tap))
-    app.add_handler(ChatMemberHandler(handlers.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))
-    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.on_migrate))
-    app.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.on_left_member))
-    app.add_error_handler(handlers.on_error)
-    return app
+        application.add_handler(CommandHandler(command, callback, filters=where))
+
+
+async def register_commands(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """setMyCommands for groups and private chats, in every supported language (the default
+    set in the default language)."""
+    for kind, scope in (("group", BotCommandScopeAllGroupChats()), ("private", BotCommandScopeAllPrivateChats())):
+        for code in (None, *LANGUAGES):
+            translated = translator(code)
+            commands = [BotCommand(command, translated.t(description)) for command, description in COMMANDS[kind]]
+            await application.bot.set_my_commands(commands, scope=scope, language_code=code)

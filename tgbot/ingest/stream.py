@@ -47,8 +47,8 @@ return added
 
 
 class Outcome:
-    """How one update's processing went, set by the error handler
-    (:func:`tgbot.handlers.commands.on_error`): ``retry`` after a Redis failure (try again),
+    """How the processing of one update went, filled by the error handler
+    (:func:`tgbot.handlers.common.on_error`): ``retry`` when it met a failure of Redis (try again),
     ``fenced`` when a commit found a newer active process."""
 
     def __init__(self) -> None:

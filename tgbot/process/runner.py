@@ -23,7 +23,7 @@ from telegram import Update
 from telegram.error import BadRequest, InvalidToken
 from telegram.ext import Application
 
-from tgbot.handlers import commands as handlers
+from tgbot import handlers
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
 from tgbot.ingest.stream import Ingest, Outcome, outcome
@@ -162,7 +162,7 @@ class Runner:
             syncer.request(after.id)
 
         store.on_commit = on_commit
-        self.app.bot_data["svc"] = handlers.Services(self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers)
+        self.app.bot_data["services"] = handlers.Services(self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers)
         if isinstance(bot.rate_limiter, RateLimiter) and lease.previous_renewal is not None:
             # the previous holder may have sent messages until its lease lapsed
             limiter = bot.rate_limiter

@@ -25,7 +25,7 @@ import core
 from core.cards import RANKS, Hand, Rank
 
 from tgbot.codec import Tap, encode, person
-from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
+from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, seat_language, translator
 from tgbot.game.model import REMIND_AT, Answer, RetireReason, Status, Table
 
 if TYPE_CHECKING:
@@ -434,7 +434,7 @@ def result_line(table: Table, result: core.Result, tr: Translator) -> str:
 
 def seat_translator(table: Table, seat: int) -> Translator:
     """The translator of seat ``seat``'s private messages: ``Seat.lang``, else the table's."""
-    return translator(table.seats[seat].lang or table.lang)
+    return translator(seat_language(table, seat))
 
 
 # -- private panel ---------------------------------------------------------------------------------

@@ -1,0 +1,63 @@
+"""/language: a group's language (chat admins) or a person's own, and its buttons."""
+
+from __future__ import annotations
+
+import contextlib
+
+from telegram import MaybeInaccessibleMessage, Message, Update
+from telegram.constants import ChatType
+from telegram.error import BadRequest
+from telegram.ext import ContextTypes
+
+from tgbot import i18n
+from tgbot.game import model
+from tgbot.game.model import Answer, RefusedError, Status
+from tgbot.handlers.common import Press, Services, TapDone, group_language, private_language, reply, services_of
+from tgbot.handlers.identity import is_admin
+from tgbot.views import render
+
+
+async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/language``: in a group, buttons for the group's language (chat admins); in private,
+    for the person's own language."""
+    services, chat = services_of(context), update.effective_chat
+    assert chat is not None
+    group = chat.type != ChatType.PRIVATE
+    language = await group_language(services, chat.id) if group else await private_language(services, update)
+    menu = render.language_menu(language, group)
+    await reply(update, menu.text, menu.markup)
+
+
+async def set_group_language(services: Services, chat_id: int, message: MaybeInaccessibleMessage | None, language: str) -> None:
+    """Store the group's language; the open lobby of the message's topic follows it."""
+    await services.store.set_chat_settings(chat_id, lang=language)
+    thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
+    table = await services.store.chat_game(chat_id, thread)
+    if table is not None and table.status is Status.LOBBY:
+        await services.store.transact(table.id, lambda table: model.set_lang(table, language))
+        services.syncer.request(table.id)
+
+
+async def set_language(press: Press) -> TapDone:
+    """A /language choice: stored; the open lobby (group) or the person's live seats (private)
+    follow it; answered in the new language, then the menu becomes the confirmation."""
+    services, language, message = press.services, i18n.supported(press.tap.arg), press.query.message
+    if language is None or message is None:
+        raise RefusedError(Answer.BAD_BUTTON)
+    group = message.chat.type != ChatType.PRIVATE
+    if group:
+        if not await is_admin(press.context, message.chat.id, press.update):
+            raise RefusedError(Answer.ADMINS_ONLY)
+        await set_group_language(services, message.chat.id, message, language)
+    else:
+        await services.store.set_user_lang(press.user_id, language)
+        for table in await services.store.user_games(press.user_id):
+            await services.store.transact(table.id, lambda table: model.set_seat_lang(table, press.user_id, language))
+            services.syncer.request(table.id)
+
+    async def confirm() -> None:
+        if isinstance(message, Message):
+            with contextlib.suppress(BadRequest):  # not modified
+                await message.edit_text(render.language_set(language, group))
+
+    return TapDone(Answer.OK, language=language, then=confirm)

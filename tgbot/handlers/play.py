@@ -1,0 +1,107 @@
+"""Playing: /board and the game's taps (pick cards, play, challenge, believe, refresh, take the
+seat back, get the game's record)."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import InputFile, Update
+from telegram.error import Forbidden, TelegramError
+from telegram.ext import ContextTypes
+
+import core
+from core.cards import Hand, Rank
+from tgbot.codec import Op
+from tgbot.game import model
+from tgbot.game.model import Answer, RefusedError, Status
+from tgbot.handlers import budget
+from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel, services_of
+from tgbot.storage import stats
+from tgbot.views import render
+
+log = logging.getLogger(__name__)
+
+
+async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/board``: post the chat's board anew at the bottom."""
+    services = services_of(context)
+    table, _ = await chat_table(services, update)
+    if table is None or await budget.hush(update) is not None:
+        return
+    await services.syncer.post_board(table)
+
+
+async def show_panel(press: Press) -> TapDone:
+    """Pick cards or refresh: the tapped panel is redrawn after the answer (no write to Redis)."""
+    tap = press.tap
+    table = await press.services.store.load(tap.game_id)
+    seat = table.seat_of(press.user_id) if table is not None else None
+    if table is None or table.state is None or seat is None:
+        return TapDone(Answer.NO_GAME if table is None else Answer.NOT_SEATED, table, sync=False)
+    code, picks = Answer.REFRESHED if tap.op is Op.REFRESH else Answer.OK, ""
+    if tap.op is Op.PICK:
+        if tap.action_count != table.action_count or table.state.current != seat:
+            code = Answer.STALE
+        elif table.state.hands[seat].contains(Hand.from_str(tap.cards)):
+            picks = tap.cards
+        else:
+            code = Answer.CARDS_NOT_IN_HAND
+
+    async def redraw() -> None:
+        await redraw_panel(press, table, picks)
+
+    return TapDone(code, table, then=redraw, sync=False)
+
+
+async def act(press: Press) -> TapDone:
+    """Play, challenge or believe, at the moment the keyboard was drawn for (else ``stale``)."""
+    tap = press.tap
+    action: core.Action
+    if tap.op is Op.PLAY:
+        action = core.Play(Hand.from_str(tap.cards).ranks(), Rank.from_str(tap.claim))
+    else:
+        action = core.Challenge() if tap.op is Op.CHALLENGE else core.Believe()
+    now = press.services.now()
+    done = await press.services.store.transact(
+        tap.game_id, lambda table: model.act(table, press.user_id, tap.action_count, action, now)
+    )
+    return TapDone(done.change.reply, done.change.table)
+
+
+async def take_back(press: Press) -> TapDone:
+    """The player takes their seat back from the AI."""
+    now = press.services.now()
+    done = await press.services.store.transact(press.tap.game_id, lambda table: model.take_back(table, press.user_id, now))
+    return TapDone(done.change.reply, done.change.table)
+
+
+async def send_record(press: Press) -> TapDone:
+    """The game's record (``cheat-record/1`` with the players' names) as a file in the player's
+    private chat, after the answer: once the game is over, at most once per player and game."""
+    services, user_id = press.services, press.user_id
+    table = await services.store.load(press.tap.game_id)
+    if table is None:
+        raise RefusedError(Answer.NO_GAME)
+    seat = table.seat_of(user_id)
+    if seat is None or not table.seats[seat].human:
+        raise RefusedError(Answer.NOT_SEATED)
+    if table.status is not Status.OVER:
+        # it holds every hand and the seed: never while the game runs
+        raise RefusedError(Answer.RECORD_NOT_YET if table.live else Answer.NO_GAME)
+    deal, moves = await services.store.record(table.id)
+    record = stats.record_of_game(table, deal, moves, render.plain_names(table))
+    if record is None:
+        raise RefusedError(Answer.NO_GAME)
+    if not await services.store.first_time(table.id, "record", user_id):
+        return TapDone(Answer.RECORD_AGAIN)  # a tap never sends it twice
+    document = InputFile(record.to_json(indent=1).encode(), filename=stats.RECORD_FILE.format(gid=table.id))
+
+    async def send() -> None:
+        try:
+            await press.context.bot.send_document(user_id, document)
+        except Forbidden:
+            await services.store.set_dm(user_id, False)
+        except TelegramError as error:  # transient: the record is lost, a new game's can be asked
+            log.info("record of %s not sent to %s: %s", table.id, user_id, error)
+
+    return TapDone(Answer.RECORD_SENT, then=send)
