@@ -32,7 +32,6 @@ KNOWN_LONG_TGBOT = frozenset(
 KNOWN_BIG_MODULES = frozenset(
     {
         "tgbot/handlers/commands.py",
-        "tgbot/game/model.py",
         "tgbot/views/render.py",
         "tgbot/owner/store.py",
         "tgbot/views/sync.py",

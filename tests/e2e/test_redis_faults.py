@@ -17,7 +17,7 @@ from tests.e2e.test_full_game import open_table
 from tests.fakes.botapi import BotAPIEmulator
 from tests.redis_server import RedisServer
 from tests.tgbot.live import cb
-from tgbot.game.model import Table as BotTable
+from tgbot.game.table import Table as BotTable
 from tgbot.storage.stats import record_of_game
 
 pytestmark = pytest.mark.e2e

@@ -237,7 +237,7 @@ def repeated_calls(emu: BotAPIEmulator, takeovers: list[float]) -> list[dict]:
 def announcements(emu: BotAPIEmulator, table: Table, stored_table: Any, deal: list[str], log: list[dict]) -> tuple[list[str], list[str]]:
     """The showdowns and beliefs the group should see, in order (from the stored record), and
     those of them it was sent, in the order sent."""
-    from tgbot.game.model import event_to_dict
+    from tgbot.game.play import event_to_dict
 
     state = core.from_deal(stored_table.variant, [core.Hand.from_str(h) for h in deal])
     expected = []

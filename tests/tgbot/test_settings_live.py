@@ -16,7 +16,7 @@ import core
 from core.record import Record, replay
 from tgbot.views import render
 from tgbot.storage import stats
-from tgbot.game.model import Status
+from tgbot.game.table import Status
 from tgbot.owner.store import Store
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture

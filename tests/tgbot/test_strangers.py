@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tgbot.views import render
-from tgbot.game.model import Status
+from tgbot.game.table import Status
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 
@@ -163,8 +163,8 @@ async def test_every_button_refuses_a_stranger(live):
     t = await live.store.load(gid)
     idle = (t.state.current + 1) % 3
     from dataclasses import replace
-    from tgbot.game import model
-    await live.store.transact(gid, lambda cur: model.Change(replace(cur, seats=model._with_seat(cur.seats, idle, ai=True))))
+    from tgbot.game.table import Change, with_seat
+    await live.store.transact(gid, lambda cur: Change(replace(cur, seats=with_seat(cur.seats, idle, ai=True))))
     live.app.bot_data["svc"].syncer.request(gid)
     await a.send(group, "/leave")
     await a.send(group, "/stop_game")

@@ -44,7 +44,7 @@ from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
 from tgbot.handlers.identity import actor_id, is_admin
-from tgbot.game.model import Status
+from tgbot.game.table import Status
 from tgbot.owner.store import Store
 
 __all__ = ["ASKER", "REPLY_CAP", "REPLY_WINDOW", "Asker", "Hush", "ReplyBudget", "ReplyGate", "command_key", "game_running", "hush"]

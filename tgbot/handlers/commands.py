@@ -1,7 +1,7 @@
 """Handlers: decode the update, run one transaction, answer the tap, request a view sync.
 
 Handlers stay thin (DESIGN.md): rules live in ``core``, table transitions in
-:mod:`tgbot.game.model`, the transaction in :mod:`tgbot.owner.store`, texts in :mod:`tgbot.views.render`, and
+:mod:`tgbot.game`, the transaction in :mod:`tgbot.owner.store`, texts in :mod:`tgbot.views.render`, and
 Telegram's views in :mod:`tgbot.views.sync`. A tap is answered before the views are synced, so an
 answer never waits on a rate limiter.
 """
@@ -27,7 +27,12 @@ from tgbot.handlers import budget
 
 from tgbot.storage import chatmove
 
-from tgbot.game import model
+from tgbot.game import play
+from tgbot.game.lobby import (
+    add_bot, cancel, join, join_by_link, kick, leave, link_offered_to,
+    member_gone, offer_link, open_lobby, rematch, remove_bot, set_lang, set_seat_lang, set_variant, start,
+)
+from tgbot.game.table import Answer, Change, RefusedError, Seat, Status, Table
 
 from tgbot.views import render
 
@@ -37,7 +42,6 @@ from tgbot.handlers.identity import departed_user, replied_user, telegram_says_g
 from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode, person
 from tgbot.ingest.stream import outcome
 from tgbot.i18n import Translator, DEFAULT_LANGUAGE, pick_language, private_language, supported, translator
-from tgbot.game.model import Answer, Change, RefusedError, Seat, Status, Table
 from tgbot.process.clock import RedisClock
 from tgbot.process.ratelimit import Throttled
 from tgbot.settings import Settings
@@ -82,7 +86,7 @@ class Services:
 
 
 def timing(s: "Services", turn_timeout: float) -> dict:
-    """The timer arguments of :func:`tgbot.game.model.start`: the chat's turn timeout, the AI seats'
+    """The timer arguments of :func:`tgbot.game.lobby.start`: the chat's turn timeout, the AI seats'
     pause range (AI_PAUSE_MIN/MAX) and their least pause, the group's message spacing (RATE_GROUP_PERIOD / RATE_GROUP_MAX), so the
     board keeps up with the bots."""
     st = s.settings
@@ -93,7 +97,7 @@ async def _start_fn(s: "Services", table: Table, user_id: int | None, admin: boo
     seed, now = secrets.randbits(64), s.now()
     kw = timing(s, await s.store.chat_turn_timeout(table.chat_id, s.settings.turn_timeout))
     shuffle = (await s.store.chat_settings(table.chat_id)).shuffle
-    return lambda t: model.start(t, user_id, admin, seed, now=now, shuffle=shuffle, **kw)
+    return lambda t: start(t, user_id, admin, seed, now=now, shuffle=shuffle, **kw)
 
 
 def svc(context: ContextTypes.DEFAULT_TYPE) -> Services:
@@ -200,9 +204,9 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     now = s.now()
     creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
     variant = (await s.store.chat_settings(chat.id)).variant or "russian"
-    table = model.open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout, variant=variant, lang=tr.lang)
+    table = open_lobby(gid, chat.id, thread, creator, chat.title or "", now, s.settings.lobby_timeout, variant=variant, lang=tr.lang)
     if creator and await s.store.can_dm(creator):
-        table = model.join(table, await _seat_for(s, update, chat.id), now, s.settings.lobby_timeout).table
+        table = join(table, await _seat_for(s, update, chat.id), now, s.settings.lobby_timeout).table
     await _open(s, table)
 
 
@@ -269,7 +273,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _reply(update, rendered.text, rendered.markup)
         return
     try:
-        await s.store.transact(table.id, lambda t: model.cancel(t, user_id, admin))
+        await s.store.transact(table.id, lambda t: cancel(t, user_id, admin))
     except RefusedError as e:
         await _reply(update, render.answer(e.code, tr.lang))
         return
@@ -299,7 +303,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     names, now = render.BOT_NAMES, s.now()
     user_id, admin = await may_manage(context, table, update)
     try:
-        done = await s.store.transact(table.id, lambda t: model.add_bot(t, names, now, s.settings.lobby_timeout, user_id=user_id, is_admin=admin))
+        done = await s.store.transact(table.id, lambda t: add_bot(t, names, now, s.settings.lobby_timeout, user_id=user_id, is_admin=admin))
     except RefusedError as e:
         await _reply(update, render.answer(e.code, table.lang))
         return
@@ -321,7 +325,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         return
     if table.status is Status.LOBBY:
         try:
-            await s.store.transact(table.id, lambda t: model.leave(t, user.id, s.now(), s.settings.lobby_timeout))
+            await s.store.transact(table.id, lambda t: leave(t, user.id, s.now(), s.settings.lobby_timeout))
         except RefusedError as e:
             await _reply(update, render.answer(e.code, tr.lang))
             return
@@ -396,12 +400,12 @@ async def _unseat_everywhere(s: Services, chat_id: int, user_id: int) -> None:
     """``user_id`` is no longer a member of ``chat_id``: in each live game of the chat (the
     chat's games index, :meth:`Store.chat_games`: General and every forum topic) the AI takes
     their seat in a running game, and a lobby drops their seat and their join link offer
-    (:func:`model.member_gone`)."""
+    (:func:`member_gone`)."""
     for table in await s.store.chat_games(chat_id):
         if table.seat_of(user_id) is None and user_id not in table.link_offers:
             continue
         try:
-            await s.store.transact(table.id, lambda t: model.member_gone(t, user_id, s.now(), s.settings.lobby_timeout))
+            await s.store.transact(table.id, lambda t: member_gone(t, user_id, s.now(), s.settings.lobby_timeout))
         except RefusedError:
             continue  # the game ended meanwhile
         log.info("user %s left chat %s: off game %s", user_id, chat_id, table.id)
@@ -442,13 +446,13 @@ async def _join_by_link(s: Services, context: ContextTypes.DEFAULT_TYPE, update:
     try:
         if lobby is None:
             raise RefusedError(Answer.NO_GAME)
-        if not model.link_offered_to(lobby, user.id):
+        if not link_offered_to(lobby, user.id):
             raise RefusedError(Answer.LINK_NOT_YOURS)
         if await telegram_says_gone(context, lobby.chat_id, user.id):
             await _unseat_everywhere(s, lobby.chat_id, user.id)  # the bot missed their leaving
             raise RefusedError(Answer.LINK_NOT_YOURS)
         seat = await _seat_for(s, update, lobby.chat_id)
-        done = await s.store.transact(gid, lambda t: model.join_by_link(t, seat, s.now(), s.settings.lobby_timeout))
+        done = await s.store.transact(gid, lambda t: join_by_link(t, seat, s.now(), s.settings.lobby_timeout))
     except RefusedError as e:
         await _reply(update, render.answer(e.code, tr.lang))
         return
@@ -523,7 +527,7 @@ async def _set_language(s: Services, context: ContextTypes.DEFAULT_TYPE, update:
     else:
         await s.store.set_user_lang(user_id, lang)
         for table in await s.store.user_games(user_id):
-            await s.store.transact(table.id, lambda t: model.set_seat_lang(t, user_id, lang))
+            await s.store.transact(table.id, lambda t: set_seat_lang(t, user_id, lang))
             s.syncer.request(table.id)
     try:
         await query.message.edit_text(render.language_set(lang, group))  # type: ignore[union-attr]
@@ -538,7 +542,7 @@ async def _set_group_lang(s: Services, chat_id: int, message, lang: str) -> None
     thread = message.message_thread_id if getattr(message, "is_topic_message", False) else None
     table = await s.store.chat_game(chat_id, thread)
     if table is not None and table.status is Status.LOBBY:
-        await s.store.transact(table.id, lambda t: model.set_lang(t, lang))
+        await s.store.transact(table.id, lambda t: set_lang(t, lang))
         s.syncer.request(table.id)
 
 
@@ -626,7 +630,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     user_id, admin = await may_manage(context, table, update)
     now = s.now()
     try:
-        done = await s.store.transact(table.id, lambda t: model.kick(t, target.id, user_id, admin, now, s.settings.lobby_timeout))
+        done = await s.store.transact(table.id, lambda t: kick(t, target.id, user_id, admin, now, s.settings.lobby_timeout))
     except RefusedError as e:
         await _reply(update, render.answer(e.code, tr.lang))
         return
@@ -700,7 +704,7 @@ async def _play_again(s: Services, context: ContextTypes.DEFAULT_TYPE, update: U
         return "reopened" if current is not None and current.id == gid else "already_open"
     reachable = {presser} if presser and await s.store.can_dm(presser) else set()
     try:
-        table = model.rematch(old, gid, presser, s.now(), s.settings.lobby_timeout, reachable)
+        table = rematch(old, gid, presser, s.now(), s.settings.lobby_timeout, reachable)
     except RefusedError:
         await s.store.release_chat(old.chat_id, old.thread_id, gid)
         raise
@@ -798,9 +802,9 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         if lobby is None:
             raise RefusedError(Answer.NO_GAME)
         seat = await _seat_for(s, update, lobby.chat_id)
-        fn = lambda t: model.join(t, seat, now, timeout)  # noqa: E731
+        fn = lambda t: join(t, seat, now, timeout)  # noqa: E731
     elif tap.op == "leave":
-        fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
+        fn = lambda t: leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op in ("start", "cancel", "variant"):
         table = await s.store.load(gid)
         if table is None:
@@ -809,9 +813,9 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         if tap.op == "start":
             fn = await _start_fn(s, table, user_id, admin)
         elif tap.op == "cancel":
-            fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
+            fn = lambda t: cancel(t, user_id, admin)  # noqa: E731
         else:
-            fn = lambda t: model.set_variant(t, user_id, tap.arg, admin, now, timeout)  # noqa: E731
+            fn = lambda t: set_variant(t, user_id, tap.arg, admin, now, timeout)  # noqa: E731
     elif tap.op in ("addbot", "rmbot"):
         # AI seats are the creator's or a chat admin's to add and remove
         table = await s.store.load(gid)
@@ -820,11 +824,11 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         user_id, admin = await may_manage(context, table, update)
         if tap.op == "addbot":
             names = render.BOT_NAMES
-            fn = lambda t: model.add_bot(t, names, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
+            fn = lambda t: add_bot(t, names, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
         else:
-            fn = lambda t: model.remove_bot(t, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
+            fn = lambda t: remove_bot(t, now, timeout, user_id=user_id, is_admin=admin)  # noqa: E731
     elif tap.op == "takeback":
-        fn = lambda t: model.take_back(t, user_id, now)  # noqa: E731
+        fn = lambda t: play.take_back(t, user_id, now)  # noqa: E731
     elif tap.op == "quit":
         # the confirmation acts for the player it was offered to, no one else
         table = await s.store.load(gid)
@@ -835,7 +839,7 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
             raise RefusedError(Answer.NOT_SEATED)
         if tap.arg != str(seat):
             raise RefusedError(Answer.NOT_FOR_YOU)
-        fn = lambda t: model.leave(t, user_id, now, timeout)  # noqa: E731
+        fn = lambda t: leave(t, user_id, now, timeout)  # noqa: E731
     elif tap.op == "timer":
         return TapDone(await _set_timer(s, context, update, tap))
     elif tap.op == "settings":
@@ -852,10 +856,10 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
         # the confirmation acts for who asked (an anonymous admin's: for any admin)
         if tap.arg != person(user_id) and not (tap.arg == person(0) and admin):
             raise RefusedError(Answer.NOT_FOR_YOU if admin or user_id == table.creator else Answer.NOT_ALLOWED)
-        fn = lambda t: model.cancel(t, user_id, admin)  # noqa: E731
+        fn = lambda t: cancel(t, user_id, admin)  # noqa: E731
     else:
         action = _action_of(tap)
-        fn = lambda t: model.act(t, user_id, tap.action_count, action, now)  # noqa: E731
+        fn = lambda t: play.act(t, user_id, tap.action_count, action, now)  # noqa: E731
     if tap.op in ("join", "addbot"):
         # another transaction may follow (the sixth player starts the game): the sync takes
         # its lanes' locks itself
@@ -868,10 +872,10 @@ async def _apply_tap(s: Services, context: ContextTypes.DEFAULT_TYPE, update: Up
 
 async def _offer_link(s: Services, gid: str, user_id: int) -> TapDone:
     """A Join tap by someone the bot cannot write to privately: the lobby records that it
-    offered them its join deep link (``model.offer_link``, committed before the tap is
+    offered them its join deep link (``offer_link``, committed before the tap is
     answered) and the tap is answered with the link, which seats them and no one else
     (:func:`_join_by_link`). Their tap in the group is the proof that they are a member."""
-    done = await s.store.transact(gid, lambda t: model.offer_link(t, user_id))
+    done = await s.store.transact(gid, lambda t: offer_link(t, user_id))
     return TapDone(done.change.reply, f"https://t.me/{s.username}?start={JOIN_PAYLOAD}{gid}", done.change.table)
 
 
@@ -985,7 +989,7 @@ async def on_left_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 async def _end_chat_games(s: Services, chat_id: int) -> None:
     for table in await s.store.chat_games(chat_id):
         try:
-            await s.store.transact(table.id, lambda t: model.cancel(t, None, True, reason="bot_removed"))
+            await s.store.transact(table.id, lambda t: cancel(t, None, True, reason="bot_removed"))
         except RefusedError:
             continue
         log.info("game %s ended: bot removed from chat %s", table.id, chat_id)

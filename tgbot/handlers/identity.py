@@ -9,14 +9,14 @@ has none. In a topic, a message that replies to nothing still carries ``reply_to
 topic's creation message (``forum_topic_created``, id = the topic's ``message_thread_id``): that
 is no reply (:func:`replied_user`).
 
-Rules enforced here (the table transitions in :mod:`tgbot.game.model` check seats and turns):
+Rules enforced here (the table transitions in :mod:`tgbot.game` check seats and turns):
 
 - the anonymous-admin id is never seated nor stored as a player or a creator (creator ``0``
   means "admins only");
 - starting, stopping and settings: the creator, or an admin of the chat (anonymous admins
   included);
-- in-game buttons: only seated players (``model.act`` refuses others with ``not_seated``);
-- a join deep link: only the member it was offered to (``model.join_by_link``), and not once
+- in-game buttons: only seated players (``play.act`` refuses others with ``not_seated``);
+- a join deep link: only the member it was offered to (``lobby.join_by_link``), and not once
   Telegram says they left the group (:func:`telegram_says_gone`).
 """
 
@@ -29,7 +29,7 @@ from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from tgbot.game.model import Answer, RefusedError, Seat, Table
+from tgbot.game.table import Answer, RefusedError, Seat, Table
 
 __all__ = [
     "ANONYMOUS_ADMIN", "is_anonymous_admin", "actor_id", "is_admin", "seat_for", "place", "may_manage", "replied_user",
@@ -145,7 +145,7 @@ def _gone(member: object) -> bool:
 async def telegram_says_gone(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
     """True when Telegram says ``user_id`` is no longer a member of ``chat_id`` (getChatMember:
     left, kicked, or restricted and no member). A defence in depth only: the proof of
-    membership is the person's own tap in the group (``model.offer_link``), and getChatMember
+    membership is the person's own tap in the group (``lobby.offer_link``), and getChatMember
     about other users is guaranteed to admin bots only (TELEGRAM.md), so when the call fails
     (no rights, a hidden members list: ``CHAT_ADMIN_REQUIRED``, a network error) the answer
     is False and the recorded offer stands on its own."""

@@ -54,7 +54,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from tgbot.game.model import Answer, Change, RefusedError, Table, move_chat
+from tgbot.game.lobby import move_chat
+from tgbot.game.table import Answer, Change, RefusedError, Table
 
 __all__ = [
     "Store", "ChatSettings", "ConflictError", "FencedError", "new_game_id", "game_id_for_update", "connect", "RedisClient",
@@ -443,7 +444,7 @@ class Store:
     async def transact(self, gid: str, fn: Callable[[Table], Change], attempts: int = 8) -> Committed:
         """Apply ``fn`` to game ``gid``'s table and commit it, under the game's lock.
 
-        ``fn`` must be pure; it may raise :class:`~tgbot.game.model.RefusedError`, which propagates (as
+        ``fn`` must be pure; it may raise :class:`~tgbot.game.table.RefusedError`, which propagates (as
         does ``RefusedError(Answer.NO_GAME)`` when there is no such game). A change whose table is the
         loaded one is not written. When the current update (:data:`current_update`) was applied
         to this game already, nothing is applied and the result's change is the current table

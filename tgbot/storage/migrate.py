@@ -15,7 +15,7 @@ one bot that ran before, so the FIRST bot to run :func:`migrate` on a Redis take
 a bot that runs it later finds none left (a SCAN, once) and only sets its marker. Stop every
 process of b5f3182 first: a key it writes after the move is not moved again.
 
-Table JSON inside the moved keys is not rewritten here: :meth:`tgbot.game.model.Table.from_json`
+Table JSON inside the moved keys is not rewritten here: :meth:`tgbot.game.table.Table.from_json`
 reads b5f3182's tables (no ``schema`` field) and the next commit stores the new format.
 """
 

@@ -45,7 +45,7 @@ from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
 
-from tgbot.game.model import Status, Table
+from tgbot.game.table import Status, Table
 from tgbot.owner.store import Store
 
 __all__ = ["FIELDS", "Totals", "record_of_game", "game_figures", "count_game", "totals", "top", "forget_user", "want_notify", "take_notify",

@@ -26,7 +26,8 @@ from core.cards import RANKS, Hand, Rank
 
 from tgbot.codec import Tap, encode, person
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, translator
-from tgbot.game.model import REMIND_AT, Answer, RetireReason, Status, Table
+from tgbot.game.play import REMIND_AT
+from tgbot.game.table import Answer, RetireReason, Status, Table
 
 if TYPE_CHECKING:
     from core.stats import SeatStats
@@ -860,7 +861,7 @@ def removed_note(table: Table, seat: int) -> str:
 
 def retired_note(table: Table, seat: int, grace: float) -> str:
     """Private note to a player (in their language): the game was retired because the bot lost
-    its group (``table.ended``, a :class:`~tgbot.game.model.RetireReason`): removed from it, the group
+    its group (``table.ended``, a :class:`~tgbot.game.table.RetireReason`): removed from it, the group
     or its topic gone, or no message taken for ``grace`` seconds (``LOBBY_TIMEOUT``)."""
     if table.ended == RetireReason.UNWRITABLE:
         tr = seat_translator(table, seat)
