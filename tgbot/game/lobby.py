@@ -1,8 +1,5 @@
-"""Transitions of a table before and around its game: the lobby, the start, the end without result.
-
-Every transition is a pure function ``(table, …) -> Change`` the store commits as one
-compare-and-set; a refused one raises :class:`~tgbot.game.table.RefusedError`.
-"""
+"""A table's transitions before and around its game (lobby, start, end without result): pure
+``(table, …) -> Change``, committed by the store as one compare-and-set, or :class:`RefusedError`."""
 
 from __future__ import annotations
 
@@ -33,14 +30,11 @@ MAX_LINK_OFFERS = 32
 
 
 def open_lobby(
-    game_id: str, chat_id: int, thread_id: int | None, creator: int, title: str, now: float, timeout: float,
-    variant: str = "russian", lang: str = "ru",
+    game_id: str, chat_id: int, thread_id: int | None, creator: int, title: str, now: float, timeout: float, variant: str = "russian", lang: str = "ru"
 ) -> Table:
     """A new lobby with no players; it expires ``timeout`` seconds after its last change."""
-    return Table(
-        game_id, chat_id, thread_id, creator, title=title, lang=lang, variant=variant,
-        deadline=now + timeout, deadline_kind=DeadlineKind.LOBBY, created=now,
-    )
+    table = Table(game_id, chat_id, thread_id, creator, title=title, lang=lang, variant=variant, created=now)
+    return _touch(table, now, timeout)
 
 
 def _in_lobby(table: Table) -> None:
@@ -54,11 +48,9 @@ def _touch(table: Table, now: float, timeout: float, **changes: Any) -> Table:
 
 
 def _managed(table: Table, user_id: int | None, is_admin: bool) -> None:
-    """Refuse unless the table itself (``user_id`` None), a chat admin or the creator acts
-    (creator ``0``, an anonymous admin, matches nobody)."""
-    if user_id is None or is_admin or (user_id and user_id == table.creator):
-        return
-    raise RefusedError(Answer.NOT_ALLOWED)
+    """Refuse unless the table itself (``user_id`` None), a chat admin or the creator (not ``0``) acts."""
+    if not (user_id is None or is_admin or (user_id and user_id == table.creator)):
+        raise RefusedError(Answer.NOT_ALLOWED)
 
 
 def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
@@ -73,9 +65,8 @@ def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
 
 
 def offer_link(table: Table, user_id: int) -> Change:
-    """``user_id`` tapped Join but the bot cannot write to them privately: the lobby records its
-    join deep link as theirs (at most :data:`MAX_LINK_OFFERS`). ``reply`` ``open_private``;
-    refused when the lobby is closed or full."""
+    """``user_id`` tapped Join but the bot cannot write to them privately: the lobby's join deep
+    link is recorded as theirs (``reply`` ``open_private``); refused when closed or full."""
     _in_lobby(table)
     if table.seat_of(user_id) is None and len(table.seats) >= MAX_PLAYERS:
         raise RefusedError(Answer.LOBBY_FULL)
@@ -91,16 +82,14 @@ def link_offered_to(table: Table, user_id: int) -> bool:
 
 
 def join_by_link(table: Table, seat: Seat, now: float, timeout: float) -> Change:
-    """``/start j<id>``: seat the person the link was offered to; anyone else is refused
-    ``link_not_yours`` before anything of the lobby is shown."""
+    """``/start j<id>``: seat the person the link was offered to; anyone else: ``link_not_yours``."""
     if not link_offered_to(table, seat.user_id):
         raise RefusedError(Answer.LINK_NOT_YOURS)
     return join(table, seat, now, timeout)
 
 
 def add_bot(
-    table: Table, names: tuple[str, ...], now: float, timeout: float, strategy: str = "counting", *,
-    user_id: int | None = None, is_admin: bool = False,
+    table: Table, names: tuple[str, ...], now: float, timeout: float, strategy: str = "counting", *, user_id: int | None = None, is_admin: bool = False
 ) -> Change:
     """Seat an AI player (creator or chat admin; ``user_id`` None: the table itself): a negative
     user id unique in the table, the first of ``names`` (msgids) no AI player uses yet."""
@@ -152,7 +141,7 @@ def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
 
 
 def member_gone(table: Table, user_id: int, now: float, timeout: float) -> Change:
-    """``user_id`` left the group or was removed: their link offer goes, then :func:`leave`."""
+    """``user_id`` left the group or was removed: their link offer goes, and they :func:`leave`."""
     if user_id in table.link_offers:
         table = replace(table, link_offers=tuple(other for other in table.link_offers if other != user_id))
     return leave(table, user_id, now, timeout)
@@ -167,8 +156,7 @@ def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: f
 
 
 def set_lang(table: Table, lang: str) -> Change:
-    """The group's language, while the lobby is open (a running game keeps its own); ``stale``
-    when nothing changes."""
+    """The group's language, while the lobby is open (``stale`` when nothing changes)."""
     if table.status is not Status.LOBBY or table.lang == lang:
         return Change(table, reply=Answer.STALE)
     return Change(replace(table, lang=lang))
@@ -183,9 +171,8 @@ def set_seat_lang(table: Table, user_id: int, lang: str | None) -> Change:
 
 
 def start(
-    table: Table, user_id: int | None, is_admin: bool, seed: int, now: float | None = None,
-    turn_timeout: float | None = None, ai_delay: float | None = None, ai_pause: tuple[float, float] | None = None,
-    shuffle: bool = False,
+    table: Table, user_id: int | None, is_admin: bool, seed: int, now: float | None = None, turn_timeout: float | None = None,
+    ai_delay: float | None = None, ai_pause: tuple[float, float] | None = None, shuffle: bool = False,
 ) -> Change:
     """Deal and start (creator or chat admin; ``user_id`` None: the table itself, at 6 seats).
     Needs 3 to 6 seats, one a person. With ``now`` (epoch seconds) the first turn's timer is set;
@@ -200,12 +187,9 @@ def start(
     if shuffle:
         random.Random(f"{seed}:seats").shuffle(seats)
     state = core.new_game(len(seats), table.variant, random.Random(seed))
-    new = replace(
-        table, seats=tuple(seats), status=Status.PLAYING, state=state, seed=seed, action_count=0, link_offers=(),
-        turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
-        ai_delay=table.ai_delay if ai_delay is None else ai_delay,
-        ai_pause=table.ai_pause if ai_pause is None else ai_pause,
-    )
+    new = replace(table, seats=tuple(seats), status=Status.PLAYING, state=state, seed=seed, action_count=0, link_offers=(),
+                  turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
+                  ai_delay=table.ai_delay if ai_delay is None else ai_delay, ai_pause=table.ai_pause if ai_pause is None else ai_pause)
     return Change(schedule(new, now), deal=[hand.to_str() for hand in state.hands], reply=Answer.STARTED)
 
 
@@ -234,11 +218,9 @@ def rematch(old: Table, game_id: str, creator: int, now: float, timeout: float, 
     its AI players and those of its people in ``reachable`` (the others are invited)."""
     if old.live:
         raise RefusedError(Answer.NOT_IN_LOBBY)
-    seats = tuple(
-        Seat(seat.user_id, seat.name, lang=seat.lang, bot=seat.bot) for seat in old.seats if seat.bot or seat.user_id in reachable
-    )[:MAX_PLAYERS]
+    seats = tuple(Seat(seat.user_id, seat.name, lang=seat.lang, bot=seat.bot) for seat in old.seats if seat.bot or seat.user_id in reachable)
     new = open_lobby(game_id, old.chat_id, old.thread_id, creator, old.title, now, timeout, variant=old.variant, lang=old.lang)
-    return replace(new, seats=seats)
+    return replace(new, seats=seats[:MAX_PLAYERS])
 
 
 def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:

@@ -33,9 +33,7 @@ AUTO_TO_AI = 2
 #: The reminder fires when this fraction of the turn time has passed (a quarter is left).
 REMIND_AT = 0.75
 #: The engine events the group is told of, as outbox notes.
-_ANNOUNCED = {
-    core.ChallengeResolved: NoteKind.CHALLENGE_RESOLVED, core.Believed: NoteKind.BELIEVED, core.GameEnded: NoteKind.GAME_ENDED,
-}
+_ANNOUNCED = {core.ChallengeResolved: NoteKind.CHALLENGE_RESOLVED, core.Believed: NoteKind.BELIEVED, core.GameEnded: NoteKind.GAME_ENDED}
 
 
 def ai_pause(table: Table) -> float:
@@ -52,9 +50,8 @@ def schedule(table: Table, now: float | None) -> Table:
         return replace(table, deadline=None, deadline_kind=None, turn_end=None)
     if table.seats[table.state.current].by_ai:
         return replace(table, deadline=now + ai_pause(table), deadline_kind=DeadlineKind.AI, turn_end=None)
-    return replace(
-        table, deadline=now + table.turn_timeout * REMIND_AT, deadline_kind=DeadlineKind.REMIND, turn_end=now + table.turn_timeout
-    )
+    end = now + table.turn_timeout
+    return replace(table, deadline=now + table.turn_timeout * REMIND_AT, deadline_kind=DeadlineKind.REMIND, turn_end=end)
 
 
 def on_deadline(table: Table, now: float) -> Change:

@@ -26,11 +26,8 @@ class Status(StrEnum):
 
 
 class GroupAccess(StrEnum):
-    """Whether the bot may post in the table's group (topic), as Telegram last answered.
-
-    ``unwritable``: refused for now (read-only, restricted, closed topic): the game goes on in
-    private and is retired at ``retire_at``; ``gone``: never again, the table was retired.
-    """
+    """Whether the bot may post in the table's group (topic), as Telegram last answered:
+    ``unwritable`` for now (the game goes on in private until ``retire_at``), or ``gone`` for good."""
 
     WRITABLE = "writable"
     UNWRITABLE = "unwritable"
@@ -75,66 +72,21 @@ class NoteKind(StrEnum):
     GAME_ENDED = "GameEnded"
 
 
-class Answer(StrEnum):
-    """The code of the short answer a tap gets (:func:`tgbot.views.render.answer`): a success or
-    a refusal; engine refusals carry the code of :mod:`core.errors`."""
-
-    OK = "ok"
-    JOINED = "joined"
-    ALREADY_JOINED = "already_joined"
-    LEFT = "left"
-    NOT_SEATED = "not_seated"
-    VARIANT = "variant"
-    STARTED = "started"
-    CANCELLED = "cancelled"
-    PLAYED = "played"
-    CHALLENGED = "challenged"
-    BELIEVED = "believed"
-    STALE = "stale"
-    NOT_IN_LOBBY = "not_in_lobby"
-    LOBBY_FULL = "lobby_full"
-    NOT_ALLOWED = "not_allowed"
-    TOO_FEW = "too_few"
-    GAME_OVER = "game_over"
-    NOT_RUNNING = "not_running"
-    NO_GAME = "no_game"
-    LINK_NOT_YOURS = "link_not_yours"
-    NOT_YOUR_TURN = "not_your_turn"
-    PLAY_NOT_ALLOWED = "play_not_allowed"
-    BELIEVE_NOT_ALLOWED = "believe_not_allowed"
-    CHALLENGE_NOT_ALLOWED = "challenge_not_allowed"
-    BAD_CARD_COUNT = "bad_card_count"
-    CARDS_NOT_IN_HAND = "cards_not_in_hand"
-    CLAIM_NOT_ALLOWED = "claim_not_allowed"
-    OPEN_PRIVATE = "open_private"
-    REFRESHED = "refreshed"
-    BAD_BUTTON = "bad_button"
-    ADMINS_ONLY = "admins_only"
-    ANONYMOUS = "anonymous"
-    BOT_ADDED = "bot_added"
-    BOT_TAKEN_OUT = "bot_taken_out"
-    NO_BOT = "no_bot"
-    NO_HUMAN = "no_human"
-    LEFT_GAME = "left_game"
-    TAKEN_BACK = "taken_back"
-    TIMER_SET = "timer_set"
-    SETTINGS_SAVED = "settings_saved"
-    RECORD_SENT = "record_sent"
-    RECORD_AGAIN = "record_again"
-    RECORD_NOT_YET = "record_not_yet"
-    REOPENED = "reopened"
-    ALREADY_OPEN = "already_open"
-    TRY_AGAIN = "try_again"
-    NOT_FOR_YOU = "not_for_you"
-    # codes of transitions that answer no tap
-    AI = "ai"
-    AUTO = "auto"
-    EXPIRED = "expired"
-    MOVED = "moved"
-    REMINDED = "reminded"
-    RETIRED = "retired"
-    UNWRITABLE = "unwritable"
-    WRITABLE = "writable"
+#: What a tap or a transition came to: the code of the short answer the tapper sees
+#: (:func:`tgbot.views.render.answer`), a success or a refusal (:class:`RefusedError`); engine
+#: refusals carry :mod:`core.errors`' codes. Each code is its member's name in lower case; the
+#: last ones (``ai`` on) answer no tap.
+Answer = StrEnum(
+    "Answer",
+    """
+    OK JOINED ALREADY_JOINED LEFT NOT_SEATED VARIANT STARTED CANCELLED PLAYED CHALLENGED BELIEVED STALE
+    NOT_IN_LOBBY LOBBY_FULL NOT_ALLOWED TOO_FEW GAME_OVER NOT_RUNNING NO_GAME LINK_NOT_YOURS NOT_YOUR_TURN
+    PLAY_NOT_ALLOWED BELIEVE_NOT_ALLOWED CHALLENGE_NOT_ALLOWED BAD_CARD_COUNT CARDS_NOT_IN_HAND
+    CLAIM_NOT_ALLOWED OPEN_PRIVATE REFRESHED BAD_BUTTON ADMINS_ONLY ANONYMOUS BOT_ADDED BOT_TAKEN_OUT NO_BOT
+    NO_HUMAN LEFT_GAME TAKEN_BACK TIMER_SET SETTINGS_SAVED RECORD_SENT RECORD_AGAIN RECORD_NOT_YET REOPENED
+    ALREADY_OPEN TRY_AGAIN NOT_FOR_YOU AI AUTO EXPIRED MOVED REMINDED RETIRED UNWRITABLE WRITABLE
+    """,
+)
 
 
 class RefusedError(Exception):
@@ -178,10 +130,6 @@ class Seat:
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``user_id`` and ``name``, then only the fields that are set."""
         return {item.name: getattr(self, item.name) for item in fields(self) if getattr(self, item.name) or item.name in ("user_id", "name")}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Seat:
-        return cls(**data)
 
 
 #: Fields :meth:`Table.to_json` leaves out while they hold these values.
@@ -266,7 +214,7 @@ class Table:
             return cls(**{
                 **data,
                 "status": Status(data["status"]),
-                "seats": tuple(Seat.from_dict(seat) for seat in data["seats"]),
+                "seats": tuple(Seat(**seat) for seat in data["seats"]),
                 "state": core.GameState.from_dict(state) if state is not None else None,
                 "deadline_kind": DeadlineKind(kind) if kind is not None else None,
                 "ai_pause": tuple(data.get("ai_pause", AI_PAUSE)),
