@@ -356,7 +356,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
         if not sources:
             # a deadline's move committed by a process killed before it logged the line
             v = core.view(state, seat)
-            strategy = stored.seats[seat].bot or "counting"
+            strategy = stored.seats[seat].strategy
             candidates = [core.auto.automatic_move(v), core.ai.make_player(strategy, seat, random.Random(f"{stored.seed}:{i}")).act(v)]
             if entry in [norm(action_to_dict(seat, c)) for c in candidates]:
                 sources.append("deadline, not logged")

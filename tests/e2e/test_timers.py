@@ -110,7 +110,7 @@ async def test_a_player_who_never_taps_gets_automatic_moves_then_the_ai(redis_se
         reminders = [m for m in emu.chat_messages(idle.id) if m.from_bot and m.text and m.text.startswith("⏰")]
         assert len(reminders) == 2  # one per turn of their own, none once the AI holds the seat
         t = await ended_cleanly(emu, group, url)
-        assert t["status"] == "over" and t["seats"][1]["ai"] is True
+        assert t["status"] == "over" and t["seats"][1]["player"] == "stand_in"
 
 
 async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
@@ -156,7 +156,7 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
         await play_out(table)
         assert table.finished(), bot.log()[-3000:]
         t = await ended_cleanly(emu, group, url)
-        assert t["status"] == "over" and t["seats"][1]["left"] and t["seats"][2]["left"]
+        assert t["status"] == "over" and t["seats"][1]["player"] == t["seats"][2]["player"] == "left"
 
 
 #: Nobody taps in the games below: AI seats play most of them, so the group's message spacing
@@ -180,7 +180,7 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
         await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
         (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
-        assert all(s["ai"] and s["auto"] == 2 for s in t["seats"])
+        assert all(s["player"] == "stand_in" and s["auto_moves"] == 2 for s in t["seats"])
         assert board_cards(emu, group.id) == 52
         assert 6 <= len(texts(emu, group.id, AUTO)) <= 7  # a crash may repeat the one in flight
         assert telegram_errors(emu) == [] and emu.violations == []

@@ -9,7 +9,7 @@ import pytest
 import core
 from tgbot.game import play
 from tgbot.game.lobby import add_bot, leave, remove_bot, start
-from tgbot.game.table import RefusedError, Seat, Status, Table, with_seat
+from tgbot.game.table import Player, RefusedError, Seat, Status, Table, with_seat
 from tests.tgbot.helpers import lobby
 
 
@@ -34,7 +34,7 @@ def test_reminder_then_automatic_move_then_ai_takeover():
     assert ch.outbox[0] == {"seq": ch.outbox[0]["seq"], "kind": "auto", "seat": seat, "ai": False}
     expected = core.auto.automatic_move(core.view(t.state, seat))
     assert ch.log[0] == core.record.action_to_dict(seat, expected)
-    assert ch.table.seats[seat].auto == 1 and not ch.table.seats[seat].ai
+    assert ch.table.seats[seat].auto_moves == 1 and not ch.table.seats[seat].by_ai
     # next player's timer starts at the moment of the automatic move
     assert ch.table.deadline == 175.0 and ch.table.turn_end == 200.0
 
@@ -51,11 +51,11 @@ def _run_timers(t, now, steps):
 def test_two_automatic_moves_in_a_row_hand_the_seat_to_ai_and_take_back():
     t = _game(n_humans=3)
     t = _run_timers(t, 0, 12)  # nobody taps: each seat gets two automatic moves
-    assert all(s.ai and s.auto == 2 for s in t.seats)
+    assert all(s.player is Player.STAND_IN and s.auto_moves == 2 for s in t.seats)
     assert t.deadline_kind == "ai"
     uid = t.seats[t.state.current].user_id
     back = play.take_back(t, uid, 1000.0)
-    assert back.reply == "taken_back" and not back.table.seats[t.state.current].ai
+    assert back.reply == "taken_back" and not back.table.seats[t.state.current].by_ai
     assert back.table.deadline_kind == "remind" and back.table.turn_end == 1000.0 + t.turn_timeout
     assert play.take_back(back.table, uid, 1001.0).table is back.table  # idempotent
 
@@ -70,7 +70,7 @@ def test_stale_deadline_after_a_tap_does_nothing_and_a_tap_resets_auto():
     t2 = play.act(t1, t1.seats[cur].user_id, t1.action_count, act, now=120).table
     assert play.on_deadline(t2, 180).reply == "stale"  # old deadlines (175, 200) are gone
     assert t2.deadline == 120 + 75
-    assert t1.seats[seat].auto == 1
+    assert t1.seats[seat].auto_moves == 1
 
 
 def test_nobody_taps_game_finishes_by_timers():
@@ -82,7 +82,7 @@ def test_bots_in_lobby_and_ai_moves_deterministic():
     t = lobby(1)
     t = add_bot(t, ("Bot A", "Bot B"), 0, 900).table
     t = add_bot(t, ("Bot A", "Bot B"), 0, 900).table
-    assert [(s.user_id, s.name, s.bot) for s in t.seats[1:]] == [(-1, "Bot A", "counting"), (-2, "Bot B", "counting")]
+    assert [(s.user_id, s.name, s.player, s.strategy) for s in t.seats[1:]] == [(-1, "Bot A", "bot", "counting"), (-2, "Bot B", "bot", "counting")]
     t3 = add_bot(remove_bot(t, 0, 900).table, ("Bot A", "Bot B"), 0, 900).table
     assert [s.user_id for s in t3.seats] == [1, -1, -2]
     assert remove_bot(lobby(2), 0, 900).reply == "no_bot"
@@ -92,7 +92,7 @@ def test_bots_in_lobby_and_ai_moves_deterministic():
     assert e.value.code == "no_human"
     g = start(t, 1, False, 3, now=0, turn_timeout=60, ai_delay=0.5).table
     # play until a bot is to act; its move is the same in two computations
-    while not g.seats[g.state.current].bot:
+    while g.seats[g.state.current].human:
         g = play.on_deadline(g, g.deadline).table
     assert g.deadline_kind == "ai" and 1.0 <= g.deadline - 0 or True
     a, b = play.on_deadline(g, g.deadline), play.on_deadline(g, g.deadline)
@@ -111,7 +111,7 @@ def test_ai_pause_respects_the_group_spacing():
 def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
     t = _game(n_humans=2, bots=1)
     ch = leave(t, 2, 10, 900)
-    assert ch.reply == "left_game" and ch.table.seats[1].left and ch.table.seats[1].ai
+    assert ch.reply == "left_game" and ch.table.seats[1].player is Player.LEFT
     assert ch.outbox[0]["kind"] == "left" and ch.table.status is Status.PLAYING
     assert leave(ch.table, 2, 11, 900).table is ch.table
     with pytest.raises(RefusedError):
@@ -134,7 +134,7 @@ def test_panels_show_time_left_ai_hold_and_take_back():
     assert not re.search(r"\d:\d\d", render.plain(p.text))
     other = (seat + 1) % 3
     assert "⏱" not in render.panel(t, other).text
-    held = Table(**{**t.__dict__, "seats": with_seat(t.seats, seat, ai=True, auto=2)})
+    held = Table(**{**t.__dict__, "seats": with_seat(t.seats, seat, player=Player.STAND_IN, auto_moves=2)})
     p = render.panel(held, seat)
     datas = [b.callback_data for row in p.markup.inline_keyboard for b in row]
     assert "t:G1" in datas and not any(d.startswith(("p:", "k:", "c:", "b:")) for d in datas)

@@ -28,7 +28,7 @@ import core
 from core.cards import Hand
 from tests.tgbot.helpers import ai_players, ai_step, lobby, started
 from tgbot.game.lobby import add_bot
-from tgbot.game.table import Status
+from tgbot.game.table import Player, Status
 from tgbot.views import render
 from tgbot.i18n import LANGUAGES
 
@@ -73,7 +73,7 @@ def _tables(lang: str, variant: str):
             break
         game = ai_step(game, players).table
     yield game
-    yield replace(game, seats=tuple(replace(s, ai=True) for s in game.seats))
+    yield replace(game, seats=tuple(replace(s, player=Player.STAND_IN) for s in game.seats))
 
 
 def _markups(lang: str):

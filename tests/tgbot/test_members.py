@@ -19,7 +19,7 @@ import pytest
 from tests.tgbot.helpers import lobby as make_lobby
 from tests.tgbot.live import Live, cb, live_fixture
 from tgbot.game.lobby import MAX_LINK_OFFERS, join, join_by_link, member_gone, offer_link, start
-from tgbot.game.table import RefusedError, Seat, Status, Table
+from tgbot.game.table import Player, RefusedError, Seat, Status, Table
 from tgbot.views import render
 
 pytestmark = pytest.mark.e2e
@@ -185,7 +185,7 @@ async def test_a_member_leaving_a_forum_loses_seats_in_every_topic(live):
     for gid in games:
         table = await live.store.load(gid)
         seat = table.seat_of(b.id)
-        assert table.status is Status.PLAYING and table.seats[seat].left and table.seats[seat].ai
+        assert table.status is Status.PLAYING and table.seats[seat].player is Player.LEFT
         await _ai_plays_for(live, gid, seat, users)  # the game goes on without them
     assert emu.violations == []
 

@@ -14,7 +14,7 @@ from core.stats import game_stats
 from tgbot.storage import chatmove
 from tgbot.game import play
 from tgbot.game.lobby import add_bot, cancel, kick, rematch, start
-from tgbot.game.table import RefusedError, Seat, Status, with_seat
+from tgbot.game.table import Player, RefusedError, Seat, Status, with_seat
 from tgbot.storage import stats
 from tests.tgbot.helpers import ai_players, lobby
 
@@ -33,8 +33,8 @@ async def _finished(store, gid: str = "F1", n: int = 3, seed: int = 3, bots: int
             return t
         seat = t.state.current
         action = players[seat].act(core.view(t.state, seat))
-        if t.seats[seat].bot:
-            t2 = replace(t, seats=with_seat(t.seats, seat, bot=None, user_id=-seat - 50))
+        if not t.seats[seat].human:
+            t2 = replace(t, seats=with_seat(t.seats, seat, player=Player.PERSON, user_id=-seat - 50))
             ch = play.act(t2, t2.seats[seat].user_id, t.action_count, action)
             await store.transact(gid, lambda cur: replace(ch, table=replace(ch.table, seats=cur.seats)))
         else:
@@ -165,8 +165,8 @@ def test_kick_hands_the_seat_to_the_ai_and_needs_a_manager():
     with pytest.raises(RefusedError):
         kick(t, 3, 2, False, 1.0, 900.0)
     ch = kick(t, 3, 1, False, 1.0, 900.0)
-    assert ch.table.seats[2].left and ch.table.seats[2].ai and ch.outbox[0]["kind"] == "left"
-    assert kick(t, 3, 5, True, 1.0, 900.0).table.seats[2].ai  # a chat admin
+    assert ch.table.seats[2].player is Player.LEFT and ch.outbox[0]["kind"] == "left"
+    assert kick(t, 3, 5, True, 1.0, 900.0).table.seats[2].player is Player.LEFT  # a chat admin
 
 
 def test_rematch_seats_reachable_people_and_bots():

@@ -80,7 +80,7 @@ async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
     await d.send(group, "/add_bot")
     await live.settle()
     t = await live.store.load(gid)
-    assert [s.bot is not None for s in t.seats] == [False, True, True, True]
+    assert [not s.human for s in t.seats] == [False, True, True, True]
     # a member can't take them out, the admin can
     lobby = emu.last_message(group.id, lambda m: cb(m, "m:"))
     ans = await (await c.tap(lobby, cb(lobby, "m:")[0])).answer(15)
@@ -163,8 +163,8 @@ async def test_every_button_refuses_a_stranger(live):
     t = await live.store.load(gid)
     idle = (t.state.current + 1) % 3
     from dataclasses import replace
-    from tgbot.game.table import Change, with_seat
-    await live.store.transact(gid, lambda cur: Change(replace(cur, seats=with_seat(cur.seats, idle, ai=True))))
+    from tgbot.game.table import Change, Player, with_seat
+    await live.store.transact(gid, lambda cur: Change(replace(cur, seats=with_seat(cur.seats, idle, player=Player.STAND_IN))))
     live.app.bot_data["svc"].syncer.request(gid)
     await a.send(group, "/leave")
     await a.send(group, "/stop_game")
@@ -208,7 +208,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     await live.settle()
     again = await live.store.chat_game(group.id, None)
     assert again is not None and again.id != gid
-    assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if x.bot) == 1
+    assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if not x.human) == 1
     for u in (a, c):
         assert emu.last_message(u.id, lambda m: render.title(again) in (m.text or "")) is not None
     assert emu.last_message(s.id, lambda m: render.title(again) in (m.text or "")) is None

@@ -16,6 +16,7 @@ from tgbot.game.table import (
     DeadlineKind,
     Ending,
     NoteKind,
+    Player,
     RefusedError,
     RetireReason,
     Seat,
@@ -97,10 +98,10 @@ def add_bot(
     _managed(table, user_id, is_admin)
     if len(table.seats) >= MAX_PLAYERS:
         raise RefusedError(Answer.LOBBY_FULL)
-    bots = [seat for seat in table.seats if seat.bot]
+    bots = [seat for seat in table.seats if not seat.human]
     bot_id = min([seat.user_id for seat in bots] + [0]) - 1
     name = next((name for name in names if name not in {seat.name for seat in bots}), names[0] if names else "")
-    seats = (*table.seats, Seat(bot_id, name, bot=strategy))
+    seats = (*table.seats, Seat(bot_id, name, player=Player.BOT, strategy=strategy))
     return Change(_touch(table, now, timeout, seats=seats), reply=Answer.BOT_ADDED)
 
 
@@ -108,7 +109,7 @@ def remove_bot(table: Table, now: float, timeout: float, *, user_id: int | None 
     """Take the last AI player out of the lobby (creator or chat admin; else ``no_bot``)."""
     _in_lobby(table)
     _managed(table, user_id, is_admin)
-    bots = [index for index, seat in enumerate(table.seats) if seat.bot]
+    bots = [index for index, seat in enumerate(table.seats) if not seat.human]
     if not bots:
         return Change(table, reply=Answer.NO_BOT)
     seats = table.seats[: bots[-1]] + table.seats[bots[-1] + 1 :]
@@ -127,9 +128,9 @@ def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
         return Change(_touch(table, now, timeout, seats=seats), reply=Answer.LEFT)
     if seat is None or not table.seats[seat].human:
         return Change(table, reply=Answer.NOT_SEATED)
-    if table.seats[seat].left:
+    if table.seats[seat].player is Player.LEFT:
         return Change(table, reply=Answer.LEFT_GAME)
-    seats = with_seat(table.seats, seat, left=True, ai=True)
+    seats = with_seat(table.seats, seat, player=Player.LEFT)
     new, note = announce(replace(table, seats=seats), NoteKind.LEFT, seat=seat)
     if not any(other.present for other in seats):
         ended = replace(new, status=Status.CANCELLED, ended=Ending.ABANDONED)
@@ -218,7 +219,10 @@ def rematch(old: Table, game_id: str, creator: int, now: float, timeout: float, 
     its AI players and those of its people in ``reachable`` (the others are invited)."""
     if old.live:
         raise RefusedError(Answer.NOT_IN_LOBBY)
-    seats = tuple(Seat(seat.user_id, seat.name, lang=seat.lang, bot=seat.bot) for seat in old.seats if seat.bot or seat.user_id in reachable)
+    seats = tuple(
+        Seat(seat.user_id, seat.name, seat.lang, Player.PERSON if seat.human else Player.BOT, seat.strategy)
+        for seat in old.seats if not seat.human or seat.user_id in reachable
+    )
     new = open_lobby(game_id, old.chat_id, old.thread_id, creator, old.title, now, timeout, variant=old.variant, lang=old.lang)
     return replace(new, seats=seats[:MAX_PLAYERS])
 

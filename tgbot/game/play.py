@@ -20,6 +20,7 @@ from tgbot.game.table import (
     Ending,
     GroupAccess,
     NoteKind,
+    Player,
     RefusedError,
     RetireReason,
     Status,
@@ -77,7 +78,7 @@ def on_deadline(table: Table, now: float) -> Change:
         return Change(new, outbox=[note], reply=Answer.REMINDED)
     if player.by_ai:
         generator = random.Random(f"{table.seed}:{table.action_count}")
-        action = core.ai.make_player(player.bot or "counting", seat, generator).act(core.view(table.state, seat))
+        action = core.ai.make_player(player.strategy, seat, generator).act(core.view(table.state, seat))
         return _apply(table, seat, action, now, reply=Answer.AI)
     return _automatic_move(table, seat, now)
 
@@ -87,9 +88,10 @@ def _automatic_move(table: Table, seat: int, now: float) -> Change:
     :data:`AUTO_TO_AI` in a row."""
     assert table.state is not None
     action = core.auto.automatic_move(core.view(table.state, seat))
-    auto = table.seats[seat].auto + 1
-    table = replace(table, seats=with_seat(table.seats, seat, auto=auto, ai=auto >= AUTO_TO_AI))
-    table, note = announce(table, NoteKind.AUTO, seat=seat, ai=auto >= AUTO_TO_AI)
+    auto_moves = table.seats[seat].auto_moves + 1
+    player = Player.STAND_IN if auto_moves >= AUTO_TO_AI else Player.PERSON
+    table = replace(table, seats=with_seat(table.seats, seat, auto_moves=auto_moves, player=player))
+    table, note = announce(table, NoteKind.AUTO, seat=seat, ai=player is Player.STAND_IN)
     change = _apply(table, seat, action, now, reply=Answer.AUTO)
     change.outbox.insert(0, note)
     return change
@@ -118,11 +120,11 @@ def take_back(table: Table, user_id: int, now: float) -> Change:
     """The player takes their seat back from the AI (one tap, idempotent; not after leaving)."""
     state = _running(table)
     seat = table.seat_of(user_id)
-    if seat is None or table.seats[seat].left or not table.seats[seat].human:
+    if seat is None or table.seats[seat].player in (Player.LEFT, Player.BOT):
         raise RefusedError(Answer.NOT_SEATED)
-    if not table.seats[seat].ai:
+    if table.seats[seat].player is Player.PERSON:
         return Change(table, reply=Answer.TAKEN_BACK)
-    new = replace(table, seats=with_seat(table.seats, seat, ai=False, auto=0))
+    new = replace(table, seats=with_seat(table.seats, seat, player=Player.PERSON, auto_moves=0))
     return Change(schedule(new, now) if state.current == seat else new, reply=Answer.TAKEN_BACK)
 
 
@@ -131,12 +133,12 @@ def act(table: Table, user_id: int, action_count: int, action: core.Action, now:
     ``action_count`` other than the table's is ``stale``; acting resets the automatic moves."""
     _running(table)
     seat = table.seat_of(user_id)
-    if seat is None or table.seats[seat].left:
+    if seat is None or table.seats[seat].player is Player.LEFT:
         raise RefusedError(Answer.NOT_SEATED)
     if action_count != table.action_count:
         raise RefusedError(Answer.STALE)
-    if table.seats[seat].auto:
-        table = replace(table, seats=with_seat(table.seats, seat, auto=0))
+    if table.seats[seat].auto_moves:
+        table = replace(table, seats=with_seat(table.seats, seat, auto_moves=0))
     return _apply(table, seat, action, now, reply=None)
 
 

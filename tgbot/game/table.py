@@ -97,39 +97,46 @@ class RefusedError(Exception):
         self.code = code
 
 
+class Player(StrEnum):
+    """Who plays a seat now."""
+
+    PERSON = "person"  # the person seated
+    STAND_IN = "stand_in"  # the AI, after the person's automatic moves; one tap takes it back
+    LEFT = "left"  # the AI, for the rest of the game: the person left
+    BOT = "bot"  # an AI player seated in the lobby
+
+
 @dataclass(frozen=True, slots=True)
 class Seat:
     """A player at the table: ``user_id`` (negative for an AI player), ``name`` taken at join
-    time, ``lang`` of their private messages (``None``: the group's); ``bot``: the AI strategy of
-    an AI player; ``ai``: the AI plays a person's seat (two timeouts, or ``left``); ``auto``:
-    automatic moves in a row made for the seat by the turn timer."""
+    time, ``lang`` of their private messages (``None``: the group's), who plays it now, the AI's
+    ``strategy`` when the AI does, and the ``auto_moves`` the turn timer made for it in a row."""
 
     user_id: int
     name: str
     lang: str | None = None
-    bot: str | None = None
-    ai: bool = False
-    left: bool = False
-    auto: int = 0
+    player: Player = Player.PERSON
+    strategy: str = "counting"
+    auto_moves: int = 0
 
     @property
     def human(self) -> bool:
-        """A person's seat (whoever plays it now)."""
-        return self.bot is None
+        """A person's seat, whoever plays it now."""
+        return self.player is not Player.BOT
 
     @property
     def by_ai(self) -> bool:
-        """The AI plays this seat now (an AI player, or a person's seat the AI holds)."""
-        return self.bot is not None or self.ai
+        """The AI plays this seat now."""
+        return self.player is not Player.PERSON
 
     @property
     def present(self) -> bool:
         """A person still at the table."""
-        return self.bot is None and not self.left
+        return self.player in (Player.PERSON, Player.STAND_IN)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``user_id`` and ``name``, then only the fields that are set."""
-        return {item.name: getattr(self, item.name) for item in fields(self) if getattr(self, item.name) or item.name in ("user_id", "name")}
+        """JSON form: ``user_id``, ``name`` and the fields not at their default."""
+        return {item.name: getattr(self, item.name) for item in fields(self) if item.default != getattr(self, item.name) or item.name in ("user_id", "name")}
 
 
 #: Fields :meth:`Table.to_json` leaves out while they hold these values.
@@ -214,7 +221,7 @@ class Table:
             return cls(**{
                 **data,
                 "status": Status(data["status"]),
-                "seats": tuple(Seat(**seat) for seat in data["seats"]),
+                "seats": tuple(Seat(**{**seat, "player": Player(seat.get("player", Player.PERSON))}) for seat in data["seats"]),
                 "state": core.GameState.from_dict(state) if state is not None else None,
                 "deadline_kind": DeadlineKind(kind) if kind is not None else None,
                 "ai_pause": tuple(data.get("ai_pause", AI_PAUSE)),
@@ -240,10 +247,18 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"table schema {version!r}: this code reads up to {TABLE_SCHEMA}")
     if version < 2:  # the schema field itself is new
         data = {**data, "schema": 2}
-    if version < 3:  # keys spelled out; a seat [user_id, name, {set fields}] a dict
+    if version < 3:  # keys spelled out; a seat's list a dict
         data = {_RENAMED_IN_3.get(key, key): value for key, value in data.items()} | {"schema": 3}
-        data["seats"] = [{"user_id": seat[0], "name": seat[1], **(seat[2] if len(seat) > 2 else {})} for seat in data["seats"]]
+        data["seats"] = [_seat_3(*seat) for seat in data["seats"]]
     return data
+
+
+def _seat_3(user_id: int, name: str, flags: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A seat stored by schemas 1 and 2 (``[user_id, name, {lang, bot, ai, left, auto}]``) as schema 3's dict."""
+    flags = flags or {}
+    player = Player.BOT if flags.get("bot") else Player.LEFT if flags.get("left") else Player.STAND_IN if flags.get("ai") else Player.PERSON
+    seat = {"user_id": user_id, "name": name, "lang": flags.get("lang"), "player": player, "auto_moves": flags.get("auto", 0)}
+    return seat | ({"strategy": flags["bot"]} if flags.get("bot") else {})
 
 
 @dataclass

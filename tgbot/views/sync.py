@@ -49,7 +49,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 from tgbot.storage import chatmove
 
 from tgbot.game import group
-from tgbot.game.table import Change, GroupAccess, RefusedError, RetireReason, Status, Table
+from tgbot.game.table import Change, GroupAccess, Player, RefusedError, RetireReason, Status, Table
 
 from tgbot.views import render
 
@@ -159,7 +159,7 @@ def panel_key(table: Table, seat: int) -> str:
     button brings those in), so a play costs at most the actor's and the next player's."""
     assert table.state is not None
     me = table.seats[seat]
-    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.action_count if _turn_now(table, seat) else '-'}|{int(me.ai)}{int(me.left)}"
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.action_count if _turn_now(table, seat) else '-'}|{int(me.by_ai)}{int(me.player is Player.LEFT)}"
 
 
 def _turn_now(table: Table, seat: int) -> bool:
