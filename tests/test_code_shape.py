@@ -29,7 +29,6 @@ KNOWN_LONG_TGBOT = frozenset(
 #: Modules over MAX_MODULE_LINES; to be emptied.
 KNOWN_BIG_MODULES = frozenset(
     {
-        "tgbot/game/model.py",
         "tgbot/views/render.py",
         "tgbot/views/sync.py",
     }

@@ -27,7 +27,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
 if TYPE_CHECKING:
-    from tgbot.game.model import Table
+    from tgbot.game.table import Table
 
 __all__ = [
     "DEFAULT_LANGUAGE", "DOMAIN", "LANGUAGES", "LANGUAGE_NAMES", "LOCALES_DIR", "N_", "Np_", "Translator",

@@ -55,7 +55,7 @@ from tgbot.owner import store as store_mod
 from tgbot.views import sync as sync_mod
 from tgbot.handlers.app import build_application
 from tgbot.codec import Tap, encode
-from tgbot.game.model import Status, Table
+from tgbot.game.table import Status, Table
 from tgbot.process.runner import Runner
 from tgbot.settings import Settings
 from tests.redis_server import RedisServer

@@ -84,7 +84,7 @@ def game_log(url: str, token: str, game_id: str) -> list[dict]:
 
 def replay_of(url: str, token: str, game_id: str) -> dict:
     """The replay summary (GAME_RECORD.md) of the game's record as stored in Redis."""
-    from tgbot.game.model import Table as BotTable
+    from tgbot.game.table import Table as BotTable
     from tgbot.storage.stats import record_of_game
 
     with redis_sync.Redis.from_url(url, decode_responses=True) as client:

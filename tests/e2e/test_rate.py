@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from tests.e2e.harness import BotProcess, Table
 from tests.e2e.test_full_game import open_table, play_out
 from tests.fakes.botapi import BotAPIEmulator
-from tgbot.game.model import Table as Table_
+from tgbot.game.table import Table as Table_
 from tgbot.process.ratelimit import counted
 
 pytestmark = pytest.mark.e2e

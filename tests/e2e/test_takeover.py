@@ -237,7 +237,7 @@ def repeated_calls(emu: BotAPIEmulator, takeovers: list[float]) -> list[dict]:
 def announcements(emu: BotAPIEmulator, table: Table, stored_table: Any, deal: list[str], log: list[dict]) -> tuple[list[str], list[str]]:
     """The showdowns and beliefs the group should see, in order (from the stored record), and
     those of them it was sent, in the order sent."""
-    from tgbot.game.model import event_to_dict
+    from tgbot.game.play import event_to_dict
 
     state = core.from_deal(stored_table.variant, [core.Hand.from_str(h) for h in deal])
     expected = []
@@ -356,7 +356,7 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
         if not sources:
             # a deadline's move committed by a process killed before it logged the line
             v = core.view(state, seat)
-            strategy = stored.seats[seat].bot or "counting"
+            strategy = stored.seats[seat].strategy
             candidates = [core.auto.automatic_move(v), core.ai.make_player(strategy, seat, random.Random(f"{stored.seed}:{i}")).act(v)]
             if entry in [norm(action_to_dict(seat, c)) for c in candidates]:
                 sources.append("deadline, not logged")

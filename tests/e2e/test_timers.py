@@ -42,7 +42,7 @@ async def stored_games(url: str, chat_id: int) -> list[tuple[dict, list[str], li
     try:
         async for key in r.scan_iter("cheat:*:{g*}:game"):
             t = json.loads(await r.hget(key, "table"))
-            if t["chat"] != chat_id:
+            if t["chat_id"] != chat_id:
                 continue
             deal = json.loads(await r.hget(key, "deal") or "null")
             log = [json.loads(a) for a in await r.lrange(key.replace(":game", ":log"), 0, -1)]
@@ -58,7 +58,7 @@ def check_replay(table: dict, deal: list[str], log: list[dict]) -> core.GameStat
     for i, raw in enumerate(log):
         seat, action = action_from_dict(raw, state.players, i)
         state, _ = core.apply(state, seat, action)
-    assert len(log) == table["turn"]
+    assert len(log) == table["action_count"]
     assert state.to_dict() == table["state"]
     return state
 
@@ -90,7 +90,7 @@ async def test_a_player_who_never_taps_gets_automatic_moves_then_the_ai(redis_se
         reminders = [m for m in emu.chat_messages(idle.id) if m.from_bot and m.text and m.text.startswith("⏰")]
         assert len(reminders) == 2  # one per turn of their own, none once the AI holds the seat
         t = await ended_cleanly(emu, group, url)
-        assert t["status"] == "over" and t["seats"][1][2]["ai"] is True
+        assert t["status"] == "over" and t["seats"][1]["player"] == "stand_in"
 
 
 async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
@@ -117,8 +117,8 @@ async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
         assert table.finished(), bot.log()[-3000:]
         assert texts(emu, group.id, AUTO) == []
         t = await ended_cleanly(emu, group, url)
-        assert [s[0] for s in t["seats"]] == [501, -1, -2]
-        assert t["tt"] == 30  # the chat's turn timer set with /timer
+        assert [s["user_id"] for s in t["seats"]] == [501, -1, -2]
+        assert t["turn_timeout"] == 30  # the chat's turn timer set with /timer
 
 
 async def test_players_leaving_mid_game(redis_server, tmp_path):
@@ -136,7 +136,7 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
         await play_out(table)
         assert table.finished(), bot.log()[-3000:]
         t = await ended_cleanly(emu, group, url)
-        assert t["status"] == "over" and t["seats"][1][2]["left"] and t["seats"][2][2]["left"]
+        assert t["status"] == "over" and t["seats"][1]["player"] == t["seats"][2]["player"] == "left"
 
 
 #: Nobody taps in the games below: AI seats play most of them, so the group's message spacing
@@ -160,7 +160,7 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
         await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
         (t, deal, log), = await stored_games(url, group.id)
         check_replay(t, deal, log)
-        assert all(s[2]["ai"] and s[2]["auto"] == 2 for s in t["seats"])
+        assert all(s["player"] == "stand_in" and s["auto_moves"] == 2 for s in t["seats"])
         assert board_cards(emu, group.id) == 52
         assert 6 <= len(texts(emu, group.id, AUTO)) <= 7  # a crash may repeat the one in flight
         assert telegram_errors(emu) == [] and emu.violations == []

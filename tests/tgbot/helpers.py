@@ -7,33 +7,34 @@ from dataclasses import replace
 
 import core
 import core.ai
-from tgbot.game import model
-from tgbot.game.model import Seat, Table
+from tgbot.game import play
+from tgbot.game.lobby import join, open_lobby, set_variant, start
+from tgbot.game.table import Change, Seat, Status, Table
 
 NAMES = ["Аня", "Борис", "Вера", "Глеб", "Даша", "Егор"]
 
 
 def lobby(n: int = 0, gid: str = "G1", creator: int = 1, now: float = 1000.0, timeout: float = 900.0, thread: int | None = None) -> Table:
-    t = model.open_lobby(gid, -100, thread, creator, "Клуб", now, timeout)
+    t = open_lobby(gid, -100, thread, creator, "Клуб", now, timeout)
     for i in range(n):
-        t = model.join(t, Seat(creator + i, NAMES[i % 6]), now, timeout).table
+        t = join(t, Seat(creator + i, NAMES[i % 6]), now, timeout).table
     return t
 
 
 def started(n: int = 4, gid: str = "G1", seed: int = 5, variant: str = "russian") -> tuple[Table, list[str]]:
     t = lobby(n, gid)
     if variant != "russian":
-        t = model.set_variant(t, 1, variant, False, 1000.0, 900.0).table
-    ch = model.start(t, 1, False, seed)
+        t = set_variant(t, 1, variant, False, 1000.0, 900.0).table
+    ch = start(t, 1, False, seed)
     return ch.table, ch.deal  # type: ignore[return-value]
 
 
-def ai_step(table: Table, players: list) -> model.Change:
-    """One action by the current player's AI, through model.act."""
+def ai_step(table: Table, players: list) -> Change:
+    """One action by the current player's AI, through play.act."""
     assert table.state is not None
     seat = table.state.current
     action = players[seat].act(core.view(table.state, seat))
-    ch = model.act(table, table.seats[seat].user_id, table.action_count, action)
+    ch = play.act(table, table.seats[seat].user_id, table.action_count, action)
     return ch
 
 
@@ -45,7 +46,7 @@ def ai_players(n: int, seed: int, strategy: str = "counting") -> list:
 def play_through(table: Table, players: list, max_steps: int = 5000):
     """Yield (table, change) after each action until the game ends."""
     for _ in range(max_steps):
-        if table.status is not model.Status.PLAYING:
+        if table.status is not Status.PLAYING:
             return
         before = table
         ch = ai_step(table, players)
@@ -71,9 +72,9 @@ async def play_on(store, gid: str, steps: int | None = None) -> None:
     t = await store.load(gid)
     players = ai_players(len(t.seats), 7)
     done = 0
-    while t.status is model.Status.PLAYING and (steps is None or done < steps):
+    while t.status is Status.PLAYING and (steps is None or done < steps):
         seat = t.state.current
         action = players[seat].act(core.view(t.state, seat))
-        await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.action_count, action))
+        await store.transact(gid, lambda cur: play.act(cur, cur.seats[seat].user_id, cur.action_count, action))
         t = await store.load(gid)
         done += 1

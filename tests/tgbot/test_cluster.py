@@ -31,10 +31,9 @@ from redis.exceptions import MaxConnectionsError, NoScriptError, RedisClusterExc
 
 from tgbot.storage import chatmove
 
-from tgbot.game import model
-
+from tgbot.game import lobby as game_lobby
 from tgbot.storage import stats
-from tgbot.game.model import Status
+from tgbot.game.table import Status
 from tgbot.owner.store import Store, current_update, new_game_id
 from tgbot.storage.redis import GatedCluster, connect
 from tests.e2e.harness import Table
@@ -248,12 +247,12 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
             # a lobby per forum topic: the chat indexes spread over the nodes too
             assert await store.create(lobby(3, gid=gid, thread=thread))
             assert await store.claim_chat(-100, thread, gid)
-            await store.transact(gid, lambda t: model.start(t, 1, False, 7))
+            await store.transact(gid, lambda t: game_lobby.start(t, 1, False, 7))
             # the commit records its update in the game's slot; a second delivery is recognised
             for _ in range(2):
                 token = current_update.set((5000 + thread, {}))
                 try:
-                    await store.transact(gid, lambda t: model.set_seat_lang(t, 1, "en"))
+                    await store.transact(gid, lambda t: game_lobby.set_seat_lang(t, 1, "en"))
                 finally:
                     current_update.reset(token)
             assert await redis.zrange(store.keys.applied(gid), 0, -1) == [f"{5000 + thread}.0"]

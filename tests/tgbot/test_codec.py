@@ -8,7 +8,9 @@ import pytest
 
 import core
 from tgbot import codec
-from tgbot.game import model
+from tgbot.game import play
+from tgbot.game.lobby import add_bot
+from tgbot.game.table import Status, Table
 from tgbot.views import render
 from tgbot.codec import CallbackDataError, Tap, decode, encode
 from tests.tgbot.helpers import ai_players, at_cap, lobby, play_through, started
@@ -103,7 +105,7 @@ def test_lobby_keyboards(n, variant):
     assert ops == {"join", "leave", "start", "cancel", "variant", "addbot"}
     assert _check(render.board(t, "cheat_test_bot"), LONG_GID) == ops
     if n < 6:
-        with_bot = model.add_bot(t, render.BOT_NAMES, 0, 900).table
+        with_bot = add_bot(t, render.BOT_NAMES, 0, 900).table
         assert _check(render.lobby(with_bot), LONG_GID) == ops | {"rmbot"}
         assert "🤖" in render.lobby(with_bot).text and "Bot" not in render.lobby(with_bot).text
 
@@ -115,7 +117,7 @@ def test_panels_in_every_phase(n, variant):
     phases: set = set()
     ops: set[str] = set()
 
-    def check_all(t: model.Table, deep: bool = True) -> None:
+    def check_all(t: Table, deep: bool = True) -> None:
         big = replace(t, action_count=999999)
         assert t.state is not None
         for tt in (t, big):
@@ -123,7 +125,7 @@ def test_panels_in_every_phase(n, variant):
             for seat in range(n):
                 ops.update(_check(render.panel(tt, seat), LONG_GID))
             cur = t.state.current
-            if cur is None or tt.status is not model.Status.PLAYING:
+            if cur is None or tt.status is not Status.PLAYING:
                 continue
             v = core.view(t.state, cur)
             if v.public.answering:
@@ -154,7 +156,7 @@ def test_panels_in_every_phase(n, variant):
     capped = at_cap(table)
     v = core.view(capped.state, capped.state.current)
     r = v.hand.ranks()[0]
-    ch = model.act(capped, capped.seats[capped.state.current].user_id, capped.action_count, core.Play((r,), r))
+    ch = play.act(capped, capped.seats[capped.state.current].user_id, capped.action_count, core.Play((r,), r))
     assert ch.table.state.phase is core.Phase.CAP_CHECK
     phases.add(core.Phase.CAP_CHECK)
     check_all(ch.table)
@@ -166,7 +168,7 @@ def test_final_check_panel_offers_believe_and_challenge():
     for seed in range(20):
         table, _ = started(3, seed=seed)
         for before, ch in play_through(table, ai_players(3, seed)):
-            if ch.table.status is model.Status.PLAYING and ch.table.state.phase is core.Phase.FINAL_CHECK:
+            if ch.table.status is Status.PLAYING and ch.table.state.phase is core.Phase.FINAL_CHECK:
                 t = replace(ch.table, id=LONG_GID, action_count=999999)
                 ops = _check(render.panel(t, t.state.current), LONG_GID)
                 assert {"believe", "challenge", "refresh"} <= ops

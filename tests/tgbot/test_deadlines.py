@@ -1,4 +1,4 @@
-"""model.on_deadline: reminders, automatic moves, AI takeover and moves, bots, leaving."""
+"""play.on_deadline: reminders, automatic moves, AI takeover and moves, bots, leaving."""
 
 from __future__ import annotations
 
@@ -7,40 +7,41 @@ import re
 import pytest
 
 import core
-from tgbot.game import model
-from tgbot.game.model import RefusedError, Seat, Status
+from tgbot.game import play
+from tgbot.game.lobby import add_bot, leave, remove_bot, start
+from tgbot.game.table import Player, RefusedError, Seat, Status, Table, with_seat
 from tests.tgbot.helpers import lobby
 
 
 def _game(n_humans=3, bots=0, timeout=100.0, now=0.0, seed=5):
     t = lobby(n_humans)
     for _ in range(bots):
-        t = model.add_bot(t, ("Bot A", "Bot B", "Bot C"), 0, 900).table
-    return model.start(t, 1, False, seed, now=now, turn_timeout=timeout, ai_delay=0.5).table
+        t = add_bot(t, ("Bot A", "Bot B", "Bot C"), 0, 900).table
+    return start(t, 1, False, seed, now=now, turn_timeout=timeout, ai_delay=0.5).table
 
 
 def test_reminder_then_automatic_move_then_ai_takeover():
     t = _game()
     seat = t.state.current
     assert t.deadline_kind == "remind" and t.deadline == 75.0 and t.turn_end == 100.0
-    assert model.on_deadline(t, 74.9).reply == "stale"
-    ch = model.on_deadline(t, 75.0)
+    assert play.on_deadline(t, 74.9).reply == "stale"
+    ch = play.on_deadline(t, 75.0)
     assert ch.reply == "reminded" and ch.outbox[0]["kind"] == "remind" and ch.outbox[0]["to"] == t.seats[seat].user_id
     t = ch.table
     assert (t.deadline, t.deadline_kind, t.action_count) == (100.0, "turn", 0)
-    ch = model.on_deadline(t, 100.0)
+    ch = play.on_deadline(t, 100.0)
     assert ch.reply == "auto" and ch.table.action_count == 1 and len(ch.log) == 1
     assert ch.outbox[0] == {"seq": ch.outbox[0]["seq"], "kind": "auto", "seat": seat, "ai": False}
     expected = core.auto.automatic_move(core.view(t.state, seat))
     assert ch.log[0] == core.record.action_to_dict(seat, expected)
-    assert ch.table.seats[seat].auto == 1 and not ch.table.seats[seat].ai
+    assert ch.table.seats[seat].auto_moves == 1 and not ch.table.seats[seat].by_ai
     # next player's timer starts at the moment of the automatic move
     assert ch.table.deadline == 175.0 and ch.table.turn_end == 200.0
 
 
 def _run_timers(t, now, steps):
     for _ in range(steps):
-        ch = model.on_deadline(t, t.deadline)
+        ch = play.on_deadline(t, t.deadline)
         t = ch.table
         if t.status is not Status.PLAYING:
             break
@@ -50,26 +51,26 @@ def _run_timers(t, now, steps):
 def test_two_automatic_moves_in_a_row_hand_the_seat_to_ai_and_take_back():
     t = _game(n_humans=3)
     t = _run_timers(t, 0, 12)  # nobody taps: each seat gets two automatic moves
-    assert all(s.ai and s.auto == 2 for s in t.seats)
+    assert all(s.player is Player.STAND_IN and s.auto_moves == 2 for s in t.seats)
     assert t.deadline_kind == "ai"
     uid = t.seats[t.state.current].user_id
-    back = model.take_back(t, uid, 1000.0)
-    assert back.reply == "taken_back" and not back.table.seats[t.state.current].ai
+    back = play.take_back(t, uid, 1000.0)
+    assert back.reply == "taken_back" and not back.table.seats[t.state.current].by_ai
     assert back.table.deadline_kind == "remind" and back.table.turn_end == 1000.0 + t.turn_timeout
-    assert model.take_back(back.table, uid, 1001.0).table is back.table  # idempotent
+    assert play.take_back(back.table, uid, 1001.0).table is back.table  # idempotent
 
 
 def test_stale_deadline_after_a_tap_does_nothing_and_a_tap_resets_auto():
     t = _game()
     seat = t.state.current
-    ch = model.on_deadline(model.on_deadline(t, 75).table, 100)
+    ch = play.on_deadline(play.on_deadline(t, 75).table, 100)
     t1 = ch.table
     cur = t1.state.current
     act = core.auto.automatic_move(core.view(t1.state, cur))
-    t2 = model.act(t1, t1.seats[cur].user_id, t1.action_count, act, now=120).table
-    assert model.on_deadline(t2, 180).reply == "stale"  # old deadlines (175, 200) are gone
+    t2 = play.act(t1, t1.seats[cur].user_id, t1.action_count, act, now=120).table
+    assert play.on_deadline(t2, 180).reply == "stale"  # old deadlines (175, 200) are gone
     assert t2.deadline == 120 + 75
-    assert t1.seats[seat].auto == 1
+    assert t1.seats[seat].auto_moves == 1
 
 
 def test_nobody_taps_game_finishes_by_timers():
@@ -79,45 +80,45 @@ def test_nobody_taps_game_finishes_by_timers():
 
 def test_bots_in_lobby_and_ai_moves_deterministic():
     t = lobby(1)
-    t = model.add_bot(t, ("Bot A", "Bot B"), 0, 900).table
-    t = model.add_bot(t, ("Bot A", "Bot B"), 0, 900).table
-    assert [(s.user_id, s.name, s.bot) for s in t.seats[1:]] == [(-1, "Bot A", "counting"), (-2, "Bot B", "counting")]
-    t3 = model.add_bot(model.remove_bot(t, 0, 900).table, ("Bot A", "Bot B"), 0, 900).table
+    t = add_bot(t, ("Bot A", "Bot B"), 0, 900).table
+    t = add_bot(t, ("Bot A", "Bot B"), 0, 900).table
+    assert [(s.user_id, s.name, s.player, s.strategy) for s in t.seats[1:]] == [(-1, "Bot A", "bot", "counting"), (-2, "Bot B", "bot", "counting")]
+    t3 = add_bot(remove_bot(t, 0, 900).table, ("Bot A", "Bot B"), 0, 900).table
     assert [s.user_id for s in t3.seats] == [1, -1, -2]
-    assert model.remove_bot(lobby(2), 0, 900).reply == "no_bot"
-    only_bots = model.add_bot(model.add_bot(model.add_bot(lobby(0), ("A",), 0, 9).table, ("A", "B"), 0, 9).table, ("A", "B", "C"), 0, 9).table
+    assert remove_bot(lobby(2), 0, 900).reply == "no_bot"
+    only_bots = add_bot(add_bot(add_bot(lobby(0), ("A",), 0, 9).table, ("A", "B"), 0, 9).table, ("A", "B", "C"), 0, 9).table
     with pytest.raises(RefusedError) as e:
-        model.start(only_bots, None, True, 1, now=0)
+        start(only_bots, None, True, 1, now=0)
     assert e.value.code == "no_human"
-    g = model.start(t, 1, False, 3, now=0, turn_timeout=60, ai_delay=0.5).table
+    g = start(t, 1, False, 3, now=0, turn_timeout=60, ai_delay=0.5).table
     # play until a bot is to act; its move is the same in two computations
-    while not g.seats[g.state.current].bot:
-        g = model.on_deadline(g, g.deadline).table
+    while g.seats[g.state.current].human:
+        g = play.on_deadline(g, g.deadline).table
     assert g.deadline_kind == "ai" and 1.0 <= g.deadline - 0 or True
-    a, b = model.on_deadline(g, g.deadline), model.on_deadline(g, g.deadline)
+    a, b = play.on_deadline(g, g.deadline), play.on_deadline(g, g.deadline)
     assert a.reply == "ai" and a.log == b.log and a.table == b.table
 
 
 def test_ai_pause_respects_the_group_spacing():
     t = _game(n_humans=1, bots=2)
     for turn in range(20):
-        p = model.ai_pause(model.Table(**{**t.__dict__, "action_count": turn}))
+        p = play.ai_pause(Table(**{**t.__dict__, "action_count": turn}))
         assert 1.0 <= p <= 3.0
-    slow = model.Table(**{**t.__dict__, "ai_delay": 4.0})
-    assert model.ai_pause(slow) == 4.0
+    slow = Table(**{**t.__dict__, "ai_delay": 4.0})
+    assert play.ai_pause(slow) == 4.0
 
 
 def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
     t = _game(n_humans=2, bots=1)
-    ch = model.leave(t, 2, 10, 900)
-    assert ch.reply == "left_game" and ch.table.seats[1].left and ch.table.seats[1].ai
+    ch = leave(t, 2, 10, 900)
+    assert ch.reply == "left_game" and ch.table.seats[1].player is Player.LEFT
     assert ch.outbox[0]["kind"] == "left" and ch.table.status is Status.PLAYING
-    assert model.leave(ch.table, 2, 11, 900).table is ch.table
+    assert leave(ch.table, 2, 11, 900).table is ch.table
     with pytest.raises(RefusedError):
-        model.act(ch.table, 2, ch.table.action_count, core.Challenge())
+        play.act(ch.table, 2, ch.table.action_count, core.Challenge())
     with pytest.raises(RefusedError):
-        model.take_back(ch.table, 2, 12)
-    end = model.leave(ch.table, 1, 12, 900)
+        play.take_back(ch.table, 2, 12)
+    end = leave(ch.table, 1, 12, 900)
     assert end.table.status is Status.CANCELLED and end.table.ended == "abandoned" and end.table.deadline is None
     assert [n["kind"] for n in end.outbox] == ["left", "cancelled"]
     assert sum(s.user_id > 0 for s in end.table.seats) == 2 and end.table.state.hand_sizes == t.state.hand_sizes
@@ -133,12 +134,12 @@ def test_panels_show_time_left_ai_hold_and_take_back():
     assert not re.search(r"\d:\d\d", render.plain(p.text))
     other = (seat + 1) % 3
     assert "⏱" not in render.panel(t, other).text
-    held = model.Table(**{**t.__dict__, "seats": model._with_seat(t.seats, seat, ai=True, auto=2)})
+    held = Table(**{**t.__dict__, "seats": with_seat(t.seats, seat, player=Player.STAND_IN, auto_moves=2)})
     p = render.panel(held, seat)
     datas = [b.callback_data for row in p.markup.inline_keyboard for b in row]
     assert "t:G1" in datas and not any(d.startswith(("p:", "k:", "c:", "b:")) for d in datas)
     assert "🤖" in render.board(held, "bot").text
-    gone = model.leave(t, t.seats[other].user_id, 5, 900).table
+    gone = leave(t, t.seats[other].user_id, 5, 900).table
     assert render.panel(gone, other).markup is None
 
 

@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from tgbot.game import model
+from tgbot.game.lobby import cancel
+from tgbot.game.table import GroupAccess, Status
 
 from tgbot.views import render
 
 from tgbot.storage import stats
-from tgbot.game.model import GroupAccess, Status
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 
@@ -232,7 +232,7 @@ async def test_group_upgrade_carries_settings_leaderboard_and_notify_list(live):
             emu.redeliver(uid)
         await live.settle()
     # the lobby moved along; the next one in the supergroup tells d and uses its settings
-    await store.transact(gid2, lambda t: model.cancel(t, a.id, False))
+    await store.transact(gid2, lambda t: cancel(t, a.id, False))
     gid3 = await live.open_game(sup, [a, b, c], start=False)
     assert (await store.load(gid3)).variant == "classic"
     await emu.wait_for(lambda: any(sup.title in (m.text or "") for m in emu.chat_messages(d.id, from_bot=True)), 20)
@@ -352,7 +352,7 @@ async def test_permissions_and_anonymous_admins(live):
 
 async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
     from tgbot.handlers.identity import actor_id, seat_for
-    from tgbot.game.model import RefusedError
+    from tgbot.game.table import RefusedError
     from telegram import Chat, Message, Update, User
     import datetime
 

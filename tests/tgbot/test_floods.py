@@ -76,7 +76,7 @@ async def test_topic_implicit_reply_is_no_reply(live):
     assert update["reply_to_message"]["message_id"] == topic and "forum_topic_created" in update["reply_to_message"]
     await live.settle()
     table = await live.store.load(gid)
-    assert not table.seats[table.seat_of(d.id)].ai  # the topic's creator keeps their seat
+    assert not table.seats[table.seat_of(d.id)].by_ai  # the topic's creator keeps their seat
     assert any(m.text and "/kick" in m.text for m in emu.chat_messages(forum.id, from_bot=True) if m.thread_id == topic)
     # a bare /stats shows the sender's own figures, not the topic creator's
     await b.send(forum, "/stats", thread_id=topic)
@@ -92,7 +92,7 @@ async def test_topic_implicit_reply_is_no_reply(live):
     await live.settle()
     table = await live.store.load(gid)
     seat = table.seat_of(d.id)
-    assert seat is None or table.seats[seat].ai  # the replied-to person lost their seat
+    assert seat is None or table.seats[seat].by_ai  # the replied-to person lost their seat
     assert emu.violations == []
 
 

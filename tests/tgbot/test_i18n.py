@@ -193,25 +193,26 @@ async def test_chat_settings_and_user_language(store):
 
 # -- table and seat languages ----------------------------------------------------------------------
 
-from tgbot.game import model  # noqa: E402
+from tgbot.game.lobby import set_lang, set_seat_lang  # noqa: E402
+from tgbot.game.table import Table  # noqa: E402
 from tests.tgbot.helpers import lobby, started  # noqa: E402
 
 
 def test_set_lang_changes_a_lobby_only():
     t = lobby(2)
-    assert model.set_lang(t, "fr").table.lang == "fr"
-    assert model.set_lang(t, "ru").reply == "stale"  # nothing changes
+    assert set_lang(t, "fr").table.lang == "fr"
+    assert set_lang(t, "ru").reply == "stale"  # nothing changes
     game, _ = started()
-    assert model.set_lang(game, "fr").table is game
+    assert set_lang(game, "fr").table is game
 
 
 def test_set_seat_lang_and_panels_in_each_seats_language():
     game, _ = started()
-    game = model.set_seat_lang(game, game.seats[1].user_id, "it").table
-    game = model.set_seat_lang(game, game.seats[2].user_id, "en").table
+    game = set_seat_lang(game, game.seats[1].user_id, "it").table
+    game = set_seat_lang(game, game.seats[2].user_id, "en").table
     assert [s.lang for s in game.seats] == [None, "it", "en", None]
-    assert model.Table.from_json(game.to_json()).seats == game.seats
-    assert model.set_seat_lang(game, 999, "fr").table is game
+    assert Table.from_json(game.to_json()).seats == game.seats
+    assert set_seat_lang(game, 999, "fr").table is game
     ru, it, en = (render.panel(game, i).text for i in range(3))
     assert "Ваши карты" in ru and "Le tue carte" in it and "Your cards" in en
     assert "Карта" not in en and not re.search("[А-Яа-яЁё]", render.plain(it).replace(game.seats[0].name, "").replace(game.seats[1].name, "").replace(game.seats[2].name, "").replace(game.seats[3].name, "").replace("Клуб", ""))

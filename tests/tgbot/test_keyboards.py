@@ -27,7 +27,8 @@ import pytest
 import core
 from core.cards import Hand
 from tests.tgbot.helpers import ai_players, ai_step, lobby, started
-from tgbot.game import model
+from tgbot.game.lobby import add_bot
+from tgbot.game.table import Player, Status
 from tgbot.views import render
 from tgbot.i18n import LANGUAGES
 
@@ -62,7 +63,7 @@ def _tables(lang: str, variant: str):
     AI players (every panel of every seat, with picks), an AI-held seat, a left seat, the end."""
     t = replace(lobby(2), lang=lang, variant=variant)
     yield t
-    yield model.add_bot(t, render.BOT_NAMES, 1001.0, 900.0).table
+    yield add_bot(t, render.BOT_NAMES, 1001.0, 900.0).table
     game, _ = started(4, variant=variant)
     game = replace(game, lang=lang, seats=tuple(replace(s, lang=lang) for s in game.seats))
     players = ai_players(4, 7)
@@ -72,7 +73,7 @@ def _tables(lang: str, variant: str):
             break
         game = ai_step(game, players).table
     yield game
-    yield replace(game, seats=tuple(replace(s, ai=True) for s in game.seats))
+    yield replace(game, seats=tuple(replace(s, player=Player.STAND_IN) for s in game.seats))
 
 
 def _markups(lang: str):
@@ -124,7 +125,7 @@ def test_decision_buttons_are_coloured(lang, variant):
     """«Верю» green, «Не верю!» red, the buttons that play cards blue; nothing else coloured."""
     styles: dict[str, set[str]] = {}
     for table in _tables(lang, variant):
-        if table.state is None or table.state.current is None or table.status is not model.Status.PLAYING:
+        if table.state is None or table.state.current is None or table.status is not Status.PLAYING:
             continue
         v = core.view(table.state, table.state.current)
         picks = Hand.from_ranks(list(v.hand)[:1]).to_str()

@@ -18,10 +18,12 @@ from dataclasses import replace
 import pytest
 from telegram.error import BadRequest, Forbidden
 
-from tgbot.game import model
+from tgbot.game import play
+from tgbot.game.group import group_gone, group_unwritable, group_writable
+from tgbot.game.lobby import cancel
+from tgbot.game.table import GroupAccess, RetireReason, Status, Table
 
 from tgbot.views import render
-from tgbot.game.model import GroupAccess, RetireReason, Status, Table
 from tgbot.views.sync import MAX_HELD_ANNOUNCEMENTS, GroupRefusal, group_refusal
 from tests.tgbot.helpers import lobby, started
 from tests.tgbot.live import cb, live_fixture
@@ -250,36 +252,36 @@ def test_telegrams_answers_say_how_a_group_refuses(error, refusal):
 
 def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     game, _ = started(3)  # (no timer of its own: started without a clock)
-    assert model.group_writable(game).reply == "stale"
-    assert "access" not in json.loads(game.to_json())  # stored as before while writable
-    shut = model.group_unwritable(game, 1000.0, 900.0)
+    assert group_writable(game).reply == "stale"
+    assert "group_access" not in json.loads(game.to_json())  # stored as before while writable
+    shut = group_unwritable(game, 1000.0, 900.0)
     table = shut.table
     assert shut.reply == "unwritable" and (table.group_access, table.unwritable_since, table.retire_at) == (GroupAccess.UNWRITABLE, 1000.0, 1900.0)
-    assert model.group_unwritable(table, 1500.0, 900.0).table is table  # the first refusal counts
+    assert group_unwritable(table, 1500.0, 900.0).table is table  # the first refusal counts
     assert Table.from_json(table.to_json()) == table
     # the timer: a try of the group every minute, then the retirement
-    assert [model.next_timer(table, now) for now in (1000.0, 1061.0, 1899.0)] == [1060.0, 1120.0, 1900.0]
-    assert model.on_deadline(table, 1899.0).reply == "stale"
-    retired = model.on_deadline(table, 1900.0)
+    assert [play.next_timer(table, now) for now in (1000.0, 1061.0, 1899.0)] == [1060.0, 1120.0, 1900.0]
+    assert play.on_deadline(table, 1899.0).reply == "stale"
+    retired = play.on_deadline(table, 1900.0)
     assert retired.reply == "retired" and not retired.outbox  # there is no group to tell
     assert (retired.table.status, retired.table.ended, retired.table.group_access) == (Status.CANCELLED, "unwritable", GroupAccess.GONE)
-    assert model.next_timer(retired.table, 1900.0) is None and model.group_gone(retired.table, RetireReason.CHAT_GONE).reply == "stale"
+    assert play.next_timer(retired.table, 1900.0) is None and group_gone(retired.table, RetireReason.CHAT_GONE).reply == "stale"
     # a message went through: no retirement, no more tries
-    back = model.group_writable(table).table
+    back = group_writable(table).table
     assert (back.group_access, back.unwritable_since, back.retire_at) == (GroupAccess.WRITABLE, None, None)
-    assert model.next_timer(back, 1000.0) is None and back == game
+    assert play.next_timer(back, 1000.0) is None and back == game
     # a finished game whose group is gone keeps its end: it still counts
     over = replace(table, status=Status.OVER, ended="finished")
-    assert model.group_gone(over, RetireReason.CHAT_GONE).table.ended == "finished"
+    assert group_gone(over, RetireReason.CHAT_GONE).table.ended == "finished"
 
 
 async def test_an_ended_game_waiting_for_its_group_keeps_its_timer_until_retired(store, syncer):
     clock = FakeClock(1000)
     timers = wired(store, syncer, clock)
     await store.create(lobby(3, gid="W", now=1000, timeout=60))
-    await store.transact("W", lambda t: model.cancel(t, 1, False))  # ended: its note waits
+    await store.transact("W", lambda t: cancel(t, 1, False))  # ended: its note waits
     assert timers.pending() == 0
-    await store.transact("W", lambda t: model.group_unwritable(t, 1000.0, 900.0))
+    await store.transact("W", lambda t: group_unwritable(t, 1000.0, 900.0))
     assert timers.pending() == 1 and 59 < delay(timers, "W") <= 60  # the next try of the group
     clock.t = 1060
     version = (await store.load("W")).version

@@ -18,9 +18,9 @@ import pytest
 
 from tests.tgbot.helpers import lobby as make_lobby
 from tests.tgbot.live import Live, cb, live_fixture
-from tgbot.game import model
+from tgbot.game.lobby import MAX_LINK_OFFERS, join, join_by_link, member_gone, offer_link, start
+from tgbot.game.table import Player, RefusedError, Seat, Status, Table
 from tgbot.views import render
-from tgbot.game.model import Seat, Status, Table
 
 pytestmark = pytest.mark.e2e
 
@@ -80,24 +80,24 @@ async def _ai_plays_for(live: Live, gid: str, seat: int, users: dict) -> None:
 
 def test_link_offers_are_stored_with_the_lobby_and_tables_without_them_load():
     table = make_lobby(2)
-    offered = model.offer_link(table, 50).table
-    assert offered.link_offers == (50,) and model.offer_link(offered, 50).table is offered
+    offered = offer_link(table, 50).table
+    assert offered.link_offers == (50,) and offer_link(offered, 50).table is offered
     stored = json.loads(offered.to_json())
     assert stored["link_offers"] == [50] and Table.from_json(offered.to_json()) == offered
     del stored["link_offers"]  # a table stored before the field existed
     assert Table.from_json(json.dumps(stored)).link_offers == ()
-    with pytest.raises(model.RefusedError, match="link_not_yours"):
-        model.join_by_link(offered, Seat(51, "Чужой"), 1000.0, 900.0)
-    seated = model.join_by_link(offered, Seat(50, "Вера"), 1000.0, 900.0).table
+    with pytest.raises(RefusedError, match="link_not_yours"):
+        join_by_link(offered, Seat(51, "Чужой"), 1000.0, 900.0)
+    seated = join_by_link(offered, Seat(50, "Вера"), 1000.0, 900.0).table
     assert seated.seat_of(50) == 2 and seated.link_offers == ()
     crowd = table
-    for user_id in range(100, 100 + model.MAX_LINK_OFFERS + 5):
-        crowd = model.offer_link(crowd, user_id).table
-    assert len(crowd.link_offers) == model.MAX_LINK_OFFERS and crowd.link_offers[-1] == 100 + model.MAX_LINK_OFFERS + 4
-    gone = model.member_gone(crowd, 110, 1000.0, 900.0).table
+    for user_id in range(100, 100 + MAX_LINK_OFFERS + 5):
+        crowd = offer_link(crowd, user_id).table
+    assert len(crowd.link_offers) == MAX_LINK_OFFERS and crowd.link_offers[-1] == 100 + MAX_LINK_OFFERS + 4
+    gone = member_gone(crowd, 110, 1000.0, 900.0).table
     assert 110 not in gone.link_offers and len(gone.seats) == 2
-    with_third = model.join(crowd, Seat(3, "Вера"), 1000.0, 900.0).table
-    assert model.start(with_third, 1, False, seed=1).table.link_offers == ()
+    with_third = join(crowd, Seat(3, "Вера"), 1000.0, 900.0).table
+    assert start(with_third, 1, False, seed=1).table.link_offers == ()
 
 
 async def test_a_join_link_seats_only_the_member_it_was_offered_to(live):
@@ -185,7 +185,7 @@ async def test_a_member_leaving_a_forum_loses_seats_in_every_topic(live):
     for gid in games:
         table = await live.store.load(gid)
         seat = table.seat_of(b.id)
-        assert table.status is Status.PLAYING and table.seats[seat].left and table.seats[seat].ai
+        assert table.status is Status.PLAYING and table.seats[seat].player is Player.LEFT
         await _ai_plays_for(live, gid, seat, users)  # the game goes on without them
     assert emu.violations == []
 

@@ -20,7 +20,7 @@ from redis.asyncio.cluster import RedisCluster
 from tests.tgbot.data.keydump import dump_keys, load_keys, read_key
 from tgbot.storage import migrate as mig
 from tgbot.storage import stats
-from tgbot.game.model import TABLE_SCHEMA, Status, Table
+from tgbot.game.table import Status, TABLE_SCHEMA, Table
 from tgbot.owner.store import Store
 from tgbot.storage.redis import GatedCluster
 
@@ -112,8 +112,8 @@ async def assert_migrated(redis: Client) -> None:
     for gid in (LIVE, DONE):
         stored = Table.from_json(FIXTURE["tables"][gid])
         assert await store.load(gid) == stored
-        # the new format: the old fields under their old names, and the version
-        assert json.loads(stored.to_json()) == {**json.loads(FIXTURE["tables"][gid]), "schema": TABLE_SCHEMA}
+        # the new format: the old fields under their spelled-out names, seats as dicts, and the version
+        assert json.loads(stored.to_json()) == spelled_out(json.loads(FIXTURE["tables"][gid]))
         assert Table.from_json(stored.to_json()) == stored
     live = await store.load(LIVE)
     assert live is not None and live.status is Status.PLAYING and live.action_count == 4
@@ -226,5 +226,42 @@ def test_the_bot_id_is_the_tokens_number() -> None:
 def test_a_table_of_a_later_schema_is_refused() -> None:
     raw = json.loads(FIXTURE["tables"][LIVE])
     assert Table.from_json(json.dumps({**raw, "schema": 2})) == Table.from_json(json.dumps(raw))
-    with pytest.raises(ValueError, match="schema 3"):
+    with pytest.raises(ValueError, match=f"schema {TABLE_SCHEMA + 1}"):
         Table.from_json(json.dumps({**raw, "schema": TABLE_SCHEMA + 1}))
+
+
+SPELLED_OUT = {
+    "chat": "chat_id", "thread": "thread_id", "turn": "action_count", "dk": "deadline_kind", "te": "turn_end",
+    "tt": "turn_timeout", "ad": "ai_delay", "ap": "ai_pause", "access": "group_access",
+}
+
+
+def spelled_out(old: dict[str, Any]) -> dict[str, Any]:
+    """A schema 1 or 2 table's dict as schema 3 stores it."""
+    seats = [{"user_id": seat[0], "name": seat[1]} for seat in old["seats"]]  # (the fixture's seats are plain)
+    return {SPELLED_OUT.get(key, key): value for key, value in old.items()} | {"schema": TABLE_SCHEMA, "seats": seats}
+
+
+def test_a_schema_2_table_loads_with_every_field() -> None:
+    """Every field a schema-2 table could hold (its seats' set fields, a link offer, a group that
+    refuses messages) comes back under its own name."""
+    raw = json.loads(FIXTURE["tables"][LIVE]) | {
+        "schema": 2, "link_offers": [104], "access": "unwritable", "unwritable_since": 1760000010.0, "retire_at": 1760000910.0,
+        "seats": [[101, "Аня", {"lang": "en", "auto": 1}], [102, "Борис", {"ai": True, "left": True}], [-1, "Bot A", {"bot": "counting"}]],
+    }
+    table = Table.from_json(json.dumps(raw))
+    assert (table.id, table.chat_id, table.thread_id, table.creator, table.title, table.lang) == ("AbC123xy", -100, None, 101, "Group -100", "ru")
+    assert (table.status, table.variant, table.action_count, table.version, table.seed) == (Status.PLAYING, "russian", 4, 9, 11)
+    assert (table.deadline, table.created, table.outbox_seq, table.ended) == (1760000060.0, 1760000000.0, 0, None)
+    assert (table.deadline_kind, table.turn_end, table.turn_timeout, table.ai_delay, table.ai_pause) == ("remind", 1760000075.0, 60.0, 3.0, (1.0, 3.0))
+    assert (table.link_offers, table.group_access, table.unwritable_since, table.retire_at) == ((104,), "unwritable", 1760000010.0, 1760000910.0)
+    assert table.state is not None and table.state.to_dict() == raw["state"]
+    assert [(seat.user_id, seat.name, seat.lang, seat.player, seat.strategy, seat.auto_moves) for seat in table.seats] == [
+        (101, "Аня", "en", "person", "counting", 1), (102, "Борис", None, "left", "counting", 0), (-1, "Bot A", None, "bot", "counting", 0)
+    ]
+    assert json.loads(table.to_json())["seats"] == [
+        {"user_id": 101, "name": "Аня", "lang": "en", "auto_moves": 1}, {"user_id": 102, "name": "Борис", "player": "left"},
+        {"user_id": -1, "name": "Bot A", "player": "bot"},
+    ]
+    assert {**json.loads(table.to_json()), "seats": None} == {**spelled_out(raw), "seats": None}
+    assert Table.from_json(table.to_json()) == table

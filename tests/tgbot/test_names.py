@@ -9,7 +9,7 @@ import pytest
 import core
 
 from tgbot.views import render
-from tgbot.game.model import Seat
+from tgbot.game.table import Seat
 from tests.fakes.html import parse_html
 from tests.tgbot.helpers import started
 

@@ -25,7 +25,9 @@ import core
 from core.record import replay
 from tests.redis_server import RedisSentinelServers
 from tests.tgbot.helpers import ai_players, lobby
-from tgbot.game import model
+from tgbot.game.lobby import start
+from tgbot.game.play import act
+from tgbot.game.table import Change, Status, Table
 from tgbot.storage import stats
 from tgbot.storage.sentinel import SentinelPool, SentinelRedis, parse_sentinel_url
 from tgbot.owner.store import Store
@@ -55,9 +57,9 @@ async def _until(ready: Callable[[], bool], what: str, timeout: float = 15, requ
         await asyncio.sleep(0.05)
 
 
-def _tap(user: int, turn: int, action: core.Action) -> Callable[[model.Table], model.Change]:
+def _tap(user: int, turn: int, action: core.Action) -> Callable[[Table], Change]:
     """The transition of a tap by ``user`` drawn at ``turn``."""
-    return lambda table: model.act(table, user, turn, action)
+    return lambda table: act(table, user, turn, action)
 
 
 async def _fail_over(servers: RedisSentinelServers) -> None:
@@ -154,7 +156,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
                     await client.xack(STREAM, "bot", entry_id)
                     read.put_nowait(fields["tap"])
 
-    async def table() -> model.Table:
+    async def table() -> Table:
         got = await store.load(GID)
         assert got is not None
         return got
@@ -163,7 +165,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
         """Taps committed, ``steps`` of them or to the game's end; each carries the turn it was
         drawn for (a second application of one would be refused as stale)."""
         done, current = 0, await table()
-        while current.status is model.Status.PLAYING and done != steps:
+        while current.status is Status.PLAYING and done != steps:
             assert current.state is not None and current.state.current is not None
             seat, turn = current.state.current, current.action_count
             action = players[seat].act(core.view(current.state, seat))
@@ -183,7 +185,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
     tailing = asyncio.create_task(tail())
     try:
         assert await store.create(lobby(4, gid=GID))
-        await store.transact(GID, lambda t: model.start(t, 1, False, 7))
+        await store.transact(GID, lambda t: start(t, 1, False, 7))
         players = ai_players(4, 7)
         assert await play(40) == 40
         assert await store.claim_chat(-100, None, GID)  # a script the store has loaded on the old primary only
@@ -200,7 +202,7 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
         assert (await store.record(GID))[1] == committed, "a committed tap was lost"
         await play(None)
         end = await table()
-        assert end.status is model.Status.OVER and end.ended == "finished"
+        assert end.status is Status.OVER and end.ended == "finished"
         # every committed action is in the log once, on the new primary: the record replays to
         # the stored state
         deal, log = await store.record(GID)

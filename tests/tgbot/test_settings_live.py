@@ -16,7 +16,7 @@ import core
 from core.record import Record, replay
 from tgbot.views import render
 from tgbot.storage import stats
-from tgbot.game.model import Status
+from tgbot.game.table import Player, Status
 from tgbot.owner.store import Store
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
@@ -156,11 +156,11 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     target = _last_user_message(emu, group.id, c)
     await b.send(group, "/kick", reply_to=target.message_id)
     await live.settle()
-    assert not (await live.store.load(gid)).seats[2].ai
+    assert not (await live.store.load(gid)).seats[2].by_ai
     await a.send(group, "/kick", reply_to=target.message_id)
     await live.settle()
     t = await live.store.load(gid)
-    assert t.seats[t.seat_of(c.id)].ai and t.seats[t.seat_of(c.id)].left
+    assert t.seats[t.seat_of(c.id)].player is Player.LEFT
     # /stats during the game answers privately
     n_group = len(emu.chat_messages(group.id, from_bot=True))
     await b.send(group, "/stats")

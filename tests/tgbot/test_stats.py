@@ -12,9 +12,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 import core
 from core.stats import game_stats
 from tgbot.storage import chatmove
-from tgbot.game import model
+from tgbot.game import play
+from tgbot.game.lobby import add_bot, cancel, kick, rematch, start
+from tgbot.game.table import Player, RefusedError, Seat, Status, with_seat
 from tgbot.storage import stats
-from tgbot.game.model import Seat, Status
 from tests.tgbot.helpers import ai_players, lobby
 
 
@@ -22,9 +23,9 @@ async def _finished(store, gid: str = "F1", n: int = 3, seed: int = 3, bots: int
     """A game played to its end through the store (AI players for every seat)."""
     t = lobby(n, gid=gid)
     for _ in range(bots):
-        t = model.add_bot(t, ("Bot Vasya",), 1000.0, 900.0).table
+        t = add_bot(t, ("Bot Vasya",), 1000.0, 900.0).table
     await store.create(t)
-    await store.transact(gid, lambda t: model.start(t, 1, False, seed))
+    await store.transact(gid, lambda t: start(t, 1, False, seed))
     players = ai_players(n + bots, seed)
     for _ in range(5000):
         t = await store.load(gid)
@@ -32,12 +33,12 @@ async def _finished(store, gid: str = "F1", n: int = 3, seed: int = 3, bots: int
             return t
         seat = t.state.current
         action = players[seat].act(core.view(t.state, seat))
-        if t.seats[seat].bot:
-            t2 = replace(t, seats=model._with_seat(t.seats, seat, bot=None, user_id=-seat - 50))
-            ch = model.act(t2, t2.seats[seat].user_id, t.action_count, action)
+        if not t.seats[seat].human:
+            t2 = replace(t, seats=with_seat(t.seats, seat, player=Player.PERSON, user_id=-seat - 50))
+            ch = play.act(t2, t2.seats[seat].user_id, t.action_count, action)
             await store.transact(gid, lambda cur: replace(ch, table=replace(ch.table, seats=cur.seats)))
         else:
-            await store.transact(gid, lambda cur: model.act(cur, cur.seats[seat].user_id, cur.action_count, action))
+            await store.transact(gid, lambda cur: play.act(cur, cur.seats[seat].user_id, cur.action_count, action))
     raise AssertionError("no end")
 
 
@@ -112,8 +113,8 @@ async def test_bots_and_games_without_result_do_not_count(store):
     assert not await store.redis.exists(*store.keys.user_statistics(-1))
     lb = lobby(3, gid="S1")
     await store.create(lb)
-    await store.transact("S1", lambda t: model.start(t, 1, False, 1))
-    done = await store.transact("S1", lambda t: model.cancel(t, 1, False))
+    await store.transact("S1", lambda t: start(t, 1, False, 1))
+    done = await store.transact("S1", lambda t: cancel(t, 1, False))
     assert await stats.count_game(store, done.change.table) is False
     assert not await store.redis.hget(store.keys.game("S1"), "counted")
 
@@ -150,31 +151,31 @@ async def test_notify_is_taken_once(store):
 
 def test_shuffled_seating_follows_the_seed():
     t = lobby(5)
-    a = model.start(t, 1, False, 42, shuffle=True).table
-    b = model.start(t, 1, False, 42, shuffle=True).table
-    plain = model.start(t, 1, False, 42).table
+    a = start(t, 1, False, 42, shuffle=True).table
+    b = start(t, 1, False, 42, shuffle=True).table
+    plain = start(t, 1, False, 42).table
     assert [s.user_id for s in a.seats] == [s.user_id for s in b.seats]
     assert sorted(s.user_id for s in a.seats) == [1, 2, 3, 4, 5]
     assert [s.user_id for s in plain.seats] == [1, 2, 3, 4, 5]
-    assert any([s.user_id for s in model.start(t, 1, False, k, shuffle=True).table.seats] != [1, 2, 3, 4, 5] for k in range(5))
+    assert any([s.user_id for s in start(t, 1, False, k, shuffle=True).table.seats] != [1, 2, 3, 4, 5] for k in range(5))
 
 
 def test_kick_hands_the_seat_to_the_ai_and_needs_a_manager():
-    t = model.start(lobby(3), 1, False, 1).table
-    with pytest.raises(model.RefusedError):
-        model.kick(t, 3, 2, False, 1.0, 900.0)
-    ch = model.kick(t, 3, 1, False, 1.0, 900.0)
-    assert ch.table.seats[2].left and ch.table.seats[2].ai and ch.outbox[0]["kind"] == "left"
-    assert model.kick(t, 3, 5, True, 1.0, 900.0).table.seats[2].ai  # a chat admin
+    t = start(lobby(3), 1, False, 1).table
+    with pytest.raises(RefusedError):
+        kick(t, 3, 2, False, 1.0, 900.0)
+    ch = kick(t, 3, 1, False, 1.0, 900.0)
+    assert ch.table.seats[2].player is Player.LEFT and ch.outbox[0]["kind"] == "left"
+    assert kick(t, 3, 5, True, 1.0, 900.0).table.seats[2].player is Player.LEFT  # a chat admin
 
 
 def test_rematch_seats_reachable_people_and_bots():
-    t = model.add_bot(lobby(3), ("Bot Vasya",), 1.0, 900.0).table
-    over = replace(model.start(t, 1, False, 1).table, status=Status.OVER, ended="finished")
-    new = model.rematch(over, "N1", 2, 5.0, 900.0, reachable={1, 3})
+    t = add_bot(lobby(3), ("Bot Vasya",), 1.0, 900.0).table
+    over = replace(start(t, 1, False, 1).table, status=Status.OVER, ended="finished")
+    new = rematch(over, "N1", 2, 5.0, 900.0, reachable={1, 3})
     assert new.status is Status.LOBBY and [s.user_id for s in new.seats] == [1, 3, -1] and new.creator == 2
-    with pytest.raises(model.RefusedError):
-        model.rematch(t, "N2", 2, 5.0, 900.0, reachable=set())
+    with pytest.raises(RefusedError):
+        rematch(t, "N2", 2, 5.0, 900.0, reachable=set())
 
 
 # -- a group upgraded to a supergroup keeps its data (issue 16 item 9) ------------------------

@@ -10,10 +10,12 @@ from dataclasses import replace
 import pytest
 
 import core
-from tgbot.game import model
-from tgbot.game.model import Answer, RefusedError, Seat, Status
+from tgbot.game import lobby as game_lobby
+from tgbot.game import play as game_play
+from tgbot.game import table as game_table
+from tgbot.game.table import Answer, RefusedError, Seat, Status
 from tgbot.codec import _GID
-from tgbot.game.model import Table
+from tgbot.game.table import Table
 from tgbot.owner.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, current_update, game_id_for_update
 from tests.tgbot.helpers import lobby, started
 
@@ -28,7 +30,7 @@ async def test_create_load_round_trip(store):
     assert not await store.create(t)  # the id is taken
     assert await store.load("nope") is None
     with pytest.raises(RefusedError) as e:
-        await store.transact("nope", lambda t: model.Change(t))
+        await store.transact("nope", lambda t: game_table.Change(t))
     assert e.value.code == "no_game"
     assert "abc" in await store.live_games()
 
@@ -41,8 +43,8 @@ async def test_started_table_round_trip(store):
 
 async def test_concurrent_joins_both_seated(store):
     await store.create(lobby(1, gid="g"))
-    a = store.transact("g", lambda t: model.join(t, Seat(10, "A"), 1000, 900))
-    b = store.transact("g", lambda t: model.join(t, Seat(11, "B"), 1000, 900))
+    a = store.transact("g", lambda t: game_lobby.join(t, Seat(10, "A"), 1000, 900))
+    b = store.transact("g", lambda t: game_lobby.join(t, Seat(11, "B"), 1000, 900))
     ra, rb = await asyncio.gather(a, b)
     t = await store.load("g")
     assert sorted(s.user_id for s in t.seats) == [1, 10, 11]
@@ -52,7 +54,7 @@ async def test_concurrent_joins_both_seated(store):
 
 async def test_many_concurrent_joins(store):
     await store.create(lobby(0, gid="g"))
-    res = await asyncio.gather(*[store.transact("g", lambda t, i=i: model.join(t, Seat(100 + i, str(i)), 1000, 900)) for i in range(5)])
+    res = await asyncio.gather(*[store.transact("g", lambda t, i=i: game_lobby.join(t, Seat(100 + i, str(i)), 1000, 900)) for i in range(5)])
     t = await store.load("g")
     assert sorted(s.user_id for s in t.seats) == [100, 101, 102, 103, 104]
     assert all(r.change.reply == "joined" for r in res)
@@ -60,7 +62,7 @@ async def test_many_concurrent_joins(store):
 
 async def test_same_user_twice_seated_once(store):
     await store.create(lobby(1, gid="g"))
-    r1, r2 = await asyncio.gather(*[store.transact("g", lambda t: model.join(t, Seat(10, "A"), 1000, 900)) for _ in range(2)])
+    r1, r2 = await asyncio.gather(*[store.transact("g", lambda t: game_lobby.join(t, Seat(10, "A"), 1000, 900)) for _ in range(2)])
     t = await store.load("g")
     assert [s.user_id for s in t.seats] == [1, 10]
     assert sorted([r1.change.reply, r2.change.reply]) == ["already_joined", "joined"]
@@ -71,8 +73,8 @@ async def test_stale_version_commit_fails_and_transact_retries(store):
     await store.create(lobby(1, gid="g"))
     stale = await store.load("g")
     # another writer commits first
-    await store.transact("g", lambda t: model.join(t, Seat(10, "A"), 1000, 900))
-    ch = model.join(stale, Seat(11, "B"), 1000, 900)
+    await store.transact("g", lambda t: game_lobby.join(t, Seat(10, "A"), 1000, 900))
+    ch = game_lobby.join(stale, Seat(11, "B"), 1000, 900)
     ch.log.append({"seat": 0, "believe": True})
     ch.outbox.append({"seq": 1, "kind": "x"})
     assert await store._commit(stale, ch, None) == 0
@@ -85,7 +87,7 @@ async def test_stale_version_commit_fails_and_transact_retries(store):
 
     def fn(t):
         calls.append(t.version)
-        return model.join(t, Seat(12, "C"), 1000, 900)
+        return game_lobby.join(t, Seat(12, "C"), 1000, 900)
 
     orig_load = store._read
     raced = False
@@ -96,7 +98,7 @@ async def test_stale_version_commit_fails_and_transact_retries(store):
         if not raced:
             raced = True
             other = Store(store.redis)
-            await other.transact(gid, lambda t: model.join(t, Seat(13, "D"), 1000, 900))
+            await other.transact(gid, lambda t: game_lobby.join(t, Seat(13, "D"), 1000, 900))
         return t
 
     store._read = racing_load  # type: ignore[method-assign]
@@ -116,16 +118,16 @@ async def test_log_and_outbox_committed_with_state(store):
     # store the deal as start() would
     lb = lobby(3, gid="q")
     await store.create(lb)
-    done = await store.transact("q", lambda t: model.start(t, 1, False, 11))
+    done = await store.transact("q", lambda t: game_lobby.start(t, 1, False, 11))
     got_deal, log = await store.record("q")
     assert got_deal == done.change.deal and log == []
     table = done.change.table
     seat = table.state.current
     v = core.view(table.state, seat)
     r = v.hand.ranks()[0]
-    d1 = await store.transact("q", lambda t: model.act(t, t.seats[seat].user_id, t.action_count, core.Play((r,), r)))
+    d1 = await store.transact("q", lambda t: game_play.act(t, t.seats[seat].user_id, t.action_count, core.Play((r,), r)))
     nxt = d1.change.table
-    d2 = await store.transact("q", lambda t: model.act(t, t.seats[t.state.current].user_id, t.action_count, core.Challenge()))
+    d2 = await store.transact("q", lambda t: game_play.act(t, t.seats[t.state.current].user_id, t.action_count, core.Challenge()))
     stored = await store.load("q")
     assert stored.action_count == 2 and stored.version == 4
     _, log = await store.record("q")
@@ -147,7 +149,7 @@ async def test_ended_game_gets_ttl_and_frees_chat(store):
     assert not await store.claim_chat(t.chat_id, None, "other")  # one live game per chat
     for k in (store.keys.game("e"), store.keys.log("e")):
         assert await store.redis.ttl(k) in (-1, -2)
-    await store.transact("e", lambda t: model.cancel(t, 1, False))
+    await store.transact("e", lambda t: game_lobby.cancel(t, 1, False))
     assert 0 < await store.redis.ttl(store.keys.game("e")) <= FINISHED_TTL
     assert await store.redis.get(store.keys.chat(t.chat_id, None)) is None
     assert await store.chat_game(t.chat_id, None) is None
@@ -219,7 +221,7 @@ async def test_a_second_delivery_of_an_update_is_applied_once(store):
 
     def join_b(t):
         calls.append(t.version)
-        return model.join(t, Seat(10, "B"), 1000, 900)
+        return game_lobby.join(t, Seat(10, "B"), 1000, 900)
 
     token = _deliver(500)
     try:
@@ -248,7 +250,7 @@ async def test_a_second_delivery_of_an_update_is_applied_once(store):
     # a first delivery of another update is never taken for a second one
     token = _deliver(501)
     try:
-        assert (await other.transact("g", lambda t: model.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
+        assert (await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
     finally:
         current_update.reset(token)
     assert [s.user_id for s in (await _stored(store, "g"))[0].seats] == [1, 10, 11]
@@ -261,9 +263,9 @@ async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_co
     await store.create(lobby(1, gid="g"))
     token = _deliver(700)
     try:
-        await store.transact("g", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+        await store.transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
         # a change that writes nothing takes no mark: the next commit is still ``.1``
-        await store.transact("g", lambda t: model.Change(t))
+        await store.transact("g", lambda t: game_table.Change(t))
     finally:
         current_update.reset(token)
     assert await store.redis.zrange(store.keys.applied("g"), 0, -1) == ["700.0"]
@@ -271,8 +273,8 @@ async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_co
     other = Store(store.redis)
     token = _deliver(700)
     try:
-        assert (await other.transact("g", lambda t: model.join(t, Seat(10, "B"), 1000, 900))).change.reply == "ok"
-        assert (await other.transact("g", lambda t: model.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
+        assert (await other.transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))).change.reply == "ok"
+        assert (await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
     finally:
         current_update.reset(token)
     assert sorted(await store.redis.zrange(store.keys.applied("g"), 0, -1)) == ["700.0", "700.1"]
@@ -284,7 +286,7 @@ async def test_a_game_remembers_its_latest_updates(store):
     for i in range(RECENT_UPDATES + 5):
         token = _deliver(1000 + i)
         try:
-            await store.transact("g", lambda t, i=i: model.set_lang(t, ("en", "ru")[i % 2]))
+            await store.transact("g", lambda t, i=i: game_lobby.set_lang(t, ("en", "ru")[i % 2]))
         finally:
             current_update.reset(token)
     marks = await store.redis.zrange(store.keys.applied("g"), 0, -1)
@@ -321,8 +323,8 @@ async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
     store._commit_script = sent_twice
     token = _deliver(77)
     try:
-        done = await store.transact("g", lambda t: model.join(t, Seat(10, "B"), 1000, 900).__class__(
-            model.join(t, Seat(10, "B"), 1000, 900).table, log=[{"x": 1}], outbox=[{"seq": 1, "kind": "k"}], reply=Answer.JOINED))
+        done = await store.transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900).__class__(
+            game_lobby.join(t, Seat(10, "B"), 1000, 900).table, log=[{"x": 1}], outbox=[{"seq": 1, "kind": "k"}], reply=Answer.JOINED))
     finally:
         current_update.reset(token)
         store._commit_script = script
@@ -353,13 +355,13 @@ async def test_an_older_epoch_is_fenced_and_changes_nothing(store):
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "9"
     before = await _stored(store, "f")
     with pytest.raises(FencedError):
-        await old.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+        await old.transact("f", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
     assert await _stored(store, "f") == before  # nothing of it written
     assert old._tables == {}  # the fenced holder dropped what it kept in memory
     # the new holder commits; the old one stays fenced, also after reading the game again
-    await new.transact("f", lambda t: model.join(t, Seat(11, "C"), 1000, 900))
+    await new.transact("f", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))
     with pytest.raises(FencedError):
-        await old.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+        await old.transact("f", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
     table, _, _ = await _stored(store, "f")
     assert [s.user_id for s in table.seats] == [1, 11] and table.version == 2
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "9"
@@ -375,7 +377,7 @@ async def test_raise_epoch_never_lowers_it(store):
     s.epoch = 12
     await s.raise_epoch("f")
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "12"
-    await s.transact("f", lambda t: model.join(t, Seat(10, "B"), 1000, 900))  # the same epoch commits
+    await s.transact("f", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))  # the same epoch commits
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "12"
 
 
@@ -384,7 +386,7 @@ async def test_raise_epoch_never_lowers_it(store):
 
 async def test_the_table_in_memory_stays_the_one_in_redis(store):
     await store.create(lobby(3, gid="m"))
-    await store.transact("m", lambda t: model.start(t, 1, False, 11))
+    await store.transact("m", lambda t: game_lobby.start(t, 1, False, 11))
     from tests.tgbot.helpers import ai_players
 
     players = ai_players(3, 3)
@@ -404,14 +406,14 @@ async def test_the_table_in_memory_stays_the_one_in_redis(store):
                 break
             seat = t.state.current
             action = players[seat].act(core.view(t.state, seat))
-            await store.transact("m", lambda cur: model.act(cur, cur.seats[seat].user_id, cur.action_count, action))
+            await store.transact("m", lambda cur: game_play.act(cur, cur.seats[seat].user_id, cur.action_count, action))
             assert store._tables["m"] == (await _stored(store, "m"))[0]
     finally:
         del store.redis.pipeline
     assert reads == 0  # every load and transaction after the first read came from memory
     assert await Store(store.redis).load("m") == await store.load("m")
     # the game's end drops it from memory; a load reads the ended table from Redis
-    await store.transact("m", lambda t: model.cancel(t, 1, False))
+    await store.transact("m", lambda t: game_lobby.cancel(t, 1, False))
     assert "m" not in store._tables
     assert (await store.load("m")).status is Status.CANCELLED
 
@@ -448,7 +450,7 @@ async def test_a_load_racing_a_commit_never_caches_an_older_table(store, ending)
     store.redis.pipeline = pipeline
     racing = asyncio.create_task(store.load("r"))
     await read.wait()
-    fn = (lambda t: model.cancel(t, 1, False)) if ending else (lambda t: model.join(t, Seat(10, "B"), 1000, 900))
+    fn = (lambda t: game_lobby.cancel(t, 1, False)) if ending else (lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
     committing = asyncio.create_task(store.transact("r", fn))
     for _ in range(20):
         await asyncio.sleep(0)

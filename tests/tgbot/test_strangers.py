@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tgbot.views import render
-from tgbot.game.model import Status
+from tgbot.game.table import Status
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 
@@ -93,7 +93,7 @@ async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
     await d.send(group, "/add_bot")
     await live.settle()
     t = await live.store.load(gid)
-    assert [s.bot is not None for s in t.seats] == [False, True, True, True]
+    assert [not s.human for s in t.seats] == [False, True, True, True]
     # a member can't take them out, the admin can
     lobby = emu.last_message(group.id, lambda m: cb(m, "m:"))
     ans = await (await c.tap(lobby, cb(lobby, "m:")[0])).answer(15)
@@ -176,8 +176,8 @@ async def test_every_button_refuses_a_stranger(live):
     t = await live.store.load(gid)
     idle = (t.state.current + 1) % 3
     from dataclasses import replace
-    from tgbot.game import model
-    await live.store.transact(gid, lambda cur: model.Change(replace(cur, seats=model._with_seat(cur.seats, idle, ai=True))))
+    from tgbot.game import table as game_table
+    await live.store.transact(gid, lambda cur: game_table.Change(replace(cur, seats=game_table.with_seat(cur.seats, idle, player=game_table.Player.STAND_IN))))
     live.app.bot_data["services"].syncer.request(gid)
     await a.send(group, "/leave")
     await a.send(group, "/stop_game")
@@ -222,7 +222,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     await live.settle()
     again = await live.store.chat_game(group.id, None)
     assert again is not None and again.id != gid
-    assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if x.bot) == 1
+    assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if not x.human) == 1
     for u in (a, c):
         assert emu.last_message(u.id, lambda m: render.title(again) in (m.text or "")) is not None
     invited = {a.id, c.id, str(a.id), str(c.id)}

@@ -10,8 +10,8 @@ import asyncio
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tgbot.game import model
-from tgbot.game.model import Seat, Status
+from tgbot.game.lobby import join, set_seat_lang, start
+from tgbot.game.table import Seat, Status
 from tgbot.owner.store import Store, current_update
 from tgbot.owner.timers import Timers
 from tests.tgbot.helpers import lobby
@@ -86,7 +86,7 @@ async def test_a_touched_lobby_moves_its_timer(store, syncer):
     await store.create(lobby(1, gid="T", now=1000, timeout=60))  # deadline 1060
     assert 59 < delay(timers, "T") <= 60
     clock.t = 1050
-    await store.transact("T", lambda t: model.join(t, Seat(9, "Z"), 1050, 60))  # touched: 1110
+    await store.transact("T", lambda t: join(t, Seat(9, "Z"), 1050, 60))  # touched: 1110
     assert timers.pending() == 1 and 59 < delay(timers, "T") <= 60
     # the old timer, had it fired (a timer set before the touch), changes nothing, and the
     # game's timer is set to the table's own deadline again
@@ -127,7 +127,7 @@ async def test_turn_timers_fire_once_each_and_a_stale_one_changes_nothing(store,
     clock = FakeClock(0)
     timers = wired(store, syncer, clock)
     await store.create(lobby(3, gid="P", now=0, timeout=10))
-    await store.transact("P", lambda t: model.start(t, 1, False, 4, now=0, turn_timeout=100, ai_delay=0.5))
+    await store.transact("P", lambda t: start(t, 1, False, 4, now=0, turn_timeout=100, ai_delay=0.5))
     t = await store.load("P")
     assert t.deadline == 75 and t.deadline_kind == "remind" and 74 < delay(timers, "P") <= 75
     clock.t = 20  # the lobby's old deadline (10) firing late: stale
@@ -207,13 +207,13 @@ async def test_a_timer_set_while_an_update_is_processed_fires_as_no_update(store
     clock = FakeClock(0)
     timers = wired(store, syncer, clock)
     await store.create(lobby(3, gid="U", now=0, timeout=10))
-    await store.transact("U", lambda t: model.start(t, 1, False, 4, now=0, turn_timeout=100, ai_delay=0.5))
+    await store.transact("U", lambda t: start(t, 1, False, 4, now=0, turn_timeout=100, ai_delay=0.5))
     t = await store.load("U")
     users = [s.user_id for s in t.seats]
     clock.t = 80  # the reminder is due: the tap's commit sets a timer that fires at once
     token = current_update.set((4242, {}))
     try:
-        await store.transact("U", lambda t: model.set_seat_lang(t, users[0], "en"))
+        await store.transact("U", lambda t: set_seat_lang(t, users[0], "en"))
         syncer.requested.clear()
         await fired(syncer)  # the reminder, while the tap is still being processed
     finally:
@@ -225,8 +225,8 @@ async def test_a_timer_set_while_an_update_is_processed_fires_as_no_update(store
     other = Store(store.redis)
     token = current_update.set((4242, {}))
     try:
-        await other.transact("U", lambda t: model.set_seat_lang(t, users[0], "en"))
-        await other.transact("U", lambda t: model.set_seat_lang(t, users[1], "fr"))
+        await other.transact("U", lambda t: set_seat_lang(t, users[0], "en"))
+        await other.transact("U", lambda t: set_seat_lang(t, users[1], "fr"))
     finally:
         current_update.reset(token)
     got = await other.load("U")

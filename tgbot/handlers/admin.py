@@ -12,8 +12,8 @@ from telegram.ext import ContextTypes
 import core
 from tgbot import i18n
 from tgbot.codec import Setting, person
-from tgbot.game import model
-from tgbot.game.model import Answer, RefusedError, Status
+from tgbot.game import lobby as game_lobby
+from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import (
     Press,
     Services,
@@ -49,7 +49,7 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         rendered = render.stop_confirm(table, user_id)
         await reply(update, rendered.text, rendered.markup)
         return
-    await command_transact(services, update, table, language, lambda table: model.cancel(table, user_id, admin))
+    await command_transact(services, update, table, language, lambda table: game_lobby.cancel(table, user_id, admin))
 
 
 async def confirm_stop(press: Press) -> TapDone:
@@ -60,7 +60,7 @@ async def confirm_stop(press: Press) -> TapDone:
     user_id, admin = await may_manage(press.context, table, press.update)
     if press.tap.arg != person(user_id) and not (press.tap.arg == person(0) and admin):
         raise RefusedError(Answer.NOT_FOR_YOU if admin or user_id == table.creator else Answer.NOT_ALLOWED)
-    done = await press.services.store.transact(table.id, lambda table: model.cancel(table, user_id, admin))
+    done = await press.services.store.transact(table.id, lambda table: game_lobby.cancel(table, user_id, admin))
     return TapDone(done.change.reply, done.change.table)
 
 
@@ -78,7 +78,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     user_id, admin = await may_manage(context, table, update)
     now, timeout = services.now(), services.settings.lobby_timeout
     change = await command_transact(
-        services, update, table, language, lambda table: model.kick(table, target.id, user_id, admin, now, timeout)
+        services, update, table, language, lambda table: game_lobby.kick(table, target.id, user_id, admin, now, timeout)
     )
     if change is not None and change.reply == Answer.NOT_SEATED:
         await reply(update, render.answer(Answer.NOT_SEATED, language))

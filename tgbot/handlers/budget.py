@@ -32,7 +32,7 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
-from tgbot.game.model import Status
+from tgbot.game.table import Status
 from tgbot.handlers.identity import actor_id, is_admin
 from tgbot.owner.store import Store
 

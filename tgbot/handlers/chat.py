@@ -9,8 +9,8 @@ from telegram import ChatMember, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import ContextTypes
 
-from tgbot.game import model
-from tgbot.game.model import RefusedError
+from tgbot.game import lobby as game_lobby
+from tgbot.game.table import RefusedError
 from tgbot.handlers.common import Services, services_of
 from tgbot.handlers.identity import departed_user, is_gone
 from tgbot.storage import chatmove
@@ -29,13 +29,13 @@ async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
 
 async def unseat_everywhere(services: Services, chat_id: int, user_id: int) -> None:
     """``user_id`` left ``chat_id``: in each live game of the chat the AI takes their seat in a
-    running game; a lobby drops their seat and their join link (:func:`model.member_gone`)."""
+    running game; a lobby drops their seat and their join link (:func:`game_lobby.member_gone`)."""
     now, timeout = services.now(), services.settings.lobby_timeout
     for table in await services.store.chat_games(chat_id):
         if table.seat_of(user_id) is None and user_id not in table.link_offers:
             continue
         try:
-            await services.store.transact(table.id, lambda table: model.member_gone(table, user_id, now, timeout))
+            await services.store.transact(table.id, lambda table: game_lobby.member_gone(table, user_id, now, timeout))
         except RefusedError:
             continue  # the game ended meanwhile
         log.info("user %s left chat %s: off game %s", user_id, chat_id, table.id)
@@ -86,7 +86,7 @@ async def _end_chat_games(services: Services, chat_id: int) -> None:
     """The bot is out of ``chat_id``: its live games end without result."""
     for table in await services.store.chat_games(chat_id):
         try:
-            await services.store.transact(table.id, lambda table: model.cancel(table, None, True, reason="bot_removed"))
+            await services.store.transact(table.id, lambda table: game_lobby.cancel(table, None, True, reason="bot_removed"))
         except RefusedError:
             continue
         log.info("game %s ended: bot removed from chat %s", table.id, chat_id)

@@ -16,7 +16,7 @@ from telegram.ext import Application, ContextTypes
 
 from tgbot import i18n
 from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode
-from tgbot.game.model import Answer, Change, RefusedError, Seat, Table
+from tgbot.game.table import Answer, Change, RefusedError, Seat, Table
 from tgbot.handlers import budget
 from tgbot.handlers.identity import place, seat_for
 from tgbot.ingest.stream import outcome

@@ -8,7 +8,7 @@ user who pressed. In a forum topic, a message that replies to nothing still carr
 
 The rules: the anonymous-admin id is never seated nor a creator (creator ``0``: admins only);
 starting, stopping and settings are the creator's or a chat admin's; in-game buttons act for
-seated players only (:mod:`tgbot.game.model`); a join deep link seats only the member it was
+seated players only (:mod:`tgbot.game.table`); a join deep link seats only the member it was
 offered to, and not once Telegram says they left (:func:`telegram_says_gone`).
 """
 
@@ -21,7 +21,7 @@ from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from tgbot.game.model import Answer, RefusedError, Seat, Table
+from tgbot.game.table import Answer, RefusedError, Seat, Table
 
 log = logging.getLogger(__name__)
 

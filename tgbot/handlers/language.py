@@ -10,8 +10,8 @@ from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
 from tgbot import i18n
-from tgbot.game import model
-from tgbot.game.model import Answer, RefusedError, Status
+from tgbot.game import lobby as game_lobby
+from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import Press, Services, TapDone, group_language, private_language, reply, services_of
 from tgbot.handlers.identity import is_admin
 from tgbot.views import render
@@ -34,7 +34,7 @@ async def set_group_language(services: Services, chat_id: int, message: MaybeIna
     thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
     table = await services.store.chat_game(chat_id, thread)
     if table is not None and table.status is Status.LOBBY:
-        await services.store.transact(table.id, lambda table: model.set_lang(table, language))
+        await services.store.transact(table.id, lambda table: game_lobby.set_lang(table, language))
         services.syncer.request(table.id)
 
 
@@ -52,7 +52,7 @@ async def set_language(press: Press) -> TapDone:
     else:
         await services.store.set_user_lang(press.user_id, language)
         for table in await services.store.user_games(press.user_id):
-            await services.store.transact(table.id, lambda table: model.set_seat_lang(table, press.user_id, language))
+            await services.store.transact(table.id, lambda table: game_lobby.set_seat_lang(table, press.user_id, language))
             services.syncer.request(table.id)
 
     async def confirm() -> None:

@@ -16,8 +16,8 @@ from telegram.helpers import create_deep_linked_url
 import core
 from tgbot import i18n
 from tgbot.codec import Op
-from tgbot.game import model
-from tgbot.game.model import Answer, Change, RefusedError, Status, Table
+from tgbot.game import lobby as game_lobby
+from tgbot.game.table import Answer, Change, RefusedError, Status, Table
 from tgbot.handlers.common import (
     Press,
     Services,
@@ -44,14 +44,14 @@ Transition = Callable[[Table], Change]
 
 
 async def start_transition(services: Services, table: Table, user_id: int | None, admin: bool) -> Transition:
-    """:func:`model.start` with the chat's timer and seating, the AI's pauses (AI_PAUSE_MIN/MAX,
+    """:func:`game_lobby.start` with the chat's timer and seating, the AI's pauses (AI_PAUSE_MIN/MAX,
     at least the group's message spacing, RATE_GROUP_PERIOD / RATE_GROUP_MAX) and a fresh seed."""
     settings, seed, now = services.settings, secrets.randbits(64), services.now()
     turn_timeout = await services.store.chat_turn_timeout(table.chat_id, settings.turn_timeout)
     shuffle = (await services.store.chat_settings(table.chat_id)).shuffle
     ai_delay = settings.rate_group_period / settings.rate_group_max
     ai_pause = (settings.ai_pause_min, max(settings.ai_pause_min, settings.ai_pause_max))
-    return lambda table: model.start(
+    return lambda table: game_lobby.start(
         table, user_id, admin, seed, now=now, shuffle=shuffle, turn_timeout=turn_timeout, ai_delay=ai_delay, ai_pause=ai_pause
     )
 
@@ -95,9 +95,9 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     now, timeout = services.now(), services.settings.lobby_timeout
     creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
     variant = (await services.store.chat_settings(chat.id)).variant or "russian"
-    table = model.open_lobby(game_id, chat.id, thread, creator, chat.title or "", now, timeout, variant=variant, lang=language)
+    table = game_lobby.open_lobby(game_id, chat.id, thread, creator, chat.title or "", now, timeout, variant=variant, lang=language)
     if creator and await services.store.can_dm(creator):
-        table = model.join(table, await new_seat(services, update, chat.id), now, timeout).table
+        table = game_lobby.join(table, await new_seat(services, update, chat.id), now, timeout).table
     users = await open_lobby(services, table)
     if users:
         background(notify_lobby(services, table, users))
@@ -113,7 +113,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     user_id, admin = await may_manage(context, table, update)
     change = await command_transact(
         services, update, table, language,
-        lambda table: model.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+        lambda table: game_lobby.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
     )
     if change is not None:
         await maybe_autostart(services, change.table)
@@ -135,7 +135,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await reply(update, rendered.text, rendered.markup)
     else:
         now, timeout = services.now(), services.settings.lobby_timeout
-        await command_transact(services, update, table, language, lambda table: model.leave(table, user.id, now, timeout))
+        await command_transact(services, update, table, language, lambda table: game_lobby.leave(table, user.id, now, timeout))
 
 
 # -- taps ------------------------------------------------------------------------------------------
@@ -161,12 +161,12 @@ async def join(press: Press) -> TapDone:
     if not await services.store.can_dm(press.user_id):
         # The tap in the group proves membership: the lobby records the offer, the link seats
         # them and no one else (private.join_by_link).
-        done = await services.store.transact(game_id, lambda table: model.offer_link(table, press.user_id))
+        done = await services.store.transact(game_id, lambda table: game_lobby.offer_link(table, press.user_id))
         url = create_deep_linked_url(services.username, JOIN_PAYLOAD + game_id)
         return TapDone(done.change.reply, done.change.table, url=url)
     seat = await new_seat(services, press.update, (await _load(press)).chat_id)
     now, timeout = services.now(), services.settings.lobby_timeout
-    done = await services.store.transact(game_id, lambda table: model.join(table, seat, now, timeout))
+    done = await services.store.transact(game_id, lambda table: game_lobby.join(table, seat, now, timeout))
     await maybe_autostart(services, done.change.table)
     return TapDone(done.change.reply, done.change.table)
 
@@ -174,7 +174,7 @@ async def join(press: Press) -> TapDone:
 async def leave(press: Press) -> TapDone:
     """Leave the lobby."""
     now, timeout = press.services.now(), press.services.settings.lobby_timeout
-    return await _transact(press, lambda table: model.leave(table, press.user_id, now, timeout))
+    return await _transact(press, lambda table: game_lobby.leave(table, press.user_id, now, timeout))
 
 
 async def quit_game(press: Press) -> TapDone:
@@ -194,10 +194,10 @@ async def manage(press: Press) -> TapDone:
     user_id, admin = await may_manage(press.context, table, press.update)
     now, timeout = services.now(), services.settings.lobby_timeout
     transitions: dict[Op, Transition] = {
-        Op.CANCEL: lambda table: model.cancel(table, user_id, admin),
-        Op.VARIANT: lambda table: model.set_variant(table, user_id, tap.arg, admin, now, timeout),
-        Op.ADDBOT: lambda table: model.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
-        Op.RMBOT: lambda table: model.remove_bot(table, now, timeout, user_id=user_id, is_admin=admin),
+        Op.CANCEL: lambda table: game_lobby.cancel(table, user_id, admin),
+        Op.VARIANT: lambda table: game_lobby.set_variant(table, user_id, tap.arg, admin, now, timeout),
+        Op.ADDBOT: lambda table: game_lobby.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+        Op.RMBOT: lambda table: game_lobby.remove_bot(table, now, timeout, user_id=user_id, is_admin=admin),
     }
     if tap.op is Op.START:
         return await _transact(press, await start_transition(services, table, user_id, admin))
@@ -224,7 +224,7 @@ async def play_again(press: Press) -> TapDone:
         return TapDone(Answer.REOPENED if current is not None and current.id == game_id else Answer.ALREADY_OPEN)
     reachable = {presser} if presser and await services.store.can_dm(presser) else set()
     try:
-        table = model.rematch(old, game_id, presser, services.now(), services.settings.lobby_timeout, reachable)
+        table = game_lobby.rematch(old, game_id, presser, services.now(), services.settings.lobby_timeout, reachable)
     except RefusedError:
         await services.store.release_chat(old.chat_id, old.thread_id, game_id)
         raise

@@ -12,8 +12,8 @@ from telegram.ext import ContextTypes
 import core
 from core.cards import Hand, Rank
 from tgbot.codec import Op
-from tgbot.game import model
-from tgbot.game.model import Answer, RefusedError, Status
+from tgbot.game import play as game_play
+from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers import budget
 from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel, services_of
 from tgbot.storage import stats
@@ -63,7 +63,7 @@ async def act(press: Press) -> TapDone:
         action = core.Challenge() if tap.op is Op.CHALLENGE else core.Believe()
     now = press.services.now()
     done = await press.services.store.transact(
-        tap.game_id, lambda table: model.act(table, press.user_id, tap.action_count, action, now)
+        tap.game_id, lambda table: game_play.act(table, press.user_id, tap.action_count, action, now)
     )
     return TapDone(done.change.reply, done.change.table)
 
@@ -71,7 +71,7 @@ async def act(press: Press) -> TapDone:
 async def take_back(press: Press) -> TapDone:
     """The player takes their seat back from the AI."""
     now = press.services.now()
-    done = await press.services.store.transact(press.tap.game_id, lambda table: model.take_back(table, press.user_id, now))
+    done = await press.services.store.transact(press.tap.game_id, lambda table: game_play.take_back(table, press.user_id, now))
     return TapDone(done.change.reply, done.change.table)
 
 

@@ -10,8 +10,8 @@ from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
 from tgbot import i18n
-from tgbot.game import model
-from tgbot.game.model import Answer, RefusedError
+from tgbot.game import lobby as game_lobby
+from tgbot.game.table import Answer, RefusedError
 from tgbot.handlers import budget
 from tgbot.handlers.chat import set_reachable, unseat_everywhere
 from tgbot.handlers.common import group_language, new_seat, private_language, reply, services_of, tell
@@ -48,14 +48,14 @@ async def join_by_link(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     try:
         if lobby is None:
             raise RefusedError(Answer.NO_GAME)
-        if not model.link_offered_to(lobby, user.id):
+        if not game_lobby.link_offered_to(lobby, user.id):
             raise RefusedError(Answer.LINK_NOT_YOURS)
         if await telegram_says_gone(context, lobby.chat_id, user.id):
             await unseat_everywhere(services, lobby.chat_id, user.id)  # the bot missed their leaving
             raise RefusedError(Answer.LINK_NOT_YOURS)
         seat = await new_seat(services, update, lobby.chat_id)
         now, timeout = services.now(), services.settings.lobby_timeout
-        done = await services.store.transact(game_id, lambda table: model.join_by_link(table, seat, now, timeout))
+        done = await services.store.transact(game_id, lambda table: game_lobby.join_by_link(table, seat, now, timeout))
     except RefusedError as refusal:
         await reply(update, render.answer(refusal.code, await private_language(services, update)))
         return

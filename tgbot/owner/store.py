@@ -22,7 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tgbot.game.model import Answer, Change, RefusedError, Table, move_chat
+from tgbot.game.lobby import move_chat
+
+from tgbot.game.table import Answer, Change, RefusedError, Table
 from tgbot.storage.records import DELETE_IF_EQUAL, Records
 from tgbot.storage.redis import RedisClient
 
@@ -189,7 +191,7 @@ class Store(Records):
     async def transact(self, game_id: str, fn: Callable[[Table], Change], attempts: int = 8) -> Committed:
         """Apply ``fn`` to game ``game_id``'s table and commit it, under the game's lock.
 
-        ``fn`` must be pure; it may raise :class:`~tgbot.game.model.RefusedError`, which propagates (as
+        ``fn`` must be pure; it may raise :class:`~tgbot.game.table.RefusedError`, which propagates (as
         does ``RefusedError(Answer.NO_GAME)`` when there is no such game). A change whose table is the
         loaded one is not written. When the current update (:data:`current_update`) was applied
         to this game already, nothing is applied and the result's change is the current table

@@ -2,10 +2,10 @@
 
 A table keeps its own deadline (``Table.deadline``, epoch seconds on Redis's clock,
 :mod:`tgbot.process.clock`); what a deadline does is the table's own business
-(:func:`tgbot.game.model.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
+(:func:`tgbot.game.table.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
 seat's move; the retirement of a table whose group took no message for the lobby timeout).
 While a group takes no message, the timer also wakes every minute with no deadline due: the view
-sync it requests tries the group again (:func:`tgbot.game.model.next_timer`). :class:`Timers` keeps one asyncio timer per game, set after every commit
+sync it requests tries the group again (:func:`tgbot.game.table.next_timer`). :class:`Timers` keeps one asyncio timer per game, set after every commit
 (:meth:`Timers.schedule`) and rebuilt from the live tables when a process becomes the active one.
 A timer fires through the same transaction path as a tap (:meth:`tgbot.owner.store.Store.transact`),
 where the table checks its own deadline: a timer that is late or early for the table as it is
@@ -19,8 +19,10 @@ import asyncio
 import contextvars
 import logging
 
-from tgbot.game import model
-from tgbot.game.model import Table
+from tgbot.game import play as game_play
+
+from tgbot.game import table as game_table
+from tgbot.game.table import Table
 from tgbot.owner.store import FencedError, Store
 from tgbot.process.clock import RedisClock
 from tgbot.views.sync import Syncer
@@ -42,14 +44,14 @@ class Timers:
         self._closed = False
 
     def schedule(self, table: Table) -> None:
-        """Set game ``table.id``'s timer to the table's next moment (:func:`model.next_timer`:
+        """Set game ``table.id``'s timer to the table's next moment (:func:`game_play.next_timer`:
         its own deadline; while its group takes no message, also its retirement and the next try
         of the group, an ended table's too), or none."""
         old = self._handles.pop(table.id, None)
         if old is not None:
             old.cancel()
         now = self.clock.now()
-        due = model.next_timer(table, now)
+        due = game_play.next_timer(table, now)
         if self._closed or due is None:
             return
         loop = asyncio.get_running_loop()
@@ -69,8 +71,8 @@ class Timers:
         failure is logged and the timer set again for a second try."""
         now = self.clock.now()
         try:
-            done = await self.store.transact(game_id, lambda table: model.on_deadline(table, now))
-        except model.RefusedError:
+            done = await self.store.transact(game_id, lambda table: game_play.on_deadline(table, now))
+        except game_table.RefusedError:
             return  # the game is gone
         except FencedError as e:
             log.warning("deadline of %s left to the active process: %s", game_id, e)

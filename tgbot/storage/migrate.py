@@ -4,7 +4,7 @@ before it touches any game; the key :meth:`tgbot.storage.keys.Keys.schema` holds
 - Schema 2: every key gets the bot's id (``cheat:<rest>`` → ``cheat:<bot id>:<rest>``; hash tags
   stay inside, so a game's keys keep one Cluster slot). The first bot to migrate a Redis takes
   every old key (old data belonged to the one bot that ran before); stop b5f3182's processes first.
-  Table JSON is not rewritten: :meth:`tgbot.game.model.Table.from_json` reads the old format.
+  Table JSON is not rewritten: :meth:`tgbot.game.table.Table.from_json` reads the old format.
 - Schema 3: hash fields get spelled-out names (:data:`GAME_FIELDS`, :data:`CHAT_SETTINGS_FIELDS`,
   :data:`USER_FIELDS`, :data:`BOARD_FIELDS`), one script per key: each is renamed whole or not at all.
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields as dataclass_fields
 from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
-from tgbot.game.model import Status, Table
+from tgbot.game.table import Status, Table
 from tgbot.owner.store import Store
 
 __all__ = ["COUNTED_KEEP", "FIELDS", "MIN_TOP_GAMES", "MOVE_ROUNDS", "RECORD_FILE", "Totals", "count_game", "forget_user",

@@ -26,7 +26,8 @@ from core.cards import RANKS, Hand, Rank
 
 from tgbot.codec import Tap, encode, person
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Np_, Translator, seat_language, translator
-from tgbot.game.model import REMIND_AT, Answer, RetireReason, Status, Table
+from tgbot.game.play import REMIND_AT
+from tgbot.game.table import Answer, Player, RetireReason, Status, Table
 
 if TYPE_CHECKING:
     from core.stats import SeatStats
@@ -124,7 +125,7 @@ def name(table: Table, seat: int, tr: Translator | None = None) -> str:
     tr = tr or translator(table.lang)
     fallback = tr.t("Player {n}", n=seat + 1)
     raw = table.seats[seat].name
-    if table.seats[seat].bot:
+    if not table.seats[seat].human:
         raw = tr.t(raw) if raw else fallback
     return "\u2068" + esc(clean_name(raw, fallback)) + "\u2069"
 
@@ -366,7 +367,7 @@ def lobby(table: Table) -> Rendered:
             [_button(tr.t("Start"), Tap("start", table.id)), _button(tr.t("Cancel"), Tap("cancel", table.id))],
             [_button(tr.t("Switch to the Russian variant") if other == "russian" else tr.t("Switch to the classic variant"), Tap("variant", table.id, arg=other))],
             [_button(tr.t("Add a bot"), Tap("addbot", table.id))]
-            + ([_button(tr.t("Remove a bot"), Tap("rmbot", table.id))] if any(s.bot for s in table.seats) else []),
+            + ([_button(tr.t("Remove a bot"), Tap("rmbot", table.id))] if any(not s.human for s in table.seats) else []),
         ]
     )
     return Rendered(_cap("\n".join(lines)), markup)
@@ -470,10 +471,10 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         return Rendered(_cap("\n".join(lines)))
     lines.append("")
     me = table.seats[seat]
-    if me.left:
+    if me.player is Player.LEFT:
         lines.append(tr.t("You left this game; the AI plays your seat."))
         return Rendered(_cap("\n".join(lines)))
-    if me.ai:
+    if me.by_ai:
         lines.append("<b>" + tr.t("The AI is playing for you.") + "</b>")
         rows.append([_button(tr.t("Take my seat back"), Tap("takeback", table.id))])
         if not v.my_turn:
@@ -491,7 +492,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     else:
         head = len(lines)  # the turn's heading: the deadline goes right under it, above the prompts
         rows += _play_rows(table, v, picks, tr, lines)
-    if v.my_turn and not me.ai and table.turn_end is not None:
+    if v.my_turn and not me.by_ai and table.turn_end is not None:
         timer = "⏱ " + tr.t("Automatic move {deadline} unless you move first.", deadline=deadline(tr, table.turn_end, table.turn_timeout))
         if pv.answering:
             lines.append(timer)
@@ -860,7 +861,7 @@ def removed_note(table: Table, seat: int) -> str:
 
 def retired_note(table: Table, seat: int, grace: float) -> str:
     """Private note to a player (in their language): the game was retired because the bot lost
-    its group (``table.ended``, a :class:`~tgbot.game.model.RetireReason`): removed from it, the group
+    its group (``table.ended``, a :class:`~tgbot.game.table.RetireReason`): removed from it, the group
     or its topic gone, or no message taken for ``grace`` seconds (``LOBBY_TIMEOUT``)."""
     if table.ended == RetireReason.UNWRITABLE:
         tr = seat_translator(table, seat)

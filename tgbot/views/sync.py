@@ -16,11 +16,11 @@ After every committed change, and for every live game when this process becomes 
 A group that refuses messages for now (a read-only group, the bot restricted, a closed topic:
 Telegram answers 400, usually with no update, :func:`group_refusal`) keeps its announcements in
 the outbox (the newest :data:`MAX_HELD_ANNOUNCEMENTS`) and the table records since when
-(:func:`tgbot.game.model.group_unwritable`); the game goes on in private. Every later sync (each
+(:func:`tgbot.game.group.group_unwritable`); the game goes on in private. Every later sync (each
 move, and the table's timer every minute) tries the group again; the first message that goes
 through posts the waiting announcements and the board anew. A group that stays shut for the
 grace (``LOBBY_TIMEOUT``), or is gone (400 "chat not found", a 403 of a removed bot), retires
-its game (:func:`tgbot.game.model.group_gone`): its people are told privately, its announcements are
+its game (:func:`tgbot.game.group.group_gone`): its people are told privately, its announcements are
 dropped, and nothing calls the group again, after a restart neither.
 
 Only the active process syncs (:mod:`tgbot.process.lease`), so each lane of each game is one task of
@@ -48,12 +48,12 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from tgbot.storage import chatmove
 
-from tgbot.game import model
+from tgbot.game import group
+from tgbot.game.table import Change, GroupAccess, Player, RefusedError, RetireReason, Status, Table
 
 from tgbot.views import render
 
 from tgbot.storage import stats
-from tgbot.game.model import Change, GroupAccess, RefusedError, RetireReason, Status, Table
 from tgbot.owner.store import Store
 
 __all__ = ["Syncer", "panel_key", "answer", "DEFER", "LANES", "GroupRefusal", "group_refusal", "MAX_HELD_ANNOUNCEMENTS"]
@@ -159,7 +159,7 @@ def panel_key(table: Table, seat: int) -> str:
     button brings those in), so a play costs at most the actor's and the next player's."""
     assert table.state is not None
     me = table.seats[seat]
-    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.action_count if _turn_now(table, seat) else '-'}|{int(me.ai)}{int(me.left)}"
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{table.action_count if _turn_now(table, seat) else '-'}|{int(me.by_ai)}{int(me.player is Player.LEFT)}"
 
 
 def _turn_now(table: Table, seat: int) -> bool:
@@ -449,7 +449,7 @@ class Syncer:
         await self._post_unreachable_notes(table, tg)
         if table.group_access is GroupAccess.UNWRITABLE:
             await self._repost_board(table, tg)
-            await self.store.transact(table.id, model.group_writable)
+            await self.store.transact(table.id, group.group_writable)
             log.info("group of %s takes messages again: its board is posted anew", table.id)
         else:
             await self._edit_board(table, tg)
@@ -564,12 +564,12 @@ class Syncer:
         with each table, so a restart or a take-over knows it."""
         if refusal is GroupRefusal.UNWRITABLE:
             since, grace = self._clock(), self._grace
-            await self._commit_access(table.id, lambda t: model.group_unwritable(t, since, grace), cause)
+            await self._commit_access(table.id, lambda t: group.group_unwritable(t, since, grace), cause)
             return
         reason = RetireReason.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else RetireReason.CHAT_GONE
         others = [] if refusal is GroupRefusal.TOPIC_GONE else await self.store.chat_games(table.chat_id)
         for gid in dict.fromkeys([table.id, *(other.id for other in others)]):
-            await self._commit_access(gid, lambda t: model.group_gone(t, reason), cause)
+            await self._commit_access(gid, lambda t: group.group_gone(t, reason), cause)
 
     async def _commit_access(self, gid: str, change: Callable[[Table], Change], cause: TelegramError | str) -> None:
         """Commit a change of game ``gid``'s group access (logged unless it changed nothing)."""

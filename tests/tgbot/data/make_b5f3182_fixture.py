@@ -32,9 +32,10 @@ import core
 from tests.redis_server import RedisServer
 from tests.tgbot.data.keydump import dump_keys
 from tests.tgbot.helpers import NAMES, ai_players
-from tgbot.game import model
+from tgbot.game import play
+from tgbot.game.lobby import join, open_lobby, start
+from tgbot.game.table import Change, Seat, Status, Table
 from tgbot.storage import stats
-from tgbot.game.model import Seat, Status
 from tgbot.owner.store import Store
 
 LIVE, DONE = "AbC123xy", "Fin-1_sh"  # the games' ids (new_game_id's alphabet)
@@ -42,7 +43,7 @@ NOW = 1_760_000_000.0
 PLAYERS = NAMES[:3]
 
 
-async def _play(store: Store, gid: str, moves: int | None) -> model.Table:
+async def _play(store: Store, gid: str, moves: int | None) -> Table:
     """``moves`` actions of AI players (or to the end), each a transaction and a tap."""
     t = await store.load(gid)
     assert t is not None and t.state is not None
@@ -55,8 +56,8 @@ async def _play(store: Store, gid: str, moves: int | None) -> model.Table:
         action = players[seat].act(core.view(t.state, seat))
         uid = t.seats[seat].user_id
 
-        def move(cur: model.Table, uid: int = uid, action: core.Action = action) -> model.Change:
-            return model.act(cur, uid, cur.action_count, action, NOW + 5 * cur.action_count)
+        def move(cur: Table, uid: int = uid, action: core.Action = action) -> Change:
+            return play.act(cur, uid, cur.action_count, action, NOW + 5 * cur.action_count)
 
         await store.first_delivery(9000 + t.action_count, gid)
         await store.transact(gid, move)
@@ -67,13 +68,13 @@ async def _play(store: Store, gid: str, moves: int | None) -> model.Table:
 
 
 async def _game(store: Store, gid: str, chat: int, thread: int | None, first_user: int,
-                moves: int | None) -> model.Table:
-    lobby = model.open_lobby(gid, chat, thread, first_user, f"Group {chat}", NOW, 900.0)
+                moves: int | None) -> Table:
+    lobby = open_lobby(gid, chat, thread, first_user, f"Group {chat}", NOW, 900.0)
     assert await store.create(lobby) and await store.claim_chat(chat, thread, gid)
     for i, name in enumerate(PLAYERS):
         seat = Seat(first_user + i, name)
-        await store.transact(gid, lambda t, seat=seat: model.join(t, seat, NOW, 900.0))  # type: ignore[misc]
-    await store.transact(gid, lambda t: model.start(t, first_user, False, 11, now=NOW, turn_timeout=60.0))
+        await store.transact(gid, lambda t, seat=seat: join(t, seat, NOW, 900.0))  # type: ignore[misc]
+    await store.transact(gid, lambda t: start(t, first_user, False, 11, now=NOW, turn_timeout=60.0))
     return await _play(store, gid, moves)
 
 
