@@ -22,8 +22,6 @@ MAX_MODULE_LINES = 500
 KNOWN_LONG_TGBOT = frozenset(
     {
         "tgbot/handlers/commands.py:_apply_tap",
-        "tgbot/views/render.py:announcement",
-        "tgbot/views/render.py:panel",
         "tgbot/owner/store.py:connect",
     }
 )
@@ -33,9 +31,7 @@ KNOWN_BIG_MODULES = frozenset(
     {
         "tgbot/handlers/commands.py",
         "tgbot/game/model.py",
-        "tgbot/views/render.py",
         "tgbot/owner/store.py",
-        "tgbot/views/sync.py",
     }
 )
 

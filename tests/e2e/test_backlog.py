@@ -14,10 +14,10 @@ from tests.e2e.harness import BotProcess, active_of
 from tests.e2e.test_full_game import open_table
 from tests.e2e.test_redis_faults import debug_redis, game_id, game_log, replay_of  # noqa: F401 (fixture)
 from tests.fakes.botapi import BotAPIEmulator, TapResult
-from tgbot.views import render
+from tgbot import views
 pytestmark = pytest.mark.e2e
 
-STALE = render.answer("stale", "ru")
+STALE = views.answer("stale", "ru")
 
 
 def _stream_length(url: str, token: str) -> int:

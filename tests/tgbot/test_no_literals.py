@@ -83,7 +83,7 @@ def _user_facing(tree: ast.AST, fstrings: bool) -> list[ast.Constant]:
 #: Modules that compose user texts: every f-string literal there counts as user-facing. Others
 #: (store keys, sync bookkeeping) only through the sending calls; __main__ writes to the
 #: operator's terminal, not to Telegram users.
-TEXT_MODULES = {"render.py", "handlers.py", "app.py", "timers.py"}
+TEXT_MODULES = {"text.py", "board.py", "panel.py", "announcements.py", "menus.py", "answers.py", "handlers.py", "app.py", "timers.py"}
 
 
 def scan(source: str, fstrings: bool = True) -> list[str]:

@@ -29,7 +29,7 @@ from tgbot.storage import chatmove
 
 from tgbot.game import model
 
-from tgbot.views import render
+from tgbot import views as render
 
 from tgbot.storage import stats
 from tgbot.handlers.identity import ANONYMOUS_ADMIN, actor_id, is_admin, may_manage, place, seat_for
@@ -42,7 +42,8 @@ from tgbot.process.clock import RedisClock
 from tgbot.process.ratelimit import Throttled
 from tgbot.settings import Settings
 from tgbot.owner.store import FencedError, Store, game_id_for_update
-from tgbot.views.sync import Syncer, answer
+from tgbot.views import Syncer
+from tgbot.views.answers import answer_tap as answer
 
 __all__ = [
     "Services", "start_game", "stop_game", "board_command", "start_private", "help_command", "rules_command",
