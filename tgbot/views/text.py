@@ -142,7 +142,12 @@ def seat_translator(table: Table, seat: int) -> Translator:
 
 def number(translator: Translator, value: float, fmt: str | None = None) -> str:
     """``value`` as the language writes numbers (Babel: «3,25» in Russian, "3.25" in English)."""
-    return format_decimal(value, format=fmt, locale=translator.lang)
+    return _number(value, fmt, translator.lang)
+
+
+@lru_cache(maxsize=4096)  # Babel's formatting costs about as much as the rest of a board
+def _number(value: float, fmt: str | None, lang: str) -> str:
+    return format_decimal(value, format=fmt, locale=lang)
 
 
 def duration(translator: Translator, seconds: float, short: bool = False) -> str:
