@@ -178,10 +178,10 @@ def settings_menu(lang: str | None, chat_id: int, settings: ChatSettings, turn: 
         translator.t("Seats: shuffled at the start") if settings.shuffle else translator.t("Seats: in join order"),
         translator.t("Changes apply from the next game on."),
     )
-    timer = [button(_tick(duration(translator, c, short=True), c == seconds), Tap(Op.SETTINGS, chat, arg=f"t{c}")) for c in choices]
+    timer = [button(_tick(duration(translator, choice, short=True), choice == seconds), Tap(Op.SETTINGS, chat, arg=f"t{choice}")) for choice in choices]
     timer.append(button(_tick(duration(translator, long, short=True), seconds == long), Tap(Op.SETTINGS, chat, arg="tlong")))
     languages = _language_buttons(Op.SETTINGS, chat, lang, "l")
-    variants = [button(_tick(variant_short(translator, v), v == variant), Tap(Op.SETTINGS, chat, arg=f"v{v}")) for v in ("russian", "classic")]
+    variants = [button(_tick(variant_short(translator, kind), kind == variant), Tap(Op.SETTINGS, chat, arg=f"v{kind}")) for kind in ("russian", "classic")]
     seating = [
         button(_tick(translator.t("Join order"), not settings.shuffle), Tap(Op.SETTINGS, chat, arg="sjoin")),
         button(_tick(translator.t("Shuffle seats"), settings.shuffle), Tap(Op.SETTINGS, chat, arg="sshuffle")),
