@@ -42,12 +42,13 @@ class GroupLane:
 
     def __init__(
         self, bot: ExtBot[Any], store: Store, bookkeeping: Bookkeeping, messages: Messages, bot_username: Callable[[], str],
-        clock: Callable[[], float], grace: float, again: Callable[[str], None],
+        clock: Callable[[], float], grace: float, again: Callable[[str], None], finished: Callable[[str], None],
     ) -> None:  # fmt: skip
         """``clock``: epoch seconds on Redis's clock; ``grace``: seconds a group may refuse
-        messages before its game is retired; ``again(game_id)``: run this lane once more."""
+        messages before its game is retired; ``again(game_id)``: run this lane once more;
+        ``finished(game_id)``: everything of an ended game has been shown."""
         self.bot, self.store, self.bookkeeping, self.messages = bot, store, bookkeeping, messages
-        self._username, self._clock, self._grace, self._again = bot_username, clock, grace, again
+        self._username, self._clock, self._grace, self._again, self._finished = bot_username, clock, grace, again, finished
         #: by game: the outbox sequence number posted (nothing to read from Redis up to it)
         self._posted: dict[str, int] = {}
 
@@ -95,7 +96,7 @@ class GroupLane:
         await stats.count_game(self.store, table)
         await self.store.forget_live(table.id)
         self._posted.pop(table.id, None)
-        self.bookkeeping.forget(table.id)
+        self._finished(table.id)
 
     async def _post_outbox(self, table: Table) -> TelegramError | None:
         """Post the outbox in order; each note leaves it once Telegram took it. A group that

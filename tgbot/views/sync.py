@@ -71,7 +71,7 @@ class Syncer:
         self._closed = False
         self.bookkeeping = Bookkeeping(store)
         self.messages = Messages(bot, store)
-        self.group = GroupLane(bot, store, self.bookkeeping, self.messages, bot_username, clock, unwritable_grace, self._group_again)
+        self.group = GroupLane(bot, store, self.bookkeeping, self.messages, bot_username, clock, unwritable_grace, self._group_again, self._forget)
 
     def request(self, game_id: str) -> None:
         """Bring the game's views up to date soon (non-blocking, coalesced). Ignored once
@@ -87,6 +87,12 @@ class Syncer:
 
     def _group_again(self, game_id: str) -> None:
         self._dirty.add((game_id, Lane.GROUP))
+
+    def _forget(self, game_id: str) -> None:
+        """Drop what is kept in memory of an ended game that has been shown."""
+        self.bookkeeping.forget(game_id)
+        for key in [key for key in self._panel_locks if key[0] == game_id]:
+            del self._panel_locks[key]
 
     async def idle(self) -> None:
         """Wait until no sync is running (tests and shutdown)."""
