@@ -52,6 +52,7 @@ import core.ai
 from tgbot.ingest import consumer as consumer_mod, stream as ingest_mod
 from tgbot.process import lease as lease_mod
 from tgbot.owner import store as store_mod
+from tgbot.views import bookkeeping as fields
 from tgbot.views import sync as sync_mod
 from tgbot.handlers.app import build_application
 from tgbot.codec import Tap, encode
@@ -261,7 +262,7 @@ class Driver:
         gid = await self._peek(self.peek.redis.get, self.peek.keys.chat(chat_id, None))
         await self.settle(gid)
         tg = await self._peek(self.peek.tg_get, gid)
-        lobby = int(tg["b"])
+        lobby = int(tg[fields.BOARD_MESSAGE])
         for uid in uids[1:]:
             await self.feed(tap_update(uid, chat_id, lobby, encode(Tap("join", gid))))
         await self.feed(tap_update(uids[0], chat_id, lobby, encode(Tap("start", gid))))
@@ -274,7 +275,7 @@ class Driver:
             seat = table.state.current
             uid = table.seats[seat].user_id
             await self.settle(gid)
-            panel = int((await self._peek(self.peek.tg_get, gid))[f"p{seat}"])
+            panel = int((await self._peek(self.peek.tg_get, gid))[fields.panel_message(seat)])
             action = players[seat].act(core.view(table.state, seat))
             taps = []
             if isinstance(action, core.Play):

@@ -47,7 +47,7 @@ from tests.e2e.test_full_game import open_table
 from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import QUERY_TOO_OLD, BotAPIEmulator
 from tests.redis_server import free_port
-from tgbot.views import render
+from tgbot import views
 from tgbot.codec import CallbackDataError, decode
 from tgbot.i18n import LANGUAGES
 from tgbot.process.lease import LEASE_SECONDS, MARGIN
@@ -64,7 +64,7 @@ TURN = "6"
 ENV = {"TURN_TIMEOUT": TURN, "AI_PAUSE_MIN": "0.3", "AI_PAUSE_MAX": "0.6"}
 _FIRED = re.compile(r"deadline of (\S+) fired: (\S+) \((\S+) due ([\d.]+), turn (\d+)\)")
 #: A tap's answer when its move was applied (any language).
-APPLIED = {render.answer(code, lang) for code in ("played", "challenged", "believed") for lang in LANGUAGES}
+APPLIED = {views.answer(code, lang) for code in ("played", "challenged", "believed") for lang in LANGUAGES}
 #: Lines a process logs when it stops being the active one.
 STEPPED_DOWN = ("no longer active", "lease lost", "lease not renewed", "fenced")
 
@@ -246,7 +246,7 @@ def announcements(emu: BotAPIEmulator, table: Table, stored_table: Any, deal: li
         state, events = core.apply(state, seat, action)
         for ev in events:
             if isinstance(ev, (core.ChallengeResolved, core.Believed)):
-                expected.append(render.announcement(stored_table, {"kind": type(ev).__name__, **event_to_dict(ev)}))
+                expected.append(views.announcement(stored_table, {"kind": type(ev).__name__, **event_to_dict(ev)}))
     wanted = set(expected)
     sent = [c["params"]["text"] for c in emu.calls
             if c["method"] == "sendMessage" and c["ok"] and c["chat_id"] == table.group.id and c["params"].get("text", "") in wanted]

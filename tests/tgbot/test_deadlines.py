@@ -125,34 +125,34 @@ def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
 
 
 def test_panels_show_time_left_ai_hold_and_take_back():
-    from tgbot.views import render
+    from tgbot import views
     t = _game(timeout=90, now=1_700_000_000.0)
     seat = t.state.current
-    p = render.panel(t, seat)
+    p = views.panel(t, seat)
     # the deadline as Telegram's date-time entity (each reader's own time), never a clock time
     assert "⏱" in p.text and f'<tg-time unix="{int(t.turn_end)}" format="r">' in p.text
-    assert not re.search(r"\d:\d\d", render.plain(p.text))
+    assert not re.search(r"\d:\d\d", views.plain(p.text))
     other = (seat + 1) % 3
-    assert "⏱" not in render.panel(t, other).text
+    assert "⏱" not in views.panel(t, other).text
     held = Table(**{**t.__dict__, "seats": with_seat(t.seats, seat, player=Player.STAND_IN, auto_moves=2)})
-    p = render.panel(held, seat)
+    p = views.panel(held, seat)
     datas = [b.callback_data for row in p.markup.inline_keyboard for b in row]
     assert "t:G1" in datas and not any(d.startswith(("p:", "k:", "c:", "b:")) for d in datas)
-    assert "🤖" in render.board(held, "bot").text
+    assert "🤖" in views.board(held, "bot").text
     gone = leave(t, t.seats[other].user_id, 5, 900).table
-    assert render.panel(gone, other).markup is None
+    assert views.panel(gone, other).markup is None
 
 
 def test_announcements_of_timers_and_leaving():
-    from tgbot.views import render
+    from tgbot import views
     t = _game()
     for note in ({"kind": "auto", "seat": 0, "ai": True}, {"kind": "left", "seat": 1}, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0},
                  {"kind": "cancelled", "reason": "abandoned"}):
-        text = render.announcement(t, note)
+        text = views.announcement(t, note)
         assert text and "{" not in text
-    remind = render.announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
-    assert '<tg-time unix="100" format="r">' in remind and not re.search(r"\d:\d\d", render.plain(remind))
-    menu = render.timer_menu("ru", -100123, 90, (30, 60, 90, 180, 300, 600))
+    remind = views.announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
+    assert '<tg-time unix="100" format="r">' in remind and not re.search(r"\d:\d\d", views.plain(remind))
+    menu = views.timer_menu("ru", -100123, 90, (30, 60, 90, 180, 300, 600))
     datas = [b.callback_data for row in menu.markup.inline_keyboard for b in row]
     assert datas[0] == "w:-100123:30" and datas[-1] == "w:-100123:long"
 

@@ -13,7 +13,8 @@ import pytest
 from tgbot.game.lobby import cancel
 from tgbot.game.table import GroupAccess, Status
 
-from tgbot.views import render
+from tgbot import views
+from tgbot.views.bookkeeping import BOARD_MESSAGE
 
 from tgbot.storage import stats
 from tests.tgbot.helpers import play_on
@@ -125,11 +126,11 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
     emu = live.emu
     group, gid, users, (a, b, c, _) = await _game(live, 720, -3003)
     tg = await live.store.tg_get(gid)
-    board = emu._msg(group.id, int(tg["b"]))
+    board = emu._msg(group.id, int(tg[BOARD_MESSAGE]))
     board.deleted = True  # an admin deleted the board
     await live.play_one(gid, users)
     tg = await live.store.tg_get(gid)
-    assert int(tg["b"]) != board.message_id and not emu._msg(group.id, int(tg["b"])).deleted
+    assert int(tg[BOARD_MESSAGE]) != board.message_id and not emu._msg(group.id, int(tg[BOARD_MESSAGE])).deleted
     assert any("message to edit not found" in e["description"] for e in emu.errors)
     # "message is not modified" is never an error: a refresh that changes nothing
     t = await live.store.load(gid)
@@ -149,7 +150,7 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
     assert any("query is too old" in e["description"] for e in emu.errors)
     # the views were still synced after the refused answer: the board shows the new turn
     tg = await live.store.tg_get(gid)
-    assert emu._msg(group.id, int(tg["b"])).html == render.board(t1, emu.bot_username).text
+    assert emu._msg(group.id, int(tg[BOARD_MESSAGE])).html == views.board(t1, emu.bot_username).text
     assert emu.violations == []
 
 
@@ -311,10 +312,10 @@ async def test_permissions_and_anonymous_admins(live):
         await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)
     # a plain member may not start (creator 0 matches nobody), an admin may
     ans = await (await b.tap(lobby, cb(lobby, "s:")[0])).answer(15)
-    assert ans["text"] == render.answer("not_allowed", "ru")
+    assert ans["text"] == views.answer("not_allowed", "ru")
     assert (await live.store.load(gid)).status is Status.LOBBY
     ans = await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
-    assert ans["text"] == render.answer("started", "ru")
+    assert ans["text"] == views.answer("started", "ru")
     await live.settle()
     t = await live.store.load(gid)
     assert all(s.user_id != 1087968824 for s in t.seats) and len(t.seats) == 3
@@ -325,9 +326,9 @@ async def test_permissions_and_anonymous_admins(live):
     play = cb(p, "p:")[0]
     # the same button pressed by someone else: a non-player and another player
     ans = await (await e.tap(p, play)).answer(15)
-    assert ans["text"] == render.answer("not_seated", "ru")
+    assert ans["text"] == views.answer("not_seated", "ru")
     ans = await (await nxt.tap(p, play)).answer(15)
-    assert ans["text"] == render.answer("not_your_turn", "ru")
+    assert ans["text"] == views.answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 0
     await (await cur.tap(p, play)).answer(15)
     await live.settle()
@@ -335,7 +336,7 @@ async def test_permissions_and_anonymous_admins(live):
     t = await live.store.load(gid)
     third = users[t.seats[(t.state.current + 1) % 3].user_id]
     ans = await (await third.tap(p, f"c:{gid}:{t.action_count}", strict=False)).answer(15)
-    assert ans["text"] == render.answer("not_your_turn", "ru")
+    assert ans["text"] == views.answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 1
     # the anonymous admin stops the game; a channel posting in the group may not
     # (a running game stops after a confirming tap; a plain member's tap is refused)
@@ -343,7 +344,7 @@ async def test_permissions_and_anonymous_admins(live):
     confirm = await emu.wait_message(group.id, lambda m: cb(m, "y:"), timeout=20)
     assert (await live.store.load(gid)).status is Status.PLAYING
     ans = await (await b.tap(confirm, cb(confirm, "y:")[0])).answer(15)
-    assert ans["text"] == render.answer("not_allowed", "ru")
+    assert ans["text"] == views.answer("not_allowed", "ru")
     await (await a.tap(confirm, cb(confirm, "y:")[0])).answer(15)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.CANCELLED
@@ -447,8 +448,8 @@ async def test_updates_queued_while_down_apply_in_order_once(live):
     assert t.action_count == 1 and len((await live.store.record(gid))[1]) == 1
     a1 = emu.answers.get(t1.query_id) or {}
     a2 = emu.answers.get(t2.query_id) or {}
-    assert a1.get("text") == render.answer("played", "ru")
-    assert a2.get("text") in (render.answer("stale", "ru"), render.answer("not_your_turn", "ru"))
+    assert a1.get("text") == views.answer("played", "ru")
+    assert a2.get("text") in (views.answer("stale", "ru"), views.answer("not_your_turn", "ru"))
     assert emu.violations == []
 
 

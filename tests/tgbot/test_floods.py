@@ -12,7 +12,7 @@ import pytest
 
 from tgbot.handlers import common as handlers
 
-from tgbot.views import render
+from tgbot import views
 
 from tgbot.storage import stats
 from tests.fakes.spec import ApiError
@@ -84,7 +84,7 @@ async def test_topic_implicit_reply_is_no_reply(live):
     sent = {c["params"]["text"] for c in emu.calls_by("sendMessage") if c["ok"]}
     for who, shown in ((b, True), (d, False)):
         totals, places = await stats.totals(live.store, who.id)
-        assert (render.stats_text("ru", who.first_name, totals, places) in sent) is shown
+        assert (views.stats_text("ru", who.first_name, totals, places) in sent) is shown
     # a real reply still names its person
     d_says = await d.send(forum, "/stats", thread_id=topic)
     d_msg = emu.updates[d_says]["message"]["message_id"]

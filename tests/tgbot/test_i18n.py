@@ -10,7 +10,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from core.cards import RANKS, Rank
-from tgbot.views import render
+from tgbot import views
 from tgbot.handlers.app import COMMANDS
 from tgbot.i18n import LANGUAGES, LOCALES_DIR, pick_language, private_language, translator
 from tests.fakes.html import parse_html, utf16_len
@@ -124,7 +124,7 @@ def test_card_plurals(lang):
 def test_rank_plurals(lang):
     tr = translator(lang)
     for rank, (one, few, many) in RANK_WORDS[lang].items():
-        got = [render.rank_count(tr, k, rank) for k in COUNTS]
+        got = [views.rank_count(tr, k, rank) for k in COUNTS]
         zero = many if lang in ("ru", "en", "it") else one
         eleven = many
         want = [f"0 {zero}", f"1 {one}", f"2 {few}", f"5 {many}", f"11 {eleven}", f"21 {one if lang == 'ru' else many}",
@@ -133,7 +133,7 @@ def test_rank_plurals(lang):
     # every rank has its own plural in every language, distinct from the msgid where it must be
     for rank in RANKS:
         for k in COUNTS:
-            text = render.rank_count(tr, k, rank)
+            text = views.rank_count(tr, k, rank)
             assert text.startswith(f"{k} ") and len(text) > len(f"{k} ")
             if lang != "en":
                 assert not re.search(r"\b(Ace|Two|Three|Four|Five|Seven|Eight|Nine|Jack|Queen|King)s?\b", text)
@@ -141,14 +141,14 @@ def test_rank_plurals(lang):
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_rules_and_help_fit_one_message_and_differ(lang):
-    rules, help_ = render.rules(lang), render.help_text(lang)
+    rules, help_ = views.rules(lang), views.help_text(lang)
     for text in (rules, help_):
         plain, _ = parse_html(text)
         assert 0 < utf16_len(plain) <= 4096
     assert len(help_) < len(rules)
     assert "300" in rules and "/start_game" in help_ and "/language" in help_
     if lang != "en":
-        assert rules != render.rules("en") and help_ != render.help_text("en")
+        assert rules != views.rules("en") and help_ != views.help_text("en")
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -164,7 +164,7 @@ def test_command_descriptions_are_translated(lang):
 
 
 def test_language_menu_buttons_are_autonyms_and_encoded():
-    menu = render.language_menu("ru", group=True)
+    menu = views.language_menu("ru", group=True)
     labels = [b.text for row in menu.markup.inline_keyboard for b in row]
     assert labels == ["Русский", "English", "Français", "Italiano"]
     data = [b.callback_data for row in menu.markup.inline_keyboard for b in row]
@@ -213,11 +213,11 @@ def test_set_seat_lang_and_panels_in_each_seats_language():
     assert [s.lang for s in game.seats] == [None, "it", "en", None]
     assert Table.from_json(game.to_json()).seats == game.seats
     assert set_seat_lang(game, 999, "fr").table is game
-    ru, it, en = (render.panel(game, i).text for i in range(3))
+    ru, it, en = (views.panel(game, i).text for i in range(3))
     assert "Ваши карты" in ru and "Le tue carte" in it and "Your cards" in en
-    assert "Карта" not in en and not re.search("[А-Яа-яЁё]", render.plain(it).replace(game.seats[0].name, "").replace(game.seats[1].name, "").replace(game.seats[2].name, "").replace(game.seats[3].name, "").replace("Клуб", ""))
+    assert "Карта" not in en and not re.search("[А-Яа-яЁё]", views.plain(it).replace(game.seats[0].name, "").replace(game.seats[1].name, "").replace(game.seats[2].name, "").replace(game.seats[3].name, "").replace("Клуб", ""))
     # the board stays in the table's language
-    assert "В стопке" in render.board(game, "bot").text
+    assert "В стопке" in views.board(game, "bot").text
 
 
 def test_claims_use_rank_plurals_in_board_and_announcements():
@@ -229,8 +229,8 @@ def test_claims_use_rank_plurals_in_board_and_announcements():
     for _ in range(60):
         ch = ai_step(game, players)
         game = ch.table
-        texts += [render.announcement(game, note) or "" for note in ch.outbox]
-        texts.append(render.board(game, "bot").text)
+        texts += [views.announcement(game, note) or "" for note in ch.outbox]
+        texts.append(views.board(game, "bot").text)
         if game.state.result is not None:
             break
     joined = "\n".join(texts)

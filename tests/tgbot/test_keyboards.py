@@ -29,7 +29,8 @@ from core.cards import Hand
 from tests.tgbot.helpers import ai_players, ai_step, lobby, started
 from tgbot.game.lobby import add_bot
 from tgbot.game.table import Player, Status
-from tgbot.views import render
+from tgbot import views
+from tgbot.codec import Tap
 from tgbot.i18n import LANGUAGES
 
 #: Characters across one row of inline buttons on the assumed phone (see the module's text).
@@ -63,7 +64,7 @@ def _tables(lang: str, variant: str):
     AI players (every panel of every seat, with picks), an AI-held seat, a left seat, the end."""
     t = replace(lobby(2), lang=lang, variant=variant)
     yield t
-    yield add_bot(t, render.BOT_NAMES, 1001.0, 900.0).table
+    yield add_bot(t, views.BOT_NAMES, 1001.0, 900.0).table
     game, _ = started(4, variant=variant)
     game = replace(game, lang=lang, seats=tuple(replace(s, lang=lang) for s in game.seats))
     players = ai_players(4, 7)
@@ -79,28 +80,28 @@ def _tables(lang: str, variant: str):
 def _markups(lang: str):
     for variant in ("russian", "classic"):
         for table in _tables(lang, variant):
-            yield render.board(table, "cheat_bot").markup
+            yield views.board(table, "cheat_bot").markup
             if table.state is None:
                 continue
             for seat in range(len(table.seats)):
-                yield render.panel(table, seat).markup
+                yield views.panel(table, seat).markup
             v = core.view(table.state, table.state.current) if table.state.current is not None else None
             if v is not None and v.my_turn:
                 # the current player's panel with each rank picked (all held), and with 4 cards picked
                 for rank in v.hand.distinct():
-                    yield render.panel(table, v.seat, Hand.from_ranks([rank] * min(4, v.hand[rank])).to_str()).markup
+                    yield views.panel(table, v.seat, Hand.from_ranks([rank] * min(4, v.hand[rank])).to_str()).markup
                 some = list(v.hand)[:4]
-                yield render.panel(table, v.seat, Hand.from_ranks(some).to_str()).markup
-            yield render.leave_confirm(table, 0).markup
-            yield render.stop_confirm(table).markup
+                yield views.panel(table, v.seat, Hand.from_ranks(some).to_str()).markup
+            yield views.leave_confirm(table, 0).markup
+            yield views.stop_confirm(table).markup
     for current in (30, 90, 600, 3600):
-        yield render.timer_menu(lang, -100, current, TIMER_CHOICES).markup
+        yield views.timer_menu(lang, -100, current, TIMER_CHOICES).markup
         for shuffle in (False, True):
             for variant in ("russian", "classic"):
                 cfg = SimpleNamespace(variant=variant, lang=lang, shuffle=shuffle)  # what settings_menu reads of a ChatSettings
-                yield render.settings_menu(lang, -100, cfg, current, TIMER_CHOICES, 3600).markup
+                yield views.settings_menu(lang, -100, cfg, current, TIMER_CHOICES, 3600).markup
     for group in (True, False):
-        yield render.language_menu(lang, group).markup
+        yield views.language_menu(lang, group).markup
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -129,14 +130,14 @@ def test_decision_buttons_are_coloured(lang, variant):
             continue
         v = core.view(table.state, table.state.current)
         picks = Hand.from_ranks(list(v.hand)[:1]).to_str()
-        for markup in (render.panel(table, v.seat).markup, render.panel(table, v.seat, picks).markup):
+        for markup in (views.panel(table, v.seat).markup, views.panel(table, v.seat, picks).markup):
             for row in markup.inline_keyboard:
                 for b in row:
                     styles.setdefault(b.callback_data.split(":")[0], set()).add(b.style)
-    assert styles["b"] == {render.BELIEVE} == {"success"}
-    assert styles["c"] == {render.CHALLENGE} == {"danger"}
-    assert styles["p"] == {render.PLAY} == {"primary"}
+    assert styles["b"] == {views.BELIEVE} == {"success"}
+    assert styles["c"] == {views.CHALLENGE} == {"danger"}
+    assert styles["p"] == {views.PLAY} == {"primary"}
     assert styles["k"] == {None} and styles["r"] == {None}
     # the colour reaches the Bot API call (PTB serialises it)
-    button = render._button("x", render.Tap("believe", "G1", action_count=1), render.BELIEVE)
+    button = views.button("x", Tap("believe", "G1", action_count=1), views.BELIEVE)
     assert button.to_dict()["style"] == "success"

@@ -23,8 +23,10 @@ from tgbot.game.group import group_gone, group_unwritable, group_writable
 from tgbot.game.lobby import cancel
 from tgbot.game.table import GroupAccess, RetireReason, Status, Table
 
-from tgbot.views import render
-from tgbot.views.sync import MAX_HELD_ANNOUNCEMENTS, GroupRefusal, group_refusal
+from tgbot import views
+from tgbot.views.bookkeeping import BOARD_MESSAGE
+from tgbot.views.group_lane import MAX_HELD_ANNOUNCEMENTS
+from tgbot.views.messages import GroupRefusal, group_refusal
 from tests.tgbot.helpers import lobby, started
 from tests.tgbot.live import cb, live_fixture
 from tests.tgbot.test_timers import FakeClock, delay, fired, wired
@@ -92,7 +94,7 @@ async def _told_privately(live, table: Table, users: dict) -> dict[int, str]:
     """Wait until each person of the retired ``table`` got its private note; the texts by user."""
     texts = {}
     for seat, player in enumerate(table.seats):
-        texts[player.user_id] = render.plain(render.retired_note(table, seat, live.settings.lobby_timeout))
+        texts[player.user_id] = views.plain(views.retired_note(table, seat, live.settings.lobby_timeout))
         user = users[player.user_id]
         await live.emu.wait_for(lambda u=user, text=texts[player.user_id]: _notes_to(live.emu, u, text), timeout=20)
     return texts
@@ -103,7 +105,7 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     emu = live.emu
     group, topic, gid, users = await _game(live, 1100, kind)
     since = _last_id(emu, group)
-    old_board = int((await live.store.tg_get(gid))["b"])
+    old_board = int((await live.store.tg_get(gid))[BOARD_MESSAGE])
     await _shut(emu, group, topic, how)
     await _showdown(live, gid, users)
     table = await live.store.load(gid)
@@ -127,9 +129,9 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     assert table.group_access is GroupAccess.WRITABLE and table.unwritable_since is None and table.retire_at is None
     assert await live.store.outbox(gid) == []
     shown = _bot_messages_since(emu, group, since)
-    assert [m.text for m in shown[:1]] == [render.plain(render.announcement(table, held[0]))]
+    assert [m.text for m in shown[:1]] == [views.plain(views.announcement(table, held[0]))]
     assert [m.thread_id for m in shown] == [topic, topic]
-    assert shown[-1].message_id == int((await live.store.tg_get(gid))["b"]) and cb(shown[-1], "")
+    assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE]) and cb(shown[-1], "")
     assert emu._msg(group.id, old_board).deleted
     assert emu.violations == []
 
@@ -149,8 +151,8 @@ async def test_at_most_the_last_twenty_announcements_are_kept(live):
     emu.set_read_only(group, False)
     await live.play_one(gid, users)
     shown = _bot_messages_since(emu, group, since)
-    assert [m.text for m in shown[:-1]] == [render.plain(render.announcement(table, note)) for note in held]
-    assert shown[-1].message_id == int((await live.store.tg_get(gid))["b"])
+    assert [m.text for m in shown[:-1]] == [views.plain(views.announcement(table, note)) for note in held]
+    assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE])
     assert emu.violations == []
 
 

@@ -130,8 +130,8 @@ def test_act_refuses_stale_turn_non_seated_and_maps_engine_errors():
             act(t, uid, t.action_count, core.Play((missing,), missing))
         assert e.value.code == "cards_not_in_hand"
     for code in ("not_seated", "stale", "not_your_turn", "challenge_not_allowed", "believe_not_allowed", "cards_not_in_hand"):
-        from tgbot.views import render
-        assert render.answer(code, "ru") != render.answer("bad_button", "ru"), code
+        from tgbot import views
+        assert views.answer(code, "ru") != views.answer("bad_button", "ru"), code
 
 
 def test_act_on_lobby_and_finished_tables():

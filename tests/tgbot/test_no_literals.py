@@ -72,7 +72,7 @@ def _user_facing(tree: ast.AST, fstrings: bool) -> list[ast.Constant]:
         if isinstance(node, ast.Call):
             fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             on_render = isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "render"
-            if fname in SENDING and not on_render:  # render.answer(code, lang) takes an answer code
+            if fname in SENDING and not on_render:  # views.answer(code, lang) takes an answer code
                 for arg in [*node.args, *(k.value for k in node.keywords if k.arg not in ("callback_data", "parse_mode", "url", "language_code", "scope"))]:
                     found += _text_parts(arg)
         if fstrings and isinstance(node, ast.JoinedStr):
@@ -83,7 +83,7 @@ def _user_facing(tree: ast.AST, fstrings: bool) -> list[ast.Constant]:
 #: Modules that compose user texts: every f-string literal there counts as user-facing. Others
 #: (store keys, sync bookkeeping) only through the sending calls; __main__ writes to the
 #: operator's terminal, not to Telegram users.
-TEXT_MODULES = {"render.py", "handlers.py", "app.py", "timers.py"}
+TEXT_MODULES = {"text.py", "board.py", "panel.py", "announcements.py", "menus.py", "answers.py", "handlers.py", "app.py", "timers.py"}
 
 
 def scan(source: str, fstrings: bool = True) -> list[str]:

@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 
 import core
 from core.record import Record, replay
-from tgbot.views import render
+from tgbot import views
 from tgbot.storage import stats
 from tgbot.game.table import Player, Status
 from tgbot.owner.store import Store
@@ -57,7 +57,7 @@ async def test_game_end_stats_once_play_again_and_record(live):
     assert [await stats.totals(live.store, u.id) for u in (a, b, c)] == before
     # the result names every player's bluffs; every panel is final, only the record button
     result = emu.last_message(group.id, lambda m: "bluff" in (m.text or "") or "блеф" in (m.text or ""))
-    assert result is not None and all(render.plain(render.name(t, i)).strip("\u2068\u2069") in result.text for i in range(3))
+    assert result is not None and all(views.plain(views.name(t, i)).strip("\u2068\u2069") in result.text for i in range(3))
     for u in (a, b, c):
         p = live.panel(u, gid)
         assert [x["callback_data"][:2] for x in p.flat_buttons] == ["d:"]

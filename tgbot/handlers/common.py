@@ -25,8 +25,9 @@ from tgbot.owner.timers import Timers
 from tgbot.process.clock import RedisClock
 from tgbot.process.ratelimit import ThrottledError
 from tgbot.settings import Settings
-from tgbot.views import render
-from tgbot.views.sync import Syncer, answer
+from tgbot import views
+from tgbot.views.answers import answer_tap as answer
+from tgbot.views.sync import Syncer
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,7 @@ async def command_transact(
     try:
         done = await services.store.transact(table.id, transition)
     except RefusedError as refusal:
-        await reply(update, render.answer(refusal.code, language))
+        await reply(update, views.answer(refusal.code, language))
         return None
     services.syncer.request(table.id)
     return done.change
@@ -236,7 +237,7 @@ async def _answer(press: Press, done: TapDone) -> None:
             await answer(press.query, url=done.url)
         else:
             language = done.language or await tap_language(services, press.update, done.table)
-            await answer(press.query, render.answer(done.answer, language))
+            await answer(press.query, views.answer(done.answer, language))
     finally:
         if done.sync and tap.op not in NOT_A_GAME:
             services.syncer.request(tap.game_id)
@@ -251,7 +252,7 @@ async def _refused(press: Press, code: str) -> None:
     """Answer a refused tap; a stale one's panel is then redrawn as it is now."""
     services, tap = press.services, press.tap
     table = None if tap.op in NOT_A_GAME else await services.store.load(tap.game_id)
-    await answer(press.query, render.answer(code, await tap_language(services, press.update, table)))
+    await answer(press.query, views.answer(code, await tap_language(services, press.update, table)))
     if code == Answer.STALE and table is not None:
         await redraw_panel(press, table, "")
 
@@ -267,7 +268,7 @@ async def answer_unknown_tap(update: Update, context: ContextTypes.DEFAULT_TYPE)
     """A tap whose data this bot did not produce."""
     assert update.callback_query is not None
     language = await private_language(services_of(context), update)
-    await answer(update.callback_query, render.answer(Answer.BAD_BUTTON, language))
+    await answer(update.callback_query, views.answer(Answer.BAD_BUTTON, language))
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -298,4 +299,4 @@ async def tell_to_tap_again(update: Update, application: Application[Any, Any, A
         return
     services: Services | None = application.bot_data.get("services")
     own = await services.store.user_lang(query.from_user.id) if services is not None else None
-    await answer(query, render.answer(Answer.TRY_AGAIN, i18n.pick_language(own)))
+    await answer(query, views.answer(Answer.TRY_AGAIN, i18n.pick_language(own)))

@@ -33,7 +33,7 @@ from tgbot.handlers.common import (
     tell,
 )
 from tgbot.handlers.identity import actor_id, is_admin, may_manage, place
-from tgbot.views import render
+from tgbot import views
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ async def notify_lobby(services: Services, table: Table, users: list[int]) -> No
         if table.seat_of(user_id) is not None or not await services.store.can_dm(user_id):
             continue
         language = i18n.table_language(table, user_id, await services.store.user_lang(user_id))
-        await tell(services, user_id, render.note("lobby_open", language, group=render.title(table)))
+        await tell(services, user_id, views.note("lobby_open", language, group=views.title(table)))
 
 
 async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -113,7 +113,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     user_id, admin = await may_manage(context, table, update)
     change = await command_transact(
         services, update, table, language,
-        lambda table: game_lobby.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+        lambda table: game_lobby.add_bot(table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
     )
     if change is not None:
         await maybe_autostart(services, change.table)
@@ -129,9 +129,9 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     language = table.lang if table else await group_language(services, chat_id)
     seat = table.seat_of(user.id) if table is not None else None
     if table is None or seat is None:
-        await reply(update, render.answer(Answer.NOT_SEATED, language))
+        await reply(update, views.answer(Answer.NOT_SEATED, language))
     elif table.status is not Status.LOBBY:
-        rendered = render.leave_confirm(table, seat)
+        rendered = views.leave_confirm(table, seat)
         await reply(update, rendered.text, rendered.markup)
     else:
         now, timeout = services.now(), services.settings.lobby_timeout
@@ -196,7 +196,7 @@ async def manage(press: Press) -> TapDone:
     transitions: dict[Op, Transition] = {
         Op.CANCEL: lambda table: game_lobby.cancel(table, user_id, admin),
         Op.VARIANT: lambda table: game_lobby.set_variant(table, user_id, tap.arg, admin, now, timeout),
-        Op.ADDBOT: lambda table: game_lobby.add_bot(table, render.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+        Op.ADDBOT: lambda table: game_lobby.add_bot(table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
         Op.RMBOT: lambda table: game_lobby.remove_bot(table, now, timeout, user_id=user_id, is_admin=admin),
     }
     if tap.op is Op.START:

@@ -18,7 +18,7 @@ from tgbot.handlers.common import group_language, new_seat, private_language, re
 from tgbot.handlers.identity import actor_id, replied_user, telegram_says_gone
 from tgbot.handlers.lobby import maybe_autostart
 from tgbot.storage import stats
-from tgbot.views import render
+from tgbot import views
 
 Text = Callable[[str], str]
 
@@ -57,13 +57,13 @@ async def join_by_link(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         now, timeout = services.now(), services.settings.lobby_timeout
         done = await services.store.transact(game_id, lambda table: game_lobby.join_by_link(table, seat, now, timeout))
     except RefusedError as refusal:
-        await reply(update, render.answer(refusal.code, await private_language(services, update)))
+        await reply(update, views.answer(refusal.code, await private_language(services, update)))
         return
     table = done.change.table
     seat_index = table.seat_of(user.id)
     assert seat_index is not None
     translator = i18n.translator(i18n.seat_language(table, seat_index))
-    await reply(update, translator.t("You joined the game in «{group}».", group=render.title(table)))
+    await reply(update, translator.t("You joined the game in «{group}».", group=views.title(table)))
     await maybe_autostart(services, table)
     services.syncer.request(game_id)
 
@@ -76,12 +76,12 @@ async def group_only(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/help`` (and ``/start`` in a group): how to use the bot (:func:`_private_text`)."""
-    await _private_text(update, context, render.help_text)
+    await _private_text(update, context, views.help_text)
 
 
 async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/rules``: the rules of the game (:func:`_private_text`)."""
-    await _private_text(update, context, render.rules)
+    await _private_text(update, context, views.rules)
 
 
 async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Text) -> None:
@@ -97,7 +97,7 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
         return
     sent = user is not None and bool(actor_id(update)) and await tell(services, user.id, text(language))
     if not await budget.game_running(services.store, chat.id):  # else the group's budget is the game's
-        await reply(update, render.private_hint(await group_language(services, chat.id), sent))
+        await reply(update, views.private_hint(await group_language(services, chat.id), sent))
 
 
 async def _answer_quietly(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Text) -> None:
@@ -118,14 +118,14 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if target is None or target.is_bot:
         return
     totals, places = await stats.totals(services_of(context).store, target.id)
-    await _answer_quietly(update, context, lambda language: render.stats_text(language, target.full_name, totals, places))
+    await _answer_quietly(update, context, lambda language: views.stats_text(language, target.full_name, totals, places))
 
 
 async def top_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/top``: the chat's leaderboard (most wins; at least 3 games to be listed)."""
     assert update.effective_chat is not None
     rows = await stats.top(services_of(context).store, update.effective_chat.id)
-    await _answer_quietly(update, context, lambda language: render.top_text(language, rows, stats.MIN_TOP_GAMES))
+    await _answer_quietly(update, context, lambda language: views.top_text(language, rows, stats.MIN_TOP_GAMES))
 
 
 async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -136,13 +136,13 @@ async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if user is None or not actor_id(update):
         await reply(update, i18n.translator(language).t("Add me to a group and send /start_game there."))
     elif not await services.store.can_dm(user.id):
-        await reply(update, render.private_hint(language, False))
+        await reply(update, views.private_hint(language, False))
     else:
         await services.store.want_notify(chat.id, user.id)
         if await budget.hush(update) is budget.Hush.GAME:  # a bystander of a running game: privately
-            await tell(services, user.id, render.note("notify_on_private", language, group=render.group_title(chat.title or "")))
+            await tell(services, user.id, views.note("notify_on_private", language, group=views.group_title(chat.title or "")))
         else:
-            await reply(update, render.note("notify_on", language))
+            await reply(update, views.note("notify_on", language))
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -152,7 +152,7 @@ async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     assert chat is not None and user is not None
     language = await private_language(services, update)
     if chat.type != ChatType.PRIVATE:
-        await reply(update, render.note("forget_private", language))
+        await reply(update, views.note("forget_private", language))
         return
     await stats.forget_user(services.store, user.id)
-    await reply(update, render.note("forgotten", language))
+    await reply(update, views.note("forgotten", language))

@@ -1,0 +1,185 @@
+"""New messages of a game: the outbox's announcements (showdowns, beliefs, automatic moves, the
+result, the turn reminder) and the short notes to a group or a player."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+import core
+from core.cards import Rank
+from tgbot.game.play import REMIND_AT
+from tgbot.game.table import RetireReason, Table
+from tgbot.i18n import N_, Translator, translator as translator_for
+from tgbot.views.board import result_line
+from tgbot.views.text import (
+    deadline,
+    duration,
+    esc,
+    lines,
+    name,
+    number,
+    rank_count,
+    revealed_text,
+    seat_translator,
+    title,
+)
+
+if TYPE_CHECKING:
+    from core.stats import SeatStats
+
+
+class AnnouncementKind(StrEnum):
+    """What an outbox note announces (its ``kind``)."""
+
+    CHALLENGE_RESOLVED = "challenge_resolved"
+    BELIEVED = "believed"
+    GAME_ENDED = "game_ended"
+    CANCELLED = "cancelled"
+    AUTOMATIC_MOVE = "automatic_move"
+    LEFT = "left"
+    REMINDER = "reminder"
+
+    @classmethod
+    def read(cls, stored: object) -> AnnouncementKind | None:
+        """The kind of a stored note, old spellings too (engine event class names, ``auto``,
+        ``remind``); ``None`` for a kind this version does not know."""
+        return _STORED_KINDS.get(str(stored))
+
+
+_STORED_KINDS = {kind.value: kind for kind in AnnouncementKind} | {
+    "ChallengeResolved": AnnouncementKind.CHALLENGE_RESOLVED,
+    "Believed": AnnouncementKind.BELIEVED,
+    "GameEnded": AnnouncementKind.GAME_ENDED,
+    "auto": AnnouncementKind.AUTOMATIC_MOVE,
+    "remind": AnnouncementKind.REMINDER,
+}
+
+Note = dict[str, Any]
+
+
+def _claim_line(table: Table, note: Note, translator: Translator) -> str:
+    claim = rank_count(translator, len(note["revealed"]), Rank.from_str(note["claim"]))
+    cards = revealed_text(translator, note["revealed"])
+    return translator.t("Claim: {player} — {claim}. Turned over: {cards}.", player=name(table, note["player"]), claim=claim, cards=cards)
+
+
+def _challenge_resolved(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
+    pile = translator.n("{n} card", "{n} cards", note["pile_taken"])
+    return lines(
+        translator.t("{challenger}: «I doubt it!»", challenger=name(table, note["challenger"])),
+        _claim_line(table, note, translator),
+        translator.t("No lie there!") if note["truthful"] else translator.t("A bluff!"),
+        translator.t("{loser} takes the pile: {cards}.", loser=name(table, note["loser"]), cards=pile),
+    )
+
+
+def _believed(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
+    if note["truthful"]:
+        outcome = translator.t("No lie there! The pile stays where it is.")
+    else:
+        pile = translator.n("{n} card", "{n} cards", note["pile_taken"])
+        outcome = translator.t("A bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"]), cards=pile)
+    believer = translator.t("{believer}: «I believe»", believer=name(table, note["believer"]))
+    return lines(believer, _claim_line(table, note, translator), outcome)
+
+
+def _game_ended(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
+    result = core.Result(tuple(note["places"]), note["winner"], note["draw"], note["capped"])
+    rows = ["<b>" + translator.t("Game over.") + "</b>"]
+    if result.capped:
+        rows.append(translator.t("The limit of {cap} plays is reached.", cap=number(translator, core.PLAY_CAP)))
+    rows.append(result_line(table, result, translator))
+    sizes = table.state.hand_sizes if table.state is not None else None
+    for seat in sorted(range(len(result.places)), key=lambda seat: (result.places[seat], seat)):
+        extra = "" if sizes is None else " — " + translator.n("{n} card", "{n} cards", sizes[seat])
+        if figures is not None and seat < len(figures):
+            extra += " · " + translator.t("bluffs: {made}, caught: {caught}", made=figures[seat].bluffs, caught=figures[seat].bluffs_caught)
+        rows.append(translator.t("{place}. {player}", place=result.places[seat], player=name(table, seat)) + extra)
+    return lines(*rows)
+
+
+def _cancelled(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
+    if note.get("reason") == "abandoned":
+        return translator.t("Every player has left. The game ends without result.")
+    return translator.t("The game was stopped. No result.")
+
+
+def _automatic_move(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
+    player = name(table, note["seat"])
+    text = "⏱ " + translator.t("{player} is out of time: an automatic move is made.", player=player)
+    if note.get("ai"):
+        text += "\n" + translator.t("{player}: the AI plays this seat until its player comes back.", player=player)
+    return text
+
+
+def _left(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
+    return translator.t("{player} leaves the game: the AI plays this seat to the end.", player=name(table, note["seat"]))
+
+
+def _reminder(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
+    """The private reminder, in the player's own language."""
+    own = seat_translator(table, note["seat"])
+    moment = deadline(own, note["end"], table.turn_timeout * (1 - REMIND_AT))
+    return "⏰ " + own.t("Your turn in the group «{group}»: automatic move {deadline} unless you move first.", group=title(table), deadline=moment)
+
+
+_RENDERERS: dict[AnnouncementKind, Callable[[Table, Note, Translator, list[SeatStats] | None], str]] = {
+    AnnouncementKind.CHALLENGE_RESOLVED: _challenge_resolved,
+    AnnouncementKind.BELIEVED: _believed,
+    AnnouncementKind.GAME_ENDED: _game_ended,
+    AnnouncementKind.CANCELLED: _cancelled,
+    AnnouncementKind.AUTOMATIC_MOVE: _automatic_move,
+    AnnouncementKind.LEFT: _left,
+    AnnouncementKind.REMINDER: _reminder,
+}
+
+
+def announcement(table: Table, note: Note, figures: list[SeatStats] | None = None) -> str | None:
+    """The text of an outbox note, or ``None`` for a kind this version does not know.
+    ``figures`` (:func:`core.stats.game_stats`) add each player's bluffs to the result."""
+    kind = AnnouncementKind.read(note.get("kind"))
+    if kind is None:
+        return None
+    return _RENDERERS[kind](table, note, translator_for(table.lang), figures)
+
+
+#: Short private or group notes, by code (see :func:`note`).
+_NOTES = {
+    "notify_on": N_("I will tell you in private chat when the next game opens here."),
+    "notify_on_private": N_("I will tell you here when the next game opens in «{group}»."),
+    "lobby_open": N_("A new game is open in «{group}»: join it there."),
+    "forgotten": N_("Everything I stored about you has been deleted."),
+    "forget_private": N_("Send /forget_me to me in private chat."),
+    "kick_reply": N_("Reply with /kick to a message of the player to take off the table."),
+    "no_record": N_("The record of this game is no longer available."),
+}
+
+
+def note(code: str, lang: str | None, **params: str) -> str:
+    """A short note by code (:data:`_NOTES`) in ``lang``."""
+    return translator_for(lang).t(_NOTES[code], **params)
+
+
+def unreachable(table: Table, seat: int, bot_username: str) -> str:
+    """Group note (posted once): a player's private chat cannot be reached."""
+    translator = translator_for(table.lang)
+    bot = esc(bot_username or "bot")
+    return translator.t("{player} can't get their cards: they should open @{bot} and press Start.", player=name(table, seat), bot=bot)
+
+
+def retired_note(table: Table, seat: int, grace: float) -> str:
+    """Private note to a player (in their language): the game was retired because the bot lost
+    its group (``table.ended``: removed, the group or topic gone, or no message taken for
+    ``grace`` seconds, ``LOBBY_TIMEOUT``)."""
+    translator = seat_translator(table, seat)
+    if table.ended == RetireReason.UNWRITABLE:
+        return translator.t(
+            "The game in «{group}» has ended without result: for {duration} I have not been allowed to post in the group.",
+            group=title(table),
+            duration=duration(translator, grace),
+        )
+    if table.ended == RetireReason.CHAT_GONE:
+        return translator.t("The game in «{group}» has ended without result: the group (or its topic) no longer exists.", group=title(table))
+    return translator.t("The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.", group=title(table))

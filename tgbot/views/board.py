@@ -1,0 +1,116 @@
+"""The group's one message of a game, edited in place: the lobby while it is open, then the
+board (seats with hand sizes, whose turn, the pile, the round's claims), then the result."""
+
+from __future__ import annotations
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+import core
+from tgbot.codec import Op, Tap
+from tgbot.game.table import Status, Table
+from tgbot.i18n import Translator, translator as translator_for
+from tgbot.views.text import (
+    Rendered,
+    button,
+    lines,
+    marked,
+    name,
+    number,
+    place_text,
+    rank_count,
+    rank_due,
+    variant_name,
+)
+
+
+def lobby(table: Table) -> Rendered:
+    """The lobby message: players, variant, and the join/leave/start/cancel/variant buttons."""
+    translator = translator_for(table.lang)
+    seats = [f"{seat + 1}. {marked(table, seat)}" for seat in range(len(table.seats))] or ["—"]
+    missing = core.MIN_PLAYERS - len(table.seats)
+    if missing > 0:
+        footer = translator.n("Waiting for at least {n} more player.", "Waiting for at least {n} more players.", missing)
+    else:
+        footer = translator.t("The creator or an admin can start the game.")
+    other = "classic" if table.variant == "russian" else "russian"
+    switch = translator.t("Switch to the Russian variant") if other == "russian" else translator.t("Switch to the classic variant")
+    bots = [button(translator.t("Add a bot"), Tap(Op.ADDBOT, table.id))]
+    if any(not seat.human for seat in table.seats):
+        bots.append(button(translator.t("Remove a bot"), Tap(Op.RMBOT, table.id)))
+    markup = InlineKeyboardMarkup(
+        [
+            [button(translator.t("Join"), Tap(Op.JOIN, table.id)), button(translator.t("Leave"), Tap(Op.LEAVE, table.id))],
+            [button(translator.t("Start"), Tap(Op.START, table.id)), button(translator.t("Cancel"), Tap(Op.CANCEL, table.id))],
+            [button(switch, Tap(Op.VARIANT, table.id, arg=other))],
+            bots,
+        ]
+    )
+    head = [
+        "<b>" + translator.t("«I doubt it»: a new game, join in") + "</b>",
+        translator.t("Variant: {variant}", variant=variant_name(translator, table.variant)),
+        translator.t("Players ({count}/6):", count=len(table.seats)),
+    ]
+    return Rendered(lines(*head, *seats, footer), markup)
+
+
+def board(table: Table, bot_username: str) -> Rendered:
+    """The group's board: the lobby while it is open, then the table, then the final result."""
+    if table.status is Status.LOBBY:
+        return lobby(table)
+    translator = translator_for(table.lang)
+    if table.state is None:  # cancelled before the start
+        stopped = table.ended == "stopped"
+        return Rendered(translator.t("The lobby was closed.") if stopped else translator.t("The lobby expired: nobody started the game."))
+    public_view = core.public_view(table.state)
+    rows = ["<b>" + translator.t("«I doubt it»") + "</b> · " + variant_name(translator, public_view.variant)]
+    for seat in range(public_view.players):
+        marker = "▶ " if public_view.current == seat else ""
+        place = "" if public_view.result is None else place_text(translator, public_view.result.places[seat]) + " · "
+        cards = translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
+        rows.append(f"{marker}{seat + 1}. {marked(table, seat)} — {place}{cards}")
+    pile = translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size))
+    rows += ["", pile + " · " + translator.t("plays: {plays}", plays=number(translator, public_view.plays))]
+    if public_view.claims:
+        claims = " · ".join(
+            translator.t("{player} — {claim}", player=name(table, claim.seat), claim=rank_count(translator, claim.count, claim.claim))
+            for claim in public_view.claims
+        )
+        rows.append(translator.t("This round: {claims}", claims=claims))
+    rows += ["", _status_line(table, public_view, translator)]
+    markup = None
+    if table.status is Status.PLAYING and bot_username:
+        markup = InlineKeyboardMarkup([[InlineKeyboardButton(translator.t("My cards (private chat)"), url=f"https://t.me/{bot_username}")]])
+    elif table.status is Status.OVER:
+        markup = InlineKeyboardMarkup([[button(translator.t("Play again"), Tap(Op.AGAIN, table.id))]])
+    return Rendered(lines(*rows), markup)
+
+
+def _status_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:
+    """The board's last line: the result, or who is to do what now."""
+    if table.status is Status.CANCELLED:
+        return translator.t("The game was stopped. No result.")
+    if public_view.result is not None:
+        return result_line(table, public_view.result, translator)
+    assert public_view.current is not None
+    who = name(table, public_view.current)
+    if public_view.phase is core.Phase.FINAL_CHECK:
+        last = public_view.claims[-1]
+        return translator.t("{player} has played their last cards. {who}, do you believe it?", player=name(table, last.seat), who=who)
+    if public_view.phase is core.Phase.CAP_CHECK:
+        return translator.t("That was the last play of the game. {who}, do you believe it?", who=who)
+    due = public_view.required_claim
+    if public_view.phase is core.Phase.OPENING and due is None:
+        return translator.t("{who} opens a new round and names the cards.", who=who)
+    assert due is not None
+    if public_view.phase is core.Phase.OPENING:
+        return translator.t("{who} opens a new round: {ranks} are due.", who=who, ranks=rank_due(translator, due))
+    return translator.t("{who} to play {ranks} or to say «I doubt it!».", who=who, ranks=rank_due(translator, due))
+
+
+def result_line(table: Table, result: core.Result, translator: Translator) -> str:
+    """The result in one line: the winner, or the players sharing first place."""
+    if result.draw:
+        leaders = ", ".join(name(table, seat, translator) for seat, place in enumerate(result.places) if place == 1)
+        return translator.t("Draw! First place shared by {players}.", players=leaders)
+    assert result.winner is not None
+    return translator.t("{winner} wins!", winner=name(table, result.winner, translator))

@@ -1,0 +1,152 @@
+"""The Telegram bookkeeping of a game: which messages show it and what they show, a hash in
+Redis (:meth:`tgbot.owner.store.Store.tg_get`) kept in memory by the active process.
+
+Fields (one function or constant per name, here only):
+
+- ``panel_message:<seat>``: the message id of the seat's private panel;
+- ``panel_state:<seat>``: what that panel shows of the player's situation (:func:`~tgbot.views.panel.panel_state`);
+- ``panel_digest:<seat>``: the digest of the panel's text and keyboard;
+- ``turn_panel_sent:<seat>``: the action count whose turn panel was sent (a notification);
+- ``unreachable:<seat>``: ``1`` when the player's private chat is lost, ``2`` once the group was told;
+- ``told_retired:<seat>``: ``1`` once the player was told the game was retired;
+- ``board_message`` and ``board_digest``: the group's board and what it shows.
+
+Digests and panel states are saved every :data:`DIGEST_SAVE_EVERY` seconds; the rest is
+written through, so a take-over repeats at most one edit or announcement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import re
+
+from tgbot.owner.store import Store
+
+log = logging.getLogger(__name__)
+
+BOARD_MESSAGE = "board_message"
+BOARD_DIGEST = "board_digest"
+
+
+def panel_message(seat: int) -> str:
+    return f"panel_message:{seat}"
+
+
+def panel_state(seat: int) -> str:
+    return f"panel_state:{seat}"
+
+
+def panel_digest(seat: int) -> str:
+    return f"panel_digest:{seat}"
+
+
+def turn_panel_sent(seat: int) -> str:
+    return f"turn_panel_sent:{seat}"
+
+
+def unreachable(seat: int) -> str:
+    return f"unreachable:{seat}"
+
+
+def told_retired(seat: int) -> str:
+    return f"told_retired:{seat}"
+
+
+def seat_of(field: str) -> int | None:
+    """The seat of a per-seat field (``unreachable:2`` → 2), ``None`` for a game-wide one."""
+    _, _, seat = field.partition(":")
+    return int(seat) if seat.isdigit() else None
+
+
+#: Fields not written through (what a message shows): without them a new active process
+#: edits a message once more ("message is not modified" at worst).
+SAVED_LATER = frozenset({"panel_state", "panel_digest", BOARD_DIGEST})
+#: Seconds between writes of those fields (all games' in one round trip).
+DIGEST_SAVE_EVERY = 2.0
+
+#: The names before issue 15 (``p<seat>``, ``pk<seat>`` …, ``b``, ``bh``).
+_OLD_NAME = re.compile(r"(p|pk|pd|pt|nr|x)(\d+)|b|bh")
+_OLD_PER_SEAT = {"p": panel_message, "pk": panel_state, "pd": panel_digest, "pt": turn_panel_sent, "nr": unreachable, "x": told_retired}
+_OLD_GAME_WIDE = {"b": BOARD_MESSAGE, "bh": BOARD_DIGEST}
+
+
+def with_current_names(stored: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """A stored hash with its old field names translated (a current name wins over an old
+    one), and the old names found (to delete from Redis)."""
+    current = {field: value for field, value in stored.items() if not _OLD_NAME.fullmatch(field)}
+    old: list[str] = []
+    for field, value in stored.items():
+        match = _OLD_NAME.fullmatch(field)
+        if match is None:
+            continue
+        old.append(field)
+        prefix, seat = match.group(1), match.group(2)
+        current.setdefault(_OLD_PER_SEAT[prefix](int(seat)) if prefix else _OLD_GAME_WIDE[field], value)
+    return current, old
+
+
+class Bookkeeping:
+    """Every game's bookkeeping: read from Redis once, then kept in memory and written back."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._games: dict[str, dict[str, str]] = {}
+        #: changed since last written, by game (a value of None deletes)
+        self._unsaved: dict[str, dict[str, str | None]] = {}
+        self._saver: asyncio.Task[None] | None = None
+
+    async def of(self, game_id: str) -> dict[str, str]:
+        """Game ``game_id``'s bookkeeping (old names translated and rewritten once)."""
+        bookkeeping = self._games.get(game_id)
+        if bookkeeping is None:
+            bookkeeping, old = with_current_names(await self.store.tg_get(game_id))
+            if old:
+                await self.store.tg_set(game_id, **bookkeeping, **dict.fromkeys(old))
+            for field, value in self._unsaved.get(game_id, {}).items():  # newer than Redis's
+                if value is None:
+                    bookkeeping.pop(field, None)
+                else:
+                    bookkeeping[field] = value
+            self._games[game_id] = bookkeeping
+        return bookkeeping
+
+    async def write(self, game_id: str, fields: dict[str, object]) -> None:
+        """Record fields (``None`` deletes one) in memory, and in Redis those that changed
+        (the ones :data:`SAVED_LATER` a little later)."""
+        bookkeeping = await self.of(game_id)
+        texts = {field: None if value is None else str(value) for field, value in fields.items()}
+        changed = {field: value for field, value in texts.items() if bookkeeping.get(field) != value}
+        for field, value in changed.items():
+            if value is None:
+                bookkeeping.pop(field, None)
+            else:
+                bookkeeping[field] = value
+        self._unsaved.setdefault(game_id, {}).update(changed)
+        if any(field.partition(":")[0] not in SAVED_LATER for field in changed):
+            await self.store.tg_set(game_id, **self._unsaved.pop(game_id))  # the digests ride along
+        elif self._saver is None or self._saver.done():
+            self._saver = asyncio.create_task(self.save(DIGEST_SAVE_EVERY), name="sync-digests", context=contextvars.Context())
+
+    async def save(self, after: float = 0.0) -> None:
+        """Write what is not yet in Redis, of every game in one round trip, ``after`` seconds
+        from now; only while this process is the active one (a former holder's is stale)."""
+        await asyncio.sleep(after)
+        unsaved, self._unsaved = self._unsaved, {}
+        if unsaved and self.store.holds():
+            try:
+                await self.store.tg_set_many(unsaved)
+            except Exception as error:  # the next take-over edits those messages once more
+                log.warning("view digests not saved: %s", error)
+
+    def forget(self, game_id: str) -> None:
+        """Drop a game shown to its end (its unsaved fields are still saved: a late sync reads them)."""
+        self._games.pop(game_id, None)
+
+    def close(self) -> None:
+        """Drop everything (this process is no longer the active one)."""
+        if self._saver is not None:
+            self._saver.cancel()
+        self._games.clear()
+        self._unsaved.clear()

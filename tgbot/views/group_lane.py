@@ -1,0 +1,215 @@
+"""The group lane of the sync: the outbox (announcements, posted in order and popped only once
+Telegram took them, so a crash repeats at most the one in flight; a note with ``to``, the turn
+reminder, goes to that player privately), the unreachable notes, then the board, edited in place.
+
+A group that refuses messages for now (a read-only group, the bot restricted, a closed topic:
+400, usually with no update) keeps its announcements in the outbox (the newest
+:data:`MAX_HELD_ANNOUNCEMENTS`) and the table records since when
+(:func:`tgbot.game.table.group_unwritable`); the game goes on in private. Every later sync tries
+the group again; the first message that goes through posts the waiting announcements and the
+board anew. A group shut for the grace (``LOBBY_TIMEOUT``), or gone, retires its game
+(:func:`tgbot.game.table.group_gone`), and nothing calls the group again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
+from telegram.ext import ExtBot
+
+from tgbot.game import group as game_group
+from tgbot.game.table import Change, GroupAccess, RefusedError, RetireReason, Table
+from tgbot.owner.store import Store
+from tgbot.storage import chatmove, stats
+from tgbot.views import bookkeeping as fields
+from tgbot.views.announcements import AnnouncementKind, announcement, unreachable
+from tgbot.views.board import board
+from tgbot.views.bookkeeping import Bookkeeping
+from tgbot.views.messages import DEFER, GroupRefusal, Messages, group_refusal
+from tgbot.views.text import Rendered
+
+log = logging.getLogger(__name__)
+
+#: The most announcements a game keeps while its group takes no message (the oldest go first).
+MAX_HELD_ANNOUNCEMENTS = 20
+
+
+class GroupLane:
+    """Brings a game's group messages up to date (:meth:`sync`)."""
+
+    def __init__(
+        self, bot: ExtBot[Any], store: Store, bookkeeping: Bookkeeping, messages: Messages, bot_username: Callable[[], str],
+        clock: Callable[[], float], grace: float, again: Callable[[str], None], finished: Callable[[str], None],
+    ) -> None:  # fmt: skip
+        """``clock``: epoch seconds on Redis's clock; ``grace``: seconds a group may refuse
+        messages before its game is retired; ``again(game_id)``: run this lane once more;
+        ``finished(game_id)``: everything of an ended game has been shown."""
+        self.bot, self.store, self.bookkeeping, self.messages = bot, store, bookkeeping, messages
+        self._username, self._clock, self._grace, self._again, self._finished = bot_username, clock, grace, again, finished
+        #: by game: the outbox sequence number posted (nothing to read from Redis up to it)
+        self._posted: dict[str, int] = {}
+
+    def board(self, table: Table) -> Rendered:
+        return board(table, self._username())
+
+    async def sync(self, table: Table) -> None:
+        if table.group_access is GroupAccess.GONE:
+            await self.store.outbox_clear(table.id)  # nothing calls the group again
+            await self._finish(table)
+            return
+        try:
+            await self._post(table)
+        except ChatMigrated as error:
+            # The group became a supergroup (400 with migrate_to_chat_id): move the game and
+            # the chat's data (tgbot.storage.chatmove), then run again under the new id.
+            await chatmove.move_chat(self.store, table.chat_id, error.new_chat_id, also=(table.id,))
+            self._again(table.id)
+        except (BadRequest, Forbidden) as error:
+            refusal = group_refusal(error)
+            if refusal is None:
+                raise  # this one message cannot be posted as it is: the lane gives up for now
+            await self.refused(table, refusal, error)
+
+    async def _post(self, table: Table) -> None:
+        """The outbox, the unreachable notes, then the board: edited in place or, when the group
+        had refused messages, posted anew at the bottom (the table is writable again)."""
+        refused = await self._post_outbox(table)
+        if refused is not None:
+            await self.refused(table, GroupRefusal.UNWRITABLE, refused)
+            return
+        await self._post_unreachable_notes(table)
+        if table.group_access is GroupAccess.UNWRITABLE:
+            await self.post_board(table)
+            await self.store.transact(table.id, game_group.group_writable)
+            log.info("group of %s takes messages again: its board is posted anew", table.id)
+        else:
+            await self._edit_board(table)
+        if not table.live:
+            await self._finish(table)
+
+    async def _finish(self, table: Table) -> None:
+        """Everything of an ended game has been shown (or never will be): its statistics are
+        counted (once: tgbot.storage.stats), then it leaves the start-up sync set."""
+        await stats.count_game(self.store, table)
+        await self.store.forget_live(table.id)
+        self._posted.pop(table.id, None)
+        self._finished(table.id)
+
+    async def _post_outbox(self, table: Table) -> TelegramError | None:
+        """Post the outbox in order; each note leaves it once Telegram took it. A group that
+        refuses for now keeps its announcements (the newest :data:`MAX_HELD_ANNOUNCEMENTS`)
+        while the private notes behind them still go out, and its refusal is returned; a group
+        that is no more raises Telegram's error."""
+        game_id = table.id
+        if table.outbox_seq <= self._posted.get(game_id, -1) and table.group_access is not GroupAccess.UNWRITABLE:
+            return None
+        refused: TelegramError | None = None
+        kept: list[str] = []
+        for raw, note in await self.store.outbox(game_id):
+            if refused is None or note.get("to") is not None:
+                try:
+                    await self._post_note(table, note)
+                except (BadRequest, Forbidden) as error:
+                    if group_refusal(error) is not GroupRefusal.UNWRITABLE:
+                        raise
+                    refused = error
+                else:
+                    if kept:
+                        await self.store.outbox_drop(game_id, [raw])  # posted past announcements that wait
+                    else:
+                        await self.store.outbox_done(game_id, raw)
+                        self._posted[game_id] = max(self._posted.get(game_id, -1), int(note.get("seq", 0)))
+                    continue
+            kept.append(raw)
+        if refused is None:
+            self._posted[game_id] = max(self._posted.get(game_id, -1), table.outbox_seq)
+        elif len(kept) > MAX_HELD_ANNOUNCEMENTS:
+            log.warning("group of %s takes no message: its %d oldest waiting announcements dropped", game_id, len(kept) - MAX_HELD_ANNOUNCEMENTS)
+            await self.store.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
+        return refused
+
+    async def _post_note(self, table: Table, note: dict[str, Any]) -> None:
+        """Post one outbox note: to the group, or with ``to`` to that player privately (a lost
+        private chat is recorded). A note Telegram refuses as it is is dropped rather than
+        block every later one; the group's refusals raise."""
+        ended = AnnouncementKind.read(note.get("kind")) is AnnouncementKind.GAME_ENDED
+        text = announcement(table, note, await stats.game_figures(self.store, table) if ended else None)
+        if not text:
+            return
+        private = note.get("to")
+        try:
+            if private is not None:
+                await self.bot.send_message(private, text, rate_limit_args=DEFER)
+            else:
+                await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
+        except Forbidden:
+            if private is None:
+                raise
+            await self.store.set_dm(private, False)
+        except BadRequest as error:
+            if private is None and group_refusal(error) is not None:
+                raise
+            log.error("announcement %s of %s dropped: %s", note.get("seq"), table.id, error)
+
+    async def _post_unreachable_notes(self, table: Table) -> None:
+        """Tell the group of each player marked unreachable (1, then 2): once per player per
+        game (``once:unreachable:<user>`` in the game's hash, :meth:`Store.marked`)."""
+        bookkeeping = await self.bookkeeping.of(table.id)
+        for seat in range(len(table.seats)):
+            if bookkeeping.get(fields.unreachable(seat)) != "1" or not table.live:
+                continue
+            user_id = table.seats[seat].user_id
+            if not await self.store.marked(table.id, "unreachable", user_id):
+                text = unreachable(table, seat, self._username())
+                await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                await self.store.first_time(table.id, "unreachable", user_id)
+            await self.bookkeeping.write(table.id, {fields.unreachable(seat): 2})
+
+    async def _edit_board(self, table: Table) -> None:
+        """Edit the board in place when what it shows changed (a deleted one is posted anew)."""
+        bookkeeping = await self.bookkeeping.of(table.id)
+        rendered = self.board(table)
+        if bookkeeping.get(fields.BOARD_DIGEST) != rendered.digest:
+            old = bookkeeping.get(fields.BOARD_MESSAGE)
+            shown = await self.messages.show(table.chat_id, table.thread_id, int(old) if old else None, rendered)
+            if shown is not None:
+                await self.bookkeeping.write(table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest})
+
+    async def post_board(self, table: Table) -> None:
+        """Post the board anew at the bottom of the group and delete the old one: after a pause
+        the board in place is far up, above the announcements that waited."""
+        rendered = self.board(table)
+        old = (await self.bookkeeping.of(table.id)).get(fields.BOARD_MESSAGE)
+        shown = await self.messages.send(table.chat_id, rendered, table.thread_id)
+        if shown is not None:
+            await self.bookkeeping.write(table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest})
+        if old:
+            await self.messages.delete(table.chat_id, int(old))
+
+    async def refused(self, table: Table, refusal: GroupRefusal, cause: TelegramError | str) -> None:
+        """The group refused a message: for now (the table records since when; it is retired
+        after the grace unless a message goes through first) or for good (it is retired now, and
+        so is every live game of the chat when the whole chat is lost), committed with each table."""
+        if refusal is GroupRefusal.UNWRITABLE:
+            since, grace = self._clock(), self._grace
+            await self._commit_access(table.id, lambda t: game_group.group_unwritable(t, since, grace), cause)
+            return
+        reason = RetireReason.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else RetireReason.CHAT_GONE
+        others = [] if refusal is GroupRefusal.TOPIC_GONE else await self.store.chat_games(table.chat_id)
+        for game_id in dict.fromkeys([table.id, *(other.id for other in others)]):
+            await self._commit_access(game_id, lambda t: game_group.group_gone(t, reason), cause)
+
+    async def _commit_access(self, game_id: str, change: Callable[[Table], Change], cause: TelegramError | str) -> None:
+        """Commit a change of the game's group access (logged unless it changed nothing)."""
+        try:
+            done = await self.store.transact(game_id, change)
+        except RefusedError:
+            return  # the game itself is gone
+        if done.change.reply != "stale":
+            log.warning("group of %s %s: %s", game_id, done.change.reply, cause)
+
+    def close(self) -> None:
+        self._posted.clear()

@@ -1,0 +1,230 @@
+"""Menus and replies to commands: /rules and /help, the language, timer and settings menus,
+the confirmations of /leave and /stop_game, /stats and /top."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from tgbot.codec import Op, Tap, person
+from tgbot.game.table import Table
+from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, translator as translator_for
+from tgbot.views.text import (
+    Rendered,
+    button,
+    cap,
+    duration,
+    isolated,
+    lines,
+    name,
+    number,
+    ordinal,
+    variant_name,
+    variant_short,
+)
+
+if TYPE_CHECKING:
+    from tgbot.owner.store import ChatSettings
+    from tgbot.storage.stats import Totals
+
+#: Timer buttons per row («✅ 10 мин» must fit a third of a row).
+TIMERS_PER_ROW = 3
+
+#: /rules: the game in the bot's words (from RULES.md: both variants, no passing, the final
+#: check, the cap, the timer, tips).
+RULES = N_(
+    "<b>«I doubt it»: the rules</b>\n"
+    "3 to 6 players, one 52-card deck. Suits do not matter, only what the cards are: four Aces, four Twos and so on. "
+    "All cards are dealt. The first to get rid of all their cards wins.\n\n"
+    "<b>A turn.</b> Put 1 to 4 cards face down on the pile and say what they are. The number of cards is always true; "
+    "what you say may be a lie. The next player either plays on, and so believes you, or says «I doubt it!». "
+    "Passing is not allowed.\n"
+    "<b>Russian variant</b> (the usual one): whoever opens a round says any cards they like; for the rest of the round "
+    "everyone claims the same.\n"
+    "<b>Classic variant</b>: what is claimed is set and goes up with every play of the game: Aces, Twos, Threes … Kings, "
+    "then Aces again, after a showdown too.\n\n"
+    "<b>«I doubt it!»</b> Only the last play is turned over. If it is true, whoever doubted takes the whole pile; "
+    "if it is a bluff, whoever played it does. The one who was right opens the next round.\n\n"
+    "<b>Last cards.</b> Playing your last cards does not win yet: the next player must say «I believe» or «I doubt it!». "
+    "Believed: you win, even with a bluff (the believer then takes the pile). Doubted and true: you win. "
+    "Doubted and a bluff: you take the pile and the game goes on.\n\n"
+    "<b>End.</b> The others are placed by the cards left in their hands: fewer is better, equal counts share a place. "
+    "After 300 plays the next player must believe or doubt, and the game ends: fewest cards wins, "
+    "several with the fewest share first place.\n\n"
+    "<b>Time.</b> Each turn has a time limit (set by the chat's admins). If it runs out, the bot makes a move for you: one card. "
+    "After two such moves in a row the AI plays your seat until you tap «Take my seat back».\n\n"
+    "<b>Tips.</b> Count the cards: there are only four of each. Play true cards when you can. "
+    "Bluff with one card while the pile is small: getting caught costs little then. "
+    "Be wary of a player who is about to run out of cards."
+)
+
+#: /help: how to use the bot, every command, the timer, automatic moves and AI seats.
+HELP = N_(
+    "<b>How to play with this bot</b>\n"
+    "1. Open a private chat with me and press «Start» once: your cards and buttons come there.\n"
+    "2. In a group, /start_game opens the lobby; press «Join». The creator or a chat admin presses «Start game» "
+    "when 3 to 6 are in; with 6 the game starts by itself. «Add a bot» seats the AI.\n"
+    "3. On your turn your private panel shows your cards: tap 1 to 4, say what they are if you open the round, play. "
+    "Or tap «I doubt it!».\n"
+    "4. The group sees the board, every showdown and the result.\n\n"
+    "<b>Time.</b> Your panel shows how long you have. A quarter before the end I remind you; then an automatic move "
+    "is made. After two in a row the AI plays for you: «Take my seat back» on your panel returns it.\n\n"
+    "<b>In a group</b>\n"
+    "/start_game: open a lobby\n"
+    "/board: show the board again\n"
+    "/add_bot: seat the AI in the lobby\n"
+    "/leave: leave the game (the AI plays your seat to the end)\n"
+    "/stats: your statistics (as a reply: someone else's)\n"
+    "/top: the best players of the chat\n"
+    "/notify_me: a private note when the next game opens\n"
+    "<b>For the creator or admins</b>\n"
+    "/stop_game: stop the game\n"
+    "/kick (as a reply): the AI takes that player's seat\n"
+    "/timer: the time for a turn\n"
+    "/settings: variant, timer, language, seating\n"
+    "/language: the group's language\n"
+    "<b>In private chat</b>\n"
+    "/language: your own language\n"
+    "/forget_me: delete everything I store about you\n"
+    "/rules: the rules · /help: this help"
+)
+
+
+def rules(lang: str | None) -> str:
+    """The /rules text in ``lang`` (one message)."""
+    return cap(translator_for(lang).t(RULES))
+
+
+def help_text(lang: str | None) -> str:
+    """The /help text in ``lang`` (one message)."""
+    return cap(translator_for(lang).t(HELP))
+
+
+def _language_buttons(op: Op, target: str, current: str | None = None, prefix: str = "") -> list[InlineKeyboardButton]:
+    """One button per language, each labelled in its own language (``current`` ticked)."""
+    return [
+        button(_tick(translator_for(code).t(LANGUAGE_NAMES[code]), code == current), Tap(op, target, arg=prefix + code))
+        for code in LANGUAGES
+    ]
+
+
+def language_menu(lang: str | None, group: bool) -> Rendered:
+    """The /language message: a prompt in ``lang`` and a button per language."""
+    translator = translator_for(lang)
+    text = translator.t("Choose the group's language (chat admins):") if group else translator.t("Choose the language of your private messages:")
+    buttons = _language_buttons(Op.LANG, "0")
+    return Rendered(text, InlineKeyboardMarkup([buttons[:2], buttons[2:]]))
+
+
+def language_set(lang: str, group: bool) -> str:
+    """The confirmation after a /language choice, in the chosen language."""
+    translator = translator_for(lang)
+    language = translator.t(LANGUAGE_NAMES[lang])
+    if group:
+        return translator.t("The group's language is now {language}.", language=language)
+    return translator.t("Your private messages are now in {language}.", language=language)
+
+
+def private_hint(lang: str | None, sent: bool) -> str:
+    """The short group reply to /rules or /help outside a running game."""
+    translator = translator_for(lang)
+    if sent:
+        return translator.t("I sent it to you in private chat.")
+    return translator.t("I can't write to you privately: open a chat with me, press «Start» and ask again.")
+
+
+def leave_confirm(table: Table, seat: int) -> Rendered:
+    """The question «leave the running game?» with its confirming button."""
+    translator = translator_for(table.lang)
+    text = translator.t("{player}, leave the game? The AI will play your seat until the end.", player=name(table, seat))
+    return Rendered(text, InlineKeyboardMarkup([[button(translator.t("Yes, leave"), Tap(Op.QUIT, table.id, arg=str(seat)))]]))
+
+
+def stop_confirm(table: Table, by: int = 0) -> Rendered:
+    """The question «stop the running game?» with its confirming button, for ``by`` (the user
+    who asked; ``0``: an anonymous admin, then any admin) only."""
+    translator = translator_for(table.lang)
+    confirm = button(translator.t("Yes, stop the game"), Tap(Op.STOPOK, table.id, arg=person(by)))
+    return Rendered(translator.t("Stop the running game? It ends without result."), InlineKeyboardMarkup([[confirm]]))
+
+
+def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[int, ...]) -> Rendered:
+    """The turn-timer menu for chat admins: the current setting and one button per choice
+    (seconds), plus «an hour» (the timer is never off)."""
+    translator = translator_for(lang)
+    text = translator.t("Time for a turn: {duration}. Choose:", duration=duration(translator, current))
+    row = [button(duration(translator, seconds, short=True), Tap(Op.TIMER, str(chat_id), arg=str(seconds))) for seconds in choices]
+    hour = [button(duration(translator, 3600, short=True), Tap(Op.TIMER, str(chat_id), arg="long"))]
+    return Rendered(text, InlineKeyboardMarkup([row for row in (row[:TIMERS_PER_ROW], row[TIMERS_PER_ROW:], hour) if row]))
+
+
+def _tick(text: str, on: bool) -> str:
+    return ("✅ " + text) if on else text
+
+
+def settings_menu(lang: str | None, chat_id: int, settings: ChatSettings, turn: float, choices: tuple[int, ...], long: int) -> Rendered:
+    """The /settings message (edited in place): the chat's variant, turn timer, language and
+    seating, each a row of buttons with the current choice ticked; applies from the next game."""
+    translator = translator_for(lang)
+    chat = str(chat_id)
+    variant = settings.variant or "russian"
+    seconds = int(turn)
+    text = lines(
+        "<b>" + translator.t("Settings of this chat (admins)") + "</b>",
+        translator.t("Variant: {variant}", variant=variant_name(translator, variant)),
+        translator.t("Time for a turn: {duration}", duration=duration(translator, seconds)),
+        translator.t("Language: {language}", language=translator.t(LANGUAGE_NAMES[lang or "ru"])),
+        translator.t("Seats: shuffled at the start") if settings.shuffle else translator.t("Seats: in join order"),
+        translator.t("Changes apply from the next game on."),
+    )
+    timer = [button(_tick(duration(translator, choice, short=True), choice == seconds), Tap(Op.SETTINGS, chat, arg=f"t{choice}")) for choice in choices]
+    timer.append(button(_tick(duration(translator, long, short=True), seconds == long), Tap(Op.SETTINGS, chat, arg="tlong")))
+    languages = _language_buttons(Op.SETTINGS, chat, lang, "l")
+    variants = [button(_tick(variant_short(translator, kind), kind == variant), Tap(Op.SETTINGS, chat, arg=f"v{kind}")) for kind in ("russian", "classic")]
+    seating = [
+        button(_tick(translator.t("Join order"), not settings.shuffle), Tap(Op.SETTINGS, chat, arg="sjoin")),
+        button(_tick(translator.t("Shuffle seats"), settings.shuffle), Tap(Op.SETTINGS, chat, arg="sshuffle")),
+    ]
+    timers = [timer[i : i + TIMERS_PER_ROW] for i in range(0, len(timer), TIMERS_PER_ROW)]
+    return Rendered(text, InlineKeyboardMarkup([variants, *timers, languages[:2], languages[2:], seating]))
+
+
+def stats_text(lang: str | None, who: str, totals: Totals, places: dict[int, int]) -> str:
+    """A player's figures over all counted games (/stats). ``who`` is a raw name."""
+    translator = translator_for(lang)
+    head = "<b>" + translator.t("Statistics: {player}", player=isolated(who)) + "</b>"
+    if not totals.games:
+        return head + "\n" + translator.t("No finished game yet.")
+
+    def figure(value: float) -> str:
+        return number(translator, value)
+
+    finishes = " · ".join(
+        translator.n("{place}: {n} time", "{place}: {n} times", count, place=ordinal(translator, place)) for place, count in sorted(places.items())
+    )
+    games = translator.n("{n} game", "{n} games", totals.games)
+    return lines(
+        head,
+        games + " · " + translator.t("wins: {wins}", wins=figure(totals.wins)) + " · " + translator.t("draws: {draws}", draws=figure(totals.draws)),
+        translator.t("Average place: {place}", place=number(translator, round(totals.mean_place, 2), "0.0#")),
+        translator.t("Places: {places}", places=finishes),
+        translator.t(
+            "Plays: {plays} · bluffs: {bluffs} (caught {caught}, got through {through})",
+            plays=figure(totals.plays), bluffs=figure(totals.bluffs), caught=figure(totals.bluffs_caught), through=figure(totals.bluffs_through),
+        ),
+        translator.t("«I doubt it!» said: {made} (right {right})", made=figure(totals.challenges), right=figure(totals.challenges_right)),
+        translator.t("Piles taken: {piles}", piles=figure(totals.piles_taken)),
+    )
+
+
+def top_text(lang: str | None, rows: list[tuple[int, str, int, int]], min_games: int) -> str:
+    """The chat's leaderboard (/top): (user id, raw name, wins, games) rows, best first."""
+    translator = translator_for(lang)
+    board = ["<b>" + translator.t("Best players of this chat") + "</b>"]
+    for place, (_, who, wins, games) in enumerate(rows, start=1):
+        figures = translator.t("wins: {wins}", wins=number(translator, wins)) + " · " + translator.n("{n} game", "{n} games", games)
+        board.append(f"{place}. {isolated(who)} — {figures}")
+    if not rows:
+        board.append(translator.n("Nobody has played {n} game here yet.", "Nobody has played {n} games here yet.", min_games))
+    return lines(*board)

@@ -1,0 +1,123 @@
+"""The sync's Telegram calls (show a message by editing or sending it, delete one) and what
+Telegram's errors say of a group (:func:`group_refusal`)."""
+
+from __future__ import annotations
+
+import contextlib
+from enum import StrEnum
+from typing import Any
+
+from telegram import Message
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.ext import ExtBot
+
+from tgbot.owner.store import Store
+from tgbot.views.text import Rendered
+
+#: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError
+#: (:class:`tgbot.process.ratelimit.RateLimiter`), so the lane runs again with the newest state.
+DEFER = {"defer": True, "priority": "game"}
+
+
+class GroupRefusal(StrEnum):
+    """How a game's group refused a message (:func:`group_refusal`)."""
+
+    #: for now: a change of rights undoes it (the announcements wait, the game goes on)
+    UNWRITABLE = "unwritable"
+    #: for good: the chat no longer exists (every game of it is retired)
+    CHAT_GONE = "chat_gone"
+    #: for good: the game's forum topic no longer exists (that game is retired)
+    TOPIC_GONE = "topic_gone"
+    #: for good: the bot is no longer a member of the group (every game of it is retired)
+    BOT_REMOVED = "bot_removed"
+
+
+#: Telegram's answers (parts of the description, lowercase) that a change of rights undoes, all
+#: 400 and usually without any update: a read-only group or a restricted bot ("not enough
+#: rights to send text messages to the chat", "have no rights to send a message",
+#: "CHAT_WRITE_FORBIDDEN", "CHAT_RESTRICTED", "need administrator rights in the channel chat")
+#: and a closed forum topic ("TOPIC_CLOSED").
+UNWRITABLE_ANSWERS = ("not enough rights", "have no rights to send", "chat_write_forbidden", "chat_restricted", "need administrator rights", "topic_closed")
+#: … of a chat that no longer exists: 400 "chat not found", "group chat was deactivated"; 403
+#: "the group chat was deleted".
+CHAT_GONE_ANSWERS = ("chat not found", "chat was deactivated", "chat was deleted")
+#: … of a forum topic that no longer exists: 400 "message thread not found", "TOPIC_DELETED".
+TOPIC_GONE_ANSWERS = ("message thread not found", "topic_deleted")
+
+
+def says(error: TelegramError, *texts: str) -> bool:
+    """Whether Telegram's description of ``error`` contains one of ``texts`` (lowercase)."""
+    description = str(error.message).lower()
+    return any(text in description for text in texts)
+
+
+def group_refusal(error: TelegramError) -> GroupRefusal | None:
+    """What Telegram's ``error`` to a message for a group says of the group: a refusal for now,
+    a chat or a topic that is no more, any other 403 ("bot was kicked from the supergroup chat",
+    "bot is not a member …") the bot removed; ``None`` for what concerns the message only."""
+    if not isinstance(error, BadRequest | Forbidden):
+        return None
+    if says(error, *UNWRITABLE_ANSWERS):
+        return GroupRefusal.UNWRITABLE
+    if says(error, *CHAT_GONE_ANSWERS):
+        return GroupRefusal.CHAT_GONE
+    if says(error, *TOPIC_GONE_ANSWERS):
+        return GroupRefusal.TOPIC_GONE
+    return GroupRefusal.BOT_REMOVED if isinstance(error, Forbidden) else None
+
+
+def retry_seconds(error: RetryAfter) -> float:
+    """How long a RetryAfter asks to wait, in seconds (ThrottledError carries the exact float)."""
+    exact = getattr(error, "seconds", None)
+    if exact is not None:
+        return float(exact)
+    after = error.retry_after
+    return float(after if isinstance(after, int | float) else after.total_seconds())
+
+
+class Messages:
+    """Shows and deletes messages; a private chat that answers 403 is recorded as lost."""
+
+    def __init__(self, bot: ExtBot[Any], store: Store) -> None:
+        self.bot = bot
+        self.store = store
+
+    async def send(self, chat_id: int, rendered: Rendered, thread_id: int | None = None) -> int | None:
+        """Send ``rendered``; its message id, ``None`` when a private chat is lost (a group's 403 raises)."""
+        try:
+            sent: Message = await self.bot.send_message(
+                chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id, rate_limit_args=DEFER
+            )
+        except Forbidden:
+            if chat_id < 0:
+                raise
+            await self.store.set_dm(chat_id, False)
+            return None
+        return sent.message_id
+
+    async def show(self, chat_id: int, thread_id: int | None, message_id: int | None, rendered: Rendered, resend: bool = True) -> int | None:
+        """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it
+        is gone ("message to edit not found", "message can't be edited"), unless ``resend`` is
+        False (a tap's redraw of a panel another process replaced must not post a second one).
+        "message is not modified" is success. Returns the message id showing it, ``None`` if a
+        private chat is lost (403) or the message is gone and not resent."""
+        if message_id is None:
+            return await self.send(chat_id, rendered, thread_id)
+        try:
+            await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=message_id, reply_markup=rendered.markup, rate_limit_args=DEFER)
+            return message_id
+        except BadRequest as error:
+            if says(error, "not modified"):
+                return message_id
+            if not says(error, "not found", "can't be edited"):
+                raise
+        except Forbidden:
+            if chat_id < 0:
+                raise
+            await self.store.set_dm(chat_id, False)
+            return None
+        return await self.send(chat_id, rendered, thread_id) if resend else None
+
+    async def delete(self, chat_id: int, message_id: int) -> None:
+        with contextlib.suppress(BadRequest, Forbidden):  # already gone, or too old to delete
+            await self.bot.delete_message(chat_id, message_id)

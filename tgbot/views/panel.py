@@ -1,0 +1,172 @@
+"""A player's private panel: their hand, whose turn, and on their turn the keyboard of exactly
+the engine's legal actions (asked of :func:`core.view`: ``can_play``, ``can_challenge``,
+``can_believe``), in the seat's own language."""
+
+from __future__ import annotations
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+import core
+from core.cards import RANKS, Hand
+from tgbot.codec import Op, Tap
+from tgbot.game.table import Player, Status, Table
+from tgbot.i18n import Translator
+from tgbot.views.board import result_line
+from tgbot.views.text import (
+    BELIEVE,
+    CHALLENGE,
+    PLAY,
+    Rendered,
+    button,
+    deadline,
+    hand_text,
+    lines,
+    name,
+    place_text,
+    rank_count,
+    rank_due,
+    rank_short,
+    seat_translator,
+    title,
+)
+
+#: Card buttons per row of the panel (see tests/tgbot/test_keyboards.py for the width budget).
+PICKS_PER_ROW = 4
+CLAIMS_PER_ROW = 5
+
+
+def turn_now(table: Table, seat: int) -> bool:
+    """Whether it is ``seat``'s turn to act with their own hands (not the AI's)."""
+    assert table.state is not None
+    return table.status is Status.PLAYING and table.state.current == seat and not table.seats[seat].by_ai
+
+
+def panel_state(table: Table, seat: int) -> str:
+    """What a panel shows of its player's own situation: their hand, the game's status, on
+    their turn the turn, and who plays the seat. Other players' moves alone do not edit a panel
+    (its refresh button brings those in), so a play costs at most two panels."""
+    assert table.state is not None
+    me = table.seats[seat]
+    turn = table.action_count if turn_now(table, seat) else "-"
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{turn}|{int(me.by_ai)}{int(me.player is Player.LEFT)}"
+
+
+def panel(table: Table, seat: int, picks: str = "") -> Rendered:
+    """Seat ``seat``'s panel; ``picks`` are the cards selected so far (a compact hand string)."""
+    translator = seat_translator(table, seat)
+    assert table.state is not None
+    player_view = core.view(table.state, seat)
+    public_view = player_view.public
+    sizes = " · ".join(f"{name(table, other, translator)} {public_view.hand_sizes[other]}" for other in range(public_view.players))
+    rows = [
+        translator.t("Game in the group «{group}»", group=title(table)),
+        translator.t("Your cards ({count}): {hand}", count=player_view.hand.size, hand=hand_text(translator, player_view.hand)),
+        translator.t("Hands: {sizes}", sizes=sizes),
+        translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size)),
+    ]
+    if public_view.claims:
+        last = public_view.claims[-1]
+        claim = rank_count(translator, last.count, last.claim)
+        rows.append(translator.t("Last claim: {player} — {claim}", player=name(table, last.seat, translator), claim=claim))
+    if table.status is not Status.PLAYING:
+        return _final(table, seat, public_view, translator, rows)
+    rows.append("")
+    me = table.seats[seat]
+    if me.player is Player.LEFT:
+        rows.append(translator.t("You left this game; the AI plays your seat."))
+        return Rendered(lines(*rows))
+    keyboard: list[list[InlineKeyboardButton]] = []
+    if me.by_ai:
+        rows.append("<b>" + translator.t("The AI is playing for you.") + "</b>")
+        keyboard.append([button(translator.t("Take my seat back"), Tap(Op.TAKEBACK, table.id))])
+    if not player_view.my_turn or me.by_ai:
+        if not player_view.my_turn:
+            rows.append(_turn_line(table, public_view, translator))
+    else:
+        keyboard += _turn(table, player_view, picks, translator, rows)
+    keyboard.append([button(translator.t("Refresh"), Tap(Op.REFRESH, table.id))])
+    return Rendered(lines(*rows), InlineKeyboardMarkup(keyboard))
+
+
+def _final(table: Table, seat: int, public_view: core.PublicView, translator: Translator, rows: list[str]) -> Rendered:
+    """The panel of a game that ended: the result and the record's button, or «stopped»."""
+    if public_view.result is None:
+        return Rendered(lines(*rows, translator.t("The game was stopped. No result.")))
+    place = translator.t("Your result: {place}", place=place_text(translator, public_view.result.places[seat]))
+    record = button(translator.t("Get the game's record"), Tap(Op.REC, table.id))
+    return Rendered(lines(*rows, "", result_line(table, public_view.result, translator), place), InlineKeyboardMarkup([[record]]))
+
+
+def _turn(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> list[list[InlineKeyboardButton]]:
+    """The player's own turn: the prompt, the deadline under it, and the legal actions' rows."""
+    public_view = player_view.public
+    keyboard: list[list[InlineKeyboardButton]] = []
+    if player_view.can_believe:
+        last = public_view.claims[-1]
+        claim = rank_count(translator, last.count, last.claim)
+        if public_view.phase is core.Phase.FINAL_CHECK:
+            prompt = translator.t("{player} has played their last cards: {claim}. Do you believe it?", player=name(table, last.seat, translator), claim=claim)
+        else:
+            prompt = translator.t("The last play of the game: {claim}. Do you believe it?", claim=claim)
+        rows.append("<b>" + prompt + "</b>")
+        keyboard.append([button(translator.t("I believe"), Tap(Op.BELIEVE, table.id, action_count=table.action_count), BELIEVE)])
+    head = len(rows)
+    if player_view.can_play:
+        keyboard += _play_rows(table, player_view, picks, translator, rows)
+    if player_view.can_challenge:
+        keyboard.append([button(translator.t("I doubt it!"), Tap(Op.CHALLENGE, table.id, action_count=table.action_count), CHALLENGE)])
+    if table.turn_end is not None:
+        timer = "⏱ " + translator.t("Automatic move {deadline} unless you move first.", deadline=deadline(translator, table.turn_end, table.turn_timeout))
+        rows.insert(head + 1 if player_view.can_play else len(rows), timer)
+    return keyboard
+
+
+def _turn_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:
+    """Whose turn it is, on a panel that is not theirs, with the rank due when one is."""
+    assert public_view.current is not None
+    who = name(table, public_view.current, translator)
+    due = public_view.required_claim
+    if public_view.answering:
+        return translator.t("Turn: {who} (believe or not)", who=who)
+    if due is None:
+        return translator.t("Turn: {who} (opens the round and names the cards)", who=who)
+    return translator.t("Turn: {who} · {ranks} are due", who=who, ranks=rank_due(translator, due))
+
+
+def _play_prompt(player_view: core.PlayerView, translator: Translator) -> str:
+    """What the player is asked on their turn to play."""
+    required = player_view.required_claim
+    if player_view.phase is core.Phase.OPENING and required is None:
+        return translator.t("Your turn, and you open the round: pick 1 to 4 cards, then say what they are.")
+    assert required is not None
+    if player_view.phase is core.Phase.OPENING:
+        return translator.t("Your turn, and you open the round: play 1 to 4 {ranks}.", ranks=rank_due(translator, required))
+    return translator.t("Your turn: play 1 to 4 {ranks} or say «I doubt it!».", ranks=rank_due(translator, required))
+
+
+def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> list[list[InlineKeyboardButton]]:
+    """The card buttons (a tap picks or unpicks one), then Clear and the play buttons."""
+    rows.append("<b>" + _play_prompt(player_view, translator) + "</b>")
+    picked = Hand.from_str(picks) if picks else Hand()
+    if picks:
+        rows.append(translator.t("Picked: {cards}", cards=hand_text(translator, picked)))
+    count = table.action_count
+    cards: list[InlineKeyboardButton] = []
+    for rank in player_view.hand.distinct():
+        held, chosen = player_view.hand[rank], picked[rank]
+        more = chosen < held and picked.size < core.rules.MAX_PLAY_CARDS  # a tap adds one, else clears the rank
+        after = picked + Hand.from_ranks([rank]) if more else picked - Hand.from_ranks([rank] * chosen)
+        short = rank_short(translator, rank)
+        label = (f"✓{short} {chosen}/{held}" if held > 1 else f"✓ {short}") if chosen else short + (f" ×{held}" if held > 1 else "")
+        cards.append(button(label, Tap(Op.PICK, table.id, action_count=count, cards=after.to_str())))
+    keyboard = [cards[i : i + PICKS_PER_ROW] for i in range(0, len(cards), PICKS_PER_ROW)]
+    if not picks:
+        return keyboard
+    keyboard.append([button(translator.t("Clear"), Tap(Op.PICK, table.id, action_count=count, cards=""))])
+    required = player_view.required_claim
+    if required is not None:
+        label = translator.t("Play: {claim}", claim=rank_count(translator, picked.size, required))
+        return [*keyboard, [button(label, Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=required.char), PLAY)]]
+    rows.append(translator.t("What do you claim? Tap it to play:"))
+    claims = [button("▶ " + rank_short(translator, rank), Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=rank.char), PLAY) for rank in RANKS]
+    return keyboard + [claims[i : i + CLAIMS_PER_ROW] for i in range(0, len(claims), CLAIMS_PER_ROW)]

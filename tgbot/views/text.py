@@ -1,0 +1,304 @@
+"""The words and figures every view shares: escaping, names, numbers, durations, ranks, and
+the cap to Telegram's text limit.
+
+Every user-supplied string (names, titles) goes through :func:`name` / :func:`esc` for
+Telegram's HTML parse mode (https://core.telegram.org/bots/api#html-style).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from babel.numbers import format_decimal
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import MessageLimit
+
+from core.cards import Hand, Rank
+from tgbot.codec import Tap, encode
+from tgbot.game.table import Table
+from tgbot.i18n import N_, Np_, Translator, seat_language, translator as translator_for
+
+#: Names are cut to this many characters on screen.
+MAX_NAME = 32
+#: Names of bot players (msgids, translated when shown), taken in this order in a lobby.
+BOT_NAMES: tuple[str, ...] = (N_("Bot Vasya"), N_("Bot Masha"), N_("Bot Petya"), N_("Bot Olya"), N_("Bot Fedya"), N_("Bot Zina"))
+#: Marks an AI-played seat on the board and in the lobby.
+AI_MARK = "🤖"
+#: Button styles (https://core.telegram.org/bots/api#inlinekeyboardbutton, ``style``): green
+#: for «Верю», red for «Не верю!», blue for the buttons that put cards on the pile.
+BELIEVE, CHALLENGE, PLAY = "success", "danger", "primary"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A message to show: HTML ``text`` and an optional keyboard; ``digest`` identifies the
+    content, to skip edits that would not change anything."""
+
+    text: str
+    markup: InlineKeyboardMarkup | None = None
+
+    @cached_property
+    def digest(self) -> str:
+        """16 hex digits over the text and every button's text, callback data, URL and style."""
+        rows = None
+        if self.markup is not None:
+            rows = [[(b.text, b.callback_data, b.url, b.style) for b in row] for row in self.markup.inline_keyboard]
+        return hashlib.blake2b(repr((self.text, rows)).encode(), digest_size=8).hexdigest()
+
+
+def button(text: str, tap: Tap, style: str | None = None) -> InlineKeyboardButton:
+    """A callback button for ``tap``."""
+    return InlineKeyboardButton(text, callback_data=encode(tap), style=style)
+
+
+def plain(text: str) -> str:
+    """The text Telegram shows for our HTML ``text`` (tags dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+
+def esc(text: str) -> str:
+    """Escape a user-supplied string for HTML parse mode."""
+    return html.escape(text, quote=False)
+
+
+_INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+#: Letters and symbols that draw nothing (Hangul fillers, Braille blank, …): white space here.
+_BLANKS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u17b4", "\u17b5", "\u180e"}
+
+
+@lru_cache(maxsize=4096)  # a pure function of two short strings, called for every name shown
+def clean_name(raw: str | None, fallback: str) -> str:
+    """A display name made safe: control, format and bidi characters removed, stacked
+    combining marks thinned, white space folded, at most :data:`MAX_NAME` characters; the
+    ``fallback`` when nothing visible is left. Not escaped (see :func:`name`)."""
+    kept: list[str] = []
+    marks = 0
+    for char in unicodedata.normalize("NFC", raw or ""):
+        category = unicodedata.category(char)
+        if char.isspace() or char in _BLANKS:  # line breaks and tabs too: one line, spaces
+            char, category = " ", "Zs"
+        elif category in _INVISIBLE:
+            continue
+        marks = marks + 1 if category.startswith("M") else 0
+        if marks > 2:
+            continue
+        kept.append(" " if category.startswith("Z") else char)
+    text = " ".join("".join(kept).split())
+    if not any(not unicodedata.category(char).startswith(("M", "Z")) for char in text):
+        return fallback
+    if len(text) > MAX_NAME:
+        text = text[: MAX_NAME - 1].rstrip() + "…"
+    return text
+
+
+def isolated(raw: str | None, fallback: str = "—") -> str:
+    """``raw`` cleaned, escaped and isolated (U+2068…U+2069), so right-to-left names do not
+    reorder the sentence around them."""
+    return "\u2068" + esc(clean_name(raw, fallback)) + "\u2069"
+
+
+def name(table: Table, seat: int, translator: Translator | None = None) -> str:
+    """Seat ``seat``'s name, isolated (:func:`isolated`). Names are never declined: every
+    sentence puts them where the grammar needs no case ending. ``translator`` gives the
+    fallback "Player n" and bots' names (default: the table's language)."""
+    translator = translator or translator_for(table.lang)
+    fallback = translator.t("Player {n}", n=seat + 1)
+    raw = table.seats[seat].name
+    if not table.seats[seat].human:
+        raw = translator.t(raw) if raw else fallback
+    return isolated(raw, fallback)
+
+
+def marked(table: Table, seat: int) -> str:
+    """The seat's name with the AI mark when the AI plays it."""
+    return name(table, seat) + (" " + AI_MARK if table.seats[seat].by_ai else "")
+
+
+def plain_names(table: Table) -> list[str]:
+    """The players' names as plain text (bots' names translated): the record's ``players``."""
+    translator = translator_for(table.lang)
+    return [plain(name(table, seat, translator)).strip("\u2068\u2069") for seat in range(len(table.seats))]
+
+
+def group_title(raw: str) -> str:
+    """A group's title, cleaned like a name, escaped and isolated («—» when empty)."""
+    return isolated(raw)
+
+
+def title(table: Table) -> str:
+    """The game's group's title (:func:`group_title`)."""
+    return group_title(table.title)
+
+
+def seat_translator(table: Table, seat: int) -> Translator:
+    """The translator of seat ``seat``'s private messages (:func:`tgbot.i18n.seat_language`)."""
+    return translator_for(seat_language(table, seat))
+
+
+def number(translator: Translator, value: float, fmt: str | None = None) -> str:
+    """``value`` as the language writes numbers (Babel: «3,25» in Russian, "3.25" in English)."""
+    return _number(value, fmt, translator.lang)
+
+
+@lru_cache(maxsize=4096)  # Babel's formatting costs about as much as the rest of a board
+def _number(value: float, fmt: str | None, lang: str) -> str:
+    return format_decimal(value, format=fmt, locale=lang)
+
+
+def duration(translator: Translator, seconds: float, short: bool = False) -> str:
+    """A span of time as people say it: «90 секунд», «3 минуты», «1 час» (``short``: the
+    button forms «90 с», «3 мин», «1 час»). Whole minutes and hours are named as such."""
+    whole = max(0, round(seconds))
+    if whole and whole % 3600 == 0:
+        return translator.n("{n} hour", "{n} hours", whole // 3600)
+    if (whole >= 60 and whole % 60 == 0) or whole >= 600:
+        minutes = round(whole / 60)
+        return translator.t("{n} min", n=minutes) if short else translator.n("{n} minute", "{n} minutes", minutes)
+    return translator.t("{n} s", n=whole) if short else translator.n("{n} second", "{n} seconds", whole)
+
+
+def deadline(translator: Translator, end: float, left: float) -> str:
+    """A moment ``end`` (epoch seconds) as Telegram's date-time entity, relative and counted
+    live by each reader's client (https://core.telegram.org/bots/api#date-time-entity-formatting);
+    the text inside, for clients without it, is the duration ``left`` («примерно через 90
+    секунд»), never a clock time. ``left`` is given, not measured, so renders of one moment
+    are equal."""
+    whole = max(1, round(left))
+    if whole % 3600 == 0:
+        fallback = translator.n("in about {n} hour", "in about {n} hours", whole // 3600)
+    elif (whole >= 60 and whole % 60 == 0) or whole >= 600:
+        fallback = translator.n("in about {n} minute", "in about {n} minutes", round(whole / 60))
+    else:
+        fallback = translator.n("in about {n} second", "in about {n} seconds", whole)
+    return f'<tg-time unix="{int(end)}" format="r">{esc(fallback)}</tg-time>'
+
+
+#: Ordinal numbers for places 1 to 6 (msgids: «1-е», "1st", « 1re », «1º»).
+_ORDINALS = {1: N_("1st"), 2: N_("2nd"), 3: N_("3rd"), 4: N_("4th"), 5: N_("5th"), 6: N_("6th")}
+
+
+def ordinal(translator: Translator, place: int) -> str:
+    """«2-е», "2nd", « 2e », «2º» (places 1 to 6; beyond, the bare number)."""
+    return translator.t(_ORDINALS[place]) if place in _ORDINALS else number(translator, place)
+
+
+def place_text(translator: Translator, place: int) -> str:
+    """«2-е место», "2nd place", « 2e place », «2º posto»."""
+    return translator.t("{ordinal} place", ordinal=ordinal(translator, place))
+
+
+def rank_count(translator: Translator, count: int, rank: Rank) -> str:
+    """A count of one rank with the language's plural («2 дамы», "2 Queens"): how claims read."""
+    singular, plural = _RANK_PLURALS[rank]
+    return translator.n(singular, plural, count)
+
+
+def rank_due(translator: Translator, rank: Rank) -> str:
+    """The rank as the cards to put down («кладите тузов», "Sevens", « des dames »)."""
+    return translator.t(_RANK_DUE[rank])
+
+
+def rank_short(translator: Translator, rank: Rank) -> str:
+    """A rank's short label for buttons and hands (A, 2 … 10, J, Q, K or the language's own)."""
+    return translator.t(_RANK_SHORT[rank])
+
+
+_RANK_DUE = {
+    Rank.ACE: N_("Aces"), Rank.TWO: N_("Twos"), Rank.THREE: N_("Threes"), Rank.FOUR: N_("Fours"),
+    Rank.FIVE: N_("Fives"), Rank.SIX: N_("Sixes"), Rank.SEVEN: N_("Sevens"), Rank.EIGHT: N_("Eights"),
+    Rank.NINE: N_("Nines"), Rank.TEN: N_("Tens"), Rank.JACK: N_("Jacks"), Rank.QUEEN: N_("Queens"),
+    Rank.KING: N_("Kings"),
+}  # fmt: skip
+_RANK_PLURALS = {
+    Rank.ACE: Np_("{n} Ace", "{n} Aces"), Rank.TWO: Np_("{n} Two", "{n} Twos"),
+    Rank.THREE: Np_("{n} Three", "{n} Threes"), Rank.FOUR: Np_("{n} Four", "{n} Fours"),
+    Rank.FIVE: Np_("{n} Five", "{n} Fives"), Rank.SIX: Np_("{n} Six", "{n} Sixes"),
+    Rank.SEVEN: Np_("{n} Seven", "{n} Sevens"), Rank.EIGHT: Np_("{n} Eight", "{n} Eights"),
+    Rank.NINE: Np_("{n} Nine", "{n} Nines"), Rank.TEN: Np_("{n} Ten", "{n} Tens"),
+    Rank.JACK: Np_("{n} Jack", "{n} Jacks"), Rank.QUEEN: Np_("{n} Queen", "{n} Queens"),
+    Rank.KING: Np_("{n} King", "{n} Kings"),
+}  # fmt: skip
+_RANK_SHORT = {
+    Rank.ACE: N_("A"), Rank.TWO: N_("2"), Rank.THREE: N_("3"), Rank.FOUR: N_("4"), Rank.FIVE: N_("5"),
+    Rank.SIX: N_("6"), Rank.SEVEN: N_("7"), Rank.EIGHT: N_("8"), Rank.NINE: N_("9"), Rank.TEN: N_("10"),
+    Rank.JACK: N_("J"), Rank.QUEEN: N_("Q"), Rank.KING: N_("K"),
+}  # fmt: skip
+
+
+def revealed_text(translator: Translator, ranks: list[str]) -> str:
+    """The cards turned over, grouped by rank in rank order («1 дама, 1 семёрка»)."""
+    hand = Hand.from_str("".join(Rank.from_str(rank).char for rank in ranks))
+    return ", ".join(rank_count(translator, hand[rank], rank) for rank in hand.distinct())
+
+
+def hand_text(translator: Translator, hand: Hand) -> str:
+    """«A×2 · 7 · Q×3»: ranks with counts (suits never matter)."""
+    if not hand:
+        return translator.t("no cards")
+    return " · ".join(rank_short(translator, rank) + (f"×{hand[rank]}" if hand[rank] > 1 else "") for rank in hand.distinct())
+
+
+def variant_name(translator: Translator, variant: str) -> str:
+    """«Русский вариант», "Classic variant"."""
+    return translator.t("Russian variant") if variant == "russian" else translator.t("Classic variant")
+
+
+def variant_short(translator: Translator, variant: str) -> str:
+    """The variant's name on a button of a row («Русский», «Классический»)."""
+    return translator.t("Russian rules") if variant == "russian" else translator.t("Classic rules")
+
+
+#: A token of the bot's HTML: a tag (group 1: "/" of a closing tag, group 2: its name), an
+#: entity (&amp; &lt; &gt; &quot; &#NN;), or one character.
+_HTML_TOKEN = re.compile(r"<(/?)([A-Za-z-]+)(?:\s[^>]*)?>|&(?:#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);|.", re.S)
+
+
+def utf16_units(text: str) -> int:
+    """Length in UTF-16 code units (Telegram's unit: an emoji outside the BMP counts 2)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _token_size(token: re.Match[str]) -> int:
+    """What one token counts in Telegram's length: a tag nothing, an entity one character."""
+    if token.group(2) is not None:
+        return 0
+    return 1 if token.group().startswith("&") and len(token.group()) > 1 else utf16_units(token.group())
+
+
+def cap(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> str:
+    """Keep a message within Telegram's limit as Telegram counts it (https://core.telegram.org/bots/api#sendmessage:
+    the text after entities parsing, in UTF-16 code units). A longer one is cut at a whole
+    character or entity, ends with «…», and every tag still open there is closed."""
+    if utf16_units(text) <= limit:
+        return text  # the usual case: the source is never shorter than what Telegram counts
+    tokens = list(_HTML_TOKEN.finditer(text))
+    sizes = [_token_size(token) for token in tokens]
+    if sum(sizes) <= limit:
+        return text
+    kept: list[str] = []
+    open_tags: list[str] = []
+    used = 0
+    for token, size in zip(tokens, sizes, strict=True):
+        tag = token.group(2)
+        if tag is not None:
+            if not token.group(1):
+                open_tags.append(tag.lower())
+            elif tag.lower() in open_tags:
+                del open_tags[len(open_tags) - 1 - open_tags[::-1].index(tag.lower())]
+        elif used + size > limit - 1:  # room for the ellipsis
+            break
+        used += size
+        kept.append(token.group())
+    kept.append("…")
+    kept.extend(f"</{tag}>" for tag in reversed(open_tags))
+    return "".join(kept)
+
+
+def lines(*parts: str) -> str:
+    """Lines joined and capped (:func:`cap`)."""
+    return cap("\n".join(parts))
