@@ -10,7 +10,7 @@ from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
 import core
-from tgbot import i18n
+from tgbot import i18n, views
 from tgbot.codec import Setting, person
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, RefusedError, Status
@@ -27,7 +27,6 @@ from tgbot.handlers.common import (
 )
 from tgbot.handlers.identity import is_admin, may_manage, replied_user
 from tgbot.handlers.language import set_group_language
-from tgbot import views
 
 #: The turn timer's choices offered to chat admins (seconds), and "long" (an hour): never off.
 TIMER_CHOICES = (30, 60, 90, 180, 300, 600)

@@ -14,7 +14,7 @@ from telegram import CallbackQuery, InlineKeyboardMarkup, Message, Update
 from telegram.error import Forbidden, TelegramError
 from telegram.ext import Application, ContextTypes
 
-from tgbot import i18n
+from tgbot import i18n, views
 from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode
 from tgbot.game.table import Answer, Change, RefusedError, Seat, Table
 from tgbot.handlers import budget
@@ -25,7 +25,6 @@ from tgbot.owner.timers import Timers
 from tgbot.process.clock import RedisClock
 from tgbot.process.ratelimit import ThrottledError
 from tgbot.settings import Settings
-from tgbot import views
 from tgbot.views.answers import answer_tap as answer
 from tgbot.views.sync import Syncer
 

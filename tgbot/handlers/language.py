@@ -9,12 +9,11 @@ from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
-from tgbot import i18n
+from tgbot import i18n, views
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import Press, Services, TapDone, group_language, private_language, reply, services_of
 from tgbot.handlers.identity import is_admin
-from tgbot import views
 
 
 async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

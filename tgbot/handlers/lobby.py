@@ -14,7 +14,7 @@ from telegram.ext import ContextTypes
 from telegram.helpers import create_deep_linked_url
 
 import core
-from tgbot import i18n
+from tgbot import i18n, views
 from tgbot.codec import Op
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, Change, RefusedError, Status, Table
@@ -33,7 +33,6 @@ from tgbot.handlers.common import (
     tell,
 )
 from tgbot.handlers.identity import actor_id, is_admin, may_manage, place
-from tgbot import views
 
 log = logging.getLogger(__name__)
 

@@ -11,13 +11,13 @@ from telegram.ext import ContextTypes
 
 import core
 from core.cards import Hand, Rank
+from tgbot import views
 from tgbot.codec import Op
 from tgbot.game import play as game_play
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers import budget
 from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel, services_of
 from tgbot.storage import stats
-from tgbot import views
 
 log = logging.getLogger(__name__)
 

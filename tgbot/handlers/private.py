@@ -9,7 +9,7 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
-from tgbot import i18n
+from tgbot import i18n, views
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, RefusedError
 from tgbot.handlers import budget
@@ -18,7 +18,6 @@ from tgbot.handlers.common import group_language, new_seat, private_language, re
 from tgbot.handlers.identity import actor_id, replied_user, telegram_says_gone
 from tgbot.handlers.lobby import maybe_autostart
 from tgbot.storage import stats
-from tgbot import views
 
 Text = Callable[[str], str]
 

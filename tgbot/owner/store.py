@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tgbot.game.lobby import move_chat
-
 from tgbot.game.table import Answer, Change, RefusedError, Table
 from tgbot.storage.records import DELETE_IF_EQUAL, Records
 from tgbot.storage.redis import RedisClient

@@ -19,9 +19,7 @@ import asyncio
 import contextvars
 import logging
 
-from tgbot.game import play as game_play
-
-from tgbot.game import table as game_table
+from tgbot.game import play as game_play, table as game_table
 from tgbot.game.table import Table
 from tgbot.owner.store import FencedError, Store
 from tgbot.process.clock import RedisClock

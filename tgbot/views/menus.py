@@ -25,7 +25,7 @@ from tgbot.views.text import (
 )
 
 if TYPE_CHECKING:
-    from tgbot.owner.store import ChatSettings
+    from tgbot.storage.records import ChatSettings
     from tgbot.storage.stats import Totals
 
 #: Timer buttons per row («✅ 10 мин» must fit a third of a row).
