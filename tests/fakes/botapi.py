@@ -1205,6 +1205,10 @@ class BotAPIEmulator:
                 raise LookupError(f"no message {message}")
         if msg.deleted:
             raise ValueError(f"message {msg.message_id} in {msg.chat_id} is deleted")
+        chat = self.chats.get(msg.chat_id)
+        if chat is not None and chat.type != "private" and not chat.username and user.id not in chat.members:
+            # only members see a private group's messages; anyone may open a public one
+            raise PermissionError(f"user {user.id} is no member of the private group {chat.id}")
         found = None
         for b in msg.flat_buttons:
             if isinstance(button, dict):

@@ -211,3 +211,27 @@ async def test_a_lobby_member_leaving_is_unseated_in_every_topic(live):
     reply = await _start(live, d, f"j{two}")
     assert reply.text == views.answer("link_not_yours", "ru")
     assert emu.violations == []
+
+
+async def test_in_a_public_group_only_members_take_a_seat(live):
+    """Anyone may open a public group and press its buttons: Join seats members only (Telegram's
+    getChatMember says who is one); in a private group an outsider never sees the lobby."""
+    emu = live.emu
+    a, b = _people(emu, 1100, 2)
+    visitor = emu.add_user(1109, "Гость")
+    await visitor.start_bot()
+    group = emu.add_group(-1001100, TITLE, members=[a, b], admins=[a], supergroup=True, username="public_club")
+    gid = await live.open_game(group, [a, b], start=False)
+    lobby = emu.last_message(group.id, lambda m: cb(m, "j:"))
+    answer = await (await visitor.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+    assert answer.get("text") == views.answer("not_a_member", "ru")
+    assert [x.user_id for x in (await live.store.load(gid)).seats] == [a.id, b.id]
+    group.members[visitor.id] = visitor  # the visitor joins the group: now the tap seats them
+    answer = await (await visitor.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+    await live.settle()
+    assert [x.user_id for x in (await live.store.load(gid)).seats] == [a.id, b.id, visitor.id]
+    private = emu.add_group(-1001101, "Закрытый клуб", members=[a, b], admins=[a])
+    await live.open_game(private, [a, b], start=False)
+    with pytest.raises(PermissionError):
+        await visitor.tap(emu.last_message(private.id, lambda m: cb(m, "j:")), "j:x")
+    assert emu.violations == []

@@ -175,8 +175,11 @@ async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeyp
         monkeypatch.undo()
         monkeypatch.setattr(mig, "BATCH", 4)
         assert await client.get(mig.marker_key(BOT)) is None
-    moved = await mig.migrate(client, BOT)
-    assert 0 < moved < len(OLD)
+    # some keys moved before the crashes, some not (how many depends on SCAN's pages, which
+    # Redis's incremental rehashing may change): the rerun finishes the job
+    left = [key for key in await dump_keys(client, "cheat:*") if mig._is_old(key)]
+    assert 0 < len(left) < len(OLD)
+    await mig.migrate(client, BOT)
     await assert_migrated(client)
 
 

@@ -32,7 +32,7 @@ from tgbot.handlers.common import (
     services_of,
     tell,
 )
-from tgbot.handlers.identity import actor_id, is_admin, may_manage, place
+from tgbot.handlers.identity import actor_id, is_admin, may_manage, place, telegram_says_gone
 
 log = logging.getLogger(__name__)
 
@@ -163,11 +163,24 @@ async def join(press: Press) -> TapDone:
         done = await services.store.transact(game_id, lambda table: game_lobby.offer_link(table, press.user_id))
         url = create_deep_linked_url(services.username, JOIN_PAYLOAD + game_id)
         return TapDone(done.change.reply, done.change.table, url=url)
-    seat = await new_seat(services, press.update, (await _load(press)).chat_id)
+    chat_id = (await _load(press)).chat_id
+    if await _outsider(press, chat_id):
+        raise RefusedError(Answer.NOT_A_MEMBER)
+    seat = await new_seat(services, press.update, chat_id)
     now, timeout = services.now(), services.settings.lobby_timeout
     done = await services.store.transact(game_id, lambda table: game_lobby.join(table, seat, now, timeout))
     await maybe_autostart(services, done.change.table)
     return TapDone(done.change.reply, done.change.table)
+
+
+async def _outsider(press: Press, chat_id: int) -> bool:
+    """Whether the presser is no member of a public group (one with a username: anyone may open
+    it and press its buttons; a private group's lobby only its members see). Asked of
+    getChatMember (:func:`telegram_says_gone`: a failed call counts as a member)."""
+    message = press.query.message
+    if message is None or not message.chat.username:
+        return False
+    return await telegram_says_gone(press.context, chat_id, press.user_id)
 
 
 async def leave(press: Press) -> TapDone:

@@ -62,6 +62,7 @@ _ANSWERS: dict[str, str] = {
     Answer.ALREADY_OPEN: N_("A game is already open here."),
     Answer.TRY_AGAIN: N_("Something went wrong: please tap again."),
     Answer.NOT_FOR_YOU: N_("This button is not for you."),
+    Answer.NOT_A_MEMBER: N_("Join the group first: only its members can take a seat."),
 }
 
 
