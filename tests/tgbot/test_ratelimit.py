@@ -346,3 +346,30 @@ async def test_idle_chats_are_forgotten():
     for i in range(500):
         await rig.call(20_000 + i, "private")
     assert "-1" in rig.limiter._chats
+
+
+async def test_a_process_that_is_not_active_calls_nothing_but_get_me_and_get_updates():
+    """A former holder waking from a pause must not reach Telegram (DESIGN.md, Processes): its
+    calls are refused before they are made; getMe and getUpdates are any process's."""
+    limiter = ratelimit.RateLimiter()
+    made: list[str] = []
+    active = [False]
+
+    async def may_call() -> bool:
+        return active[0]
+
+    limiter.may_call = may_call
+    for endpoint in ("sendMessage", "editMessageText", "answerCallbackQuery", "deleteMessage", "getMe", "getUpdates"):
+        async def call(endpoint: str = endpoint) -> str:
+            made.append(endpoint)
+            return endpoint
+        try:
+            await limiter.process_request(call, (), {}, endpoint, {"chat_id": 1}, None)
+        except ratelimit.NotActiveError:
+            pass
+    assert made == ["getMe", "getUpdates"]
+    active[0] = True
+    async def send() -> str:
+        made.append("sendMessage")
+        return "sent"
+    assert await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 1}, None) == "sent"

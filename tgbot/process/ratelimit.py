@@ -28,7 +28,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from telegram.error import RetryAfter
+from telegram.error import RetryAfter, TelegramError
 from telegram.ext import BaseRateLimiter
 
 __all__ = ["CLAIM_GRACE", "REPLY_WAIT", "SAFETY", "Priority", "RateLimiter", "ThrottledError", "counted", "priority_of"]
@@ -148,6 +148,14 @@ _Result = bool | dict[str, Any] | list[dict[str, Any]]
 _Call = Callable[..., Coroutine[Any, Any, _Result]]
 
 
+#: Bot API methods any process may call (DESIGN.md, Processes: a standby calls getMe at most).
+_ANY_PROCESS = frozenset({"getMe", "getUpdates", "get_me", "get_updates"})
+
+
+class NotActiveError(TelegramError):
+    """A Bot API call by a process that is not (or no longer) the active one: never sent."""
+
+
 class RateLimiter(BaseRateLimiter[dict[str, Any]]):
     """``group_max`` messages per ``group_period`` seconds in each group, ``overall_max`` per
     ``overall_period`` overall (periods widened by :data:`SAFETY`). ``max_retries``: how often a
@@ -164,6 +172,9 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         self._sweep_at = 64  # forget idle chats when this many are known
         self._arrivals = 0
         self._full_end = self._full_until = 0.0  # a group first seen before until: full, ending at end
+        #: Whether this process may call the Bot API now; the runner points it at the lease (a
+        #: standby, or a former holder that wakes from a pause, calls getMe and getUpdates only).
+        self.may_call: Callable[[], Awaitable[bool]] | None = None
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -235,6 +246,8 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         """Make an uncounted call at once; admit (or defer, or wait for) a counted one and make it.
         On a 429, block that chat for ``retry_after`` and make the call again (``max_retries`` at
         most; a deferred call re-raises). Raises :class:`ThrottledError` (see the module docstring)."""
+        if self.may_call is not None and endpoint not in _ANY_PROCESS and not await self.may_call():
+            raise NotActiveError(f"{endpoint}: this process no longer holds the lease")
         if not counted(endpoint):
             return await callback(*args, **kwargs)
         defer = bool((rate_limit_args or {}).get("defer"))

@@ -163,11 +163,17 @@ class Runner:
 
         store.on_commit = on_commit
         self.app.bot_data["services"] = handlers.Services(self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers)
-        if isinstance(bot.rate_limiter, RateLimiter) and lease.previous_renewal is not None:
-            # the previous holder may have sent messages until its lease lapsed
-            limiter = bot.rate_limiter
-            limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
+        if isinstance(bot.rate_limiter, RateLimiter):
+            bot.rate_limiter.may_call = self._may_call
+            if lease.previous_renewal is not None:
+                # the previous holder may have sent messages until its lease lapsed
+                limiter = bot.rate_limiter
+                limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
         return syncer, timers
+
+    async def _may_call(self) -> bool:
+        """Whether this process holds the lease now (asked of Redis when it may have lapsed)."""
+        return self.lease is not None and (self.lease.held() or await self.lease.confirm())
 
     async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
         """Every live game's epoch raised first (a former holder can commit nothing from now on),
