@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--turn", type=float, default=4.0, help="seconds per turn (short, so the timer's texts show quickly)")
     args = ap.parse_args(argv)
-    asyncio.run(run(args.lang, args.variant, args.seed, args.action_count))
+    asyncio.run(run(args.lang, args.variant, args.seed, args.turn))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
+from pydantic import ValidationError
 from telegram import Bot
 from telegram.error import BadRequest, InvalidToken, NetworkError
 
@@ -87,7 +88,12 @@ def _start(settings: Settings) -> None:
 
 def main() -> int:
     """Run the bot until interrupted; returns the process exit code."""
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as error:  # one line per wrong setting, named as in the environment
+        wrong = "; ".join(f"{'.'.join(map(str, item['loc'])).upper()}: {item['msg']}" for item in error.errors())
+        print(f"cheat-bot: a setting is wrong: {wrong}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=getattr(logging, settings.log_level.upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -28,7 +28,11 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
 def _host_port(listen: str, default_port: int) -> tuple[str, int]:
+    """``host:port`` (either may be left out). Raises ``OSError`` for a port that is no number
+    (the start-up reports it in one line)."""
     host, _, port = listen.rpartition(":")
+    if port and not port.isdigit():
+        raise OSError(f"{listen!r} is no host:port")
     return host or "0.0.0.0", int(port or default_port)
 
 
