@@ -42,6 +42,12 @@ def test_no_token_exits_2_one_line():
     assert len(p.stderr.strip().splitlines()) == 1
 
 
+def test_a_wrong_setting_exits_2_one_line():
+    p = _run(_env(BOT_TOKEN="1:x", LOBBY_TIMEOUT="abc"))
+    _one_line(p, "LOBBY_TIMEOUT")
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
 def test_unreachable_redis_exits_2_one_line():
     port = free_port()
     p = _run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{port}/0"))
