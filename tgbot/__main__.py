@@ -91,10 +91,11 @@ def main() -> int:
     try:
         settings = Settings()
     except ValidationError as error:  # one line per wrong setting, named as in the environment
-        wrong = "; ".join(f"{'.'.join(map(str, item['loc'])).upper()}: {item['msg']}" for item in error.errors())
+        wrong = "; ".join(f"{'.'.join(map(str, item['loc'])).upper() or 'settings'}: {item['msg'].removeprefix('Value error, ')}"
+                          for item in error.errors())
         print(f"cheat-bot: a setting is wrong: {wrong}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=getattr(logging, settings.log_level.upper(), logging.INFO),
+    logging.basicConfig(level=settings.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:

@@ -24,7 +24,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import logging
+from typing import Self
+
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["DEFAULT_BASE_URL", "Settings"]
@@ -42,7 +45,8 @@ class Settings(BaseSettings):
     telegram_base_url: str = Field(default=DEFAULT_BASE_URL, validation_alias="TELEGRAM_BASE_URL")
     webhook_url: str = Field(default="", validation_alias="WEBHOOK_URL")
     webhook_listen: str = Field(default="0.0.0.0:8443", validation_alias="WEBHOOK_LISTEN")
-    webhook_secret: str = Field(default="", validation_alias="WEBHOOK_SECRET")
+    # setWebhook's secret_token: 1-256 characters, only A-Z, a-z, 0-9, _ and - (Bot API)
+    webhook_secret: str = Field(default="", validation_alias="WEBHOOK_SECRET", pattern=r"^[A-Za-z0-9_-]{0,256}$")
     log_level: str = Field(default="INFO", validation_alias="LOG_LEVEL")
     lobby_timeout: float = Field(default=900.0, validation_alias="LOBBY_TIMEOUT", gt=0)
     turn_timeout: float = Field(default=90.0, validation_alias="TURN_TIMEOUT", gt=0)
@@ -53,6 +57,21 @@ class Settings(BaseSettings):
     ai_pause_min: float = Field(default=1.0, validation_alias="AI_PAUSE_MIN", ge=0)
     ai_pause_max: float = Field(default=3.0, validation_alias="AI_PAUSE_MAX", ge=0)
     http_listen: str = Field(default="127.0.0.1:8080", validation_alias="HTTP_LISTEN")
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        """A level name :mod:`logging` knows (any case), upper-cased."""
+        if not isinstance(logging.getLevelName(value.upper()), int):
+            raise ValueError(f"not a logging level (DEBUG, INFO, WARNING, ERROR, CRITICAL): {value}")
+        return value.upper()
+
+    @model_validator(mode="after")
+    def _pauses_in_order(self) -> Self:
+        """AI_PAUSE_MIN ≤ AI_PAUSE_MAX."""
+        if self.ai_pause_min > self.ai_pause_max:
+            raise ValueError(f"AI_PAUSE_MIN ({self.ai_pause_min}) is above AI_PAUSE_MAX ({self.ai_pause_max})")
+        return self
 
     @property
     def in_memory(self) -> bool:

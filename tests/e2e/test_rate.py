@@ -76,7 +76,7 @@ async def test_burst_of_lobby_taps_at_real_limits(redis_server, tmp_path):
         users = [emu.add_user(7000 + i, n) for i, n in enumerate(["Аня", "Борис", "Вера", "Глеб", "Даша"])]
         group = emu.add_group(-1013, "Клуб", members=users, admins=users[:1])
         for u in users:
-            await u.start_bot()
+            await u.start_bot(answered=True)  # the creator is seated only once the bot may write to them
         await users[0].send(group, "/start_game")
         lobby = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30)
         rng = random.Random(5)

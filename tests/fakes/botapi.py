@@ -123,13 +123,20 @@ class SimUser:
         when the bot would have received the message. Returns the update id, or None."""
         return self.emu._user_edits(self, message, text)
 
-    async def start_bot(self, payload: str | None = None) -> int | None:
-        """Press Start (or open a ``t.me/bot?start=payload`` link): sends ``/start [payload]``."""
+    async def start_bot(self, payload: str | None = None, *, answered: bool = False, timeout: float = 30) -> int | None:
+        """Press Start (or open a ``t.me/bot?start=payload`` link): sends ``/start [payload]``.
+        ``answered``: also wait (up to ``timeout`` seconds) for the bot's reply in this chat, so
+        that what the user sends next in another chat cannot overtake the /start (a bot may
+        process different chats' updates concurrently)."""
         if self.blocked:
             self.blocked = False
             self.emu._queue_my_member(self.chat, self, "kicked", "member")
         self.started = True
-        return await self.send(self.chat, "/start" + (f" {payload}" if payload else ""))
+        update_id = await self.send(self.chat, "/start" + (f" {payload}" if payload else ""))
+        if answered and update_id is not None:
+            since = self.emu.updates[update_id]["message"]["message_id"]
+            await self.emu.wait_message(self.id, since=since, timeout=timeout)
+        return update_id
 
     def block_bot(self) -> int:
         """Block the bot: sends become 403 until :meth:`start_bot`. Returns the update id of

@@ -99,10 +99,7 @@ class Live:
         emu = self.emu
         for u in players:
             if not u.started or u.blocked:
-                before = len(emu.chat_messages(u.id, from_bot=True))
-                await u.start_bot()
-                # chats are processed concurrently: the join below must not overtake this /start
-                await emu.wait_for(lambda u=u, before=before: len(emu.chat_messages(u.id, from_bot=True)) > before, timeout=20)
+                await u.start_bot(answered=True, timeout=20)  # the join below must not overtake it
         since = max((m.message_id for m in emu.chat_messages(group.id)), default=0)
         await players[0].send(group, "/start_game", thread_id=thread_id)
         lobby = await emu.wait_message(group.id, lambda m: cb(m, "j:") and m.thread_id == thread_id, since=since, timeout=20)

@@ -128,7 +128,7 @@ async def test_a_bystanders_flood_never_delays_the_showdown_at_real_limits(real_
     topic = await emu.create_topic(group, "Стол") if forum else None
     log = PriorityLog(live.app.bot.rate_limiter)
     for u in bystanders[:3]:  # some of them can be written to privately, some not
-        await u.start_bot()
+        await u.start_bot(answered=True)
     gid = await live.open_game(group, players, thread_id=topic)
     users = {u.id: u for u in players}
     await live.play_one(gid, users)
@@ -177,7 +177,7 @@ async def test_repeated_commands_get_one_reply_and_a_person_a_few(live):
     emu = live.emu
     a, b, c = _people(emu, 7300, ("Аня", "Борис", "Вера"))
     group = emu.add_group(-7003, "Клуб", members=[a, b, c], admins=[a])
-    await b.start_bot()
+    await b.start_bot(answered=True)
     await live.open_game(group, [a], start=False)  # a lobby: no game is running
     before = len(_bot_texts(emu, group.id))
     repeated = ("/start_game", "/start_game", "/start_game@cheat_test_bot", "/notify_me", "/notify_me")

@@ -38,7 +38,7 @@ async def test_transient_errors_never_mark_a_player_unreachable(live, error):
     a, b, c = (emu.add_user(1600 + i, n) for i, n in enumerate(("Аня", "Борис", "Вера")))
     group = emu.add_group(-16006, "Клуб", members=[a, b, c], admins=[a])
     for u in (a, b, c):
-        await u.start_bot()
+        await u.start_bot(answered=True)  # b's /notify_me below must find b reachable
     await b.send(group, "/notify_me")
     await live.settle()
     victims = {str(a.id), str(b.id)}

@@ -52,7 +52,7 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         a, b, c, d = (emu.add_user(500 + i, n) for i, n in enumerate(["Аня", "Борис", "Вера", "Дима"]))
         group = emu.add_group(-2001, "Клуб", members=[a, b, c, d], admins=[a])
         for u in (a, b, c):
-            await u.start_bot()
+            await u.start_bot(answered=True)
         await a.send(group, "/start_game")
         lobby = await emu.wait_message(group.id, lambda m: m.from_bot and _cb(m, "j:"), timeout=30)
         gid = _cb(lobby, "j:")[0]["callback_data"][2:]

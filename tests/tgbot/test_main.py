@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from tests.fakes.botapi import BotAPIEmulator
 from tests.redis_server import RedisSentinelServers, RedisServer, free_port
@@ -45,6 +46,17 @@ def test_no_token_exits_2_one_line():
 def test_a_wrong_setting_exits_2_one_line():
     p = _run(_env(BOT_TOKEN="1:x", LOBBY_TIMEOUT="abc"))
     _one_line(p, "LOBBY_TIMEOUT")
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("setting", "word"), [
+    ({"LOG_LEVEL": "chatty"}, "LOG_LEVEL"),
+    ({"WEBHOOK_SECRET": "not/a secret"}, "WEBHOOK_SECRET"),
+    ({"AI_PAUSE_MIN": "5", "AI_PAUSE_MAX": "2"}, "AI_PAUSE_MIN"),
+])
+def test_settings_out_of_range_exit_2_one_line(setting, word):
+    p = _run(_env(BOT_TOKEN="1:x", **setting))
+    _one_line(p, word)
     assert len(p.stderr.strip().splitlines()) == 1
 
 

@@ -219,7 +219,7 @@ async def test_in_a_public_group_only_members_take_a_seat(live):
     emu = live.emu
     a, b = _people(emu, 1100, 2)
     visitor = emu.add_user(1109, "Гость")
-    await visitor.start_bot()
+    await visitor.start_bot(answered=True)
     group = emu.add_group(-1001100, TITLE, members=[a, b], admins=[a], supergroup=True, username="public_club")
     gid = await live.open_game(group, [a, b], start=False)
     lobby = emu.last_message(group.id, lambda m: cb(m, "j:"))

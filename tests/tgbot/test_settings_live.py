@@ -145,7 +145,7 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     emu = live.emu
     a, b, c, d = _people(emu, 960, 4)
     group = emu.add_group(-1009004, "Клуб", members=[a, b, c, d], admins=[a])
-    await d.start_bot()
+    await d.start_bot(answered=True)
     await d.send(group, "/notify_me")
     await live.settle()
     gid = await live.open_game(group, [a, b, c])

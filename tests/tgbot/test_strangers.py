@@ -148,7 +148,7 @@ async def test_every_button_refuses_a_stranger(live):
     a, b, c, admin, s = _people(emu, 1420, 5)  # s: a member of the group, not seated, no admin
     group = emu.add_group(-1001420, "Клуб", members=[a, b, c, s], admins=[admin])
     for u in (a, b, c, s, admin):
-        await u.start_bot()
+        await u.start_bot(answered=True)
     # the lobby (with a bot, so «Remove a bot» shows) and the admins' menus
     gid = await live.open_game(group, [a], start=False)
     lobby = emu.last_message(group.id, lambda m: cb(m, "a:"))
@@ -202,7 +202,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     a, b, c, s = _people(emu, 1430, 4)
     group = emu.add_group(-1001430, "Клуб", members=[a, b, c, s], admins=[a])
     for u in (a, b, c, s):
-        await u.start_bot()
+        await u.start_bot(answered=True)
     gid = await live.open_game(group, [a, b, c], start=False)
     lobby = emu.last_message(group.id, lambda m: cb(m, "a:"))
     await (await a.tap(lobby, cb(lobby, "a:")[0])).answer(15)

@@ -49,7 +49,7 @@ async def start_transition(services: Services, table: Table, user_id: int | None
     turn_timeout = await services.store.chat_turn_timeout(table.chat_id, settings.turn_timeout)
     shuffle = (await services.store.chat_settings(table.chat_id)).shuffle
     ai_delay = settings.rate_group_period / settings.rate_group_max
-    ai_pause = (settings.ai_pause_min, max(settings.ai_pause_min, settings.ai_pause_max))
+    ai_pause = (settings.ai_pause_min, settings.ai_pause_max)
     return lambda table: game_lobby.start(
         table, user_id, admin, seed, now=now, shuffle=shuffle, turn_timeout=turn_timeout, ai_delay=ai_delay, ai_pause=ai_pause
     )
