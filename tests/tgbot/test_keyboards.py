@@ -138,6 +138,6 @@ def test_decision_buttons_are_coloured(lang, variant):
     assert styles["c"] == {views.CHALLENGE} == {"danger"}
     assert styles["p"] == {views.PLAY} == {"primary"}
     assert styles["k"] == {None} and styles["r"] == {None}
-    # the colour reaches the Bot API call (PTB serialises it)
-    button = views.button("x", Tap("believe", "G1", action_count=1), views.BELIEVE)
-    assert button.to_dict()["style"] == "success"
+    # the colour reaches the Bot API call
+    rendered = views.Rendered("x", [[views.button("x", Tap("believe", "G1", action_count=1), views.BELIEVE)]])
+    assert rendered.reply_markup["inline_keyboard"][0][0]["style"] == "success"

@@ -3,8 +3,6 @@ board (seats with hand sizes, whose turn, the pile, the round's claims), then th
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
 import core
 from tgbot.codec import Op, Tap
 from tgbot.game.table import Status, Table
@@ -13,6 +11,7 @@ from tgbot.views.text import (
     Rendered,
     button,
     lines,
+    link,
     marked,
     name,
     number,
@@ -37,20 +36,18 @@ def lobby(table: Table) -> Rendered:
     bots = [button(translator.t("Add a bot"), Tap(Op.ADDBOT, table.id))]
     if any(not seat.human for seat in table.seats):
         bots.append(button(translator.t("Remove a bot"), Tap(Op.RMBOT, table.id)))
-    markup = InlineKeyboardMarkup(
-        [
-            [button(translator.t("Join"), Tap(Op.JOIN, table.id)), button(translator.t("Leave"), Tap(Op.LEAVE, table.id))],
-            [button(translator.t("Start"), Tap(Op.START, table.id)), button(translator.t("Cancel"), Tap(Op.CANCEL, table.id))],
-            [button(switch, Tap(Op.VARIANT, table.id, arg=other))],
-            bots,
-        ]
-    )
+    keyboard = [
+        [button(translator.t("Join"), Tap(Op.JOIN, table.id)), button(translator.t("Leave"), Tap(Op.LEAVE, table.id))],
+        [button(translator.t("Start"), Tap(Op.START, table.id)), button(translator.t("Cancel"), Tap(Op.CANCEL, table.id))],
+        [button(switch, Tap(Op.VARIANT, table.id, arg=other))],
+        bots,
+    ]
     head = [
         "<b>" + translator.t("«I doubt it»: a new game, join in") + "</b>",
         translator.t("Variant: {variant}", variant=variant_name(translator, table.variant)),
         translator.t("Players ({count}/6):", count=len(table.seats)),
     ]
-    return Rendered(lines(*head, *seats, footer), markup)
+    return Rendered(lines(*head, *seats, footer), keyboard)
 
 
 def board(table: Table, bot_username: str) -> Rendered:
@@ -77,12 +74,12 @@ def board(table: Table, bot_username: str) -> Rendered:
         )
         rows.append(translator.t("This round: {claims}", claims=claims))
     rows += ["", _status_line(table, public_view, translator)]
-    markup = None
+    keyboard = None
     if table.status is Status.PLAYING and bot_username:
-        markup = InlineKeyboardMarkup([[InlineKeyboardButton(translator.t("My cards (private chat)"), url=f"https://t.me/{bot_username}")]])
+        keyboard = [[link(translator.t("My cards (private chat)"), f"https://t.me/{bot_username}")]]
     elif table.status is Status.OVER:
-        markup = InlineKeyboardMarkup([[button(translator.t("Play again"), Tap(Op.AGAIN, table.id))]])
-    return Rendered(lines(*rows), markup)
+        keyboard = [[button(translator.t("Play again"), Tap(Op.AGAIN, table.id))]]
+    return Rendered(lines(*rows), keyboard)
 
 
 def _status_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
 from tgbot.codec import Op, Tap, person
 from tgbot.game.table import Table
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, translator as translator_for
 from tgbot.views.text import (
+    Button,
     Rendered,
     button,
     cap,
@@ -101,7 +100,7 @@ def help_text(lang: str | None) -> str:
     return cap(translator_for(lang).t(HELP))
 
 
-def _language_buttons(op: Op, target: str, current: str | None = None, prefix: str = "") -> list[InlineKeyboardButton]:
+def _language_buttons(op: Op, target: str, current: str | None = None, prefix: str = "") -> list[Button]:
     """One button per language, each labelled in its own language (``current`` ticked)."""
     return [
         button(_tick(translator_for(code).t(LANGUAGE_NAMES[code]), code == current), Tap(op, target, arg=prefix + code))
@@ -114,7 +113,7 @@ def language_menu(lang: str | None, group: bool) -> Rendered:
     translator = translator_for(lang)
     text = translator.t("Choose the group's language (chat admins):") if group else translator.t("Choose the language of your private messages:")
     buttons = _language_buttons(Op.LANG, "0")
-    return Rendered(text, InlineKeyboardMarkup([buttons[:2], buttons[2:]]))
+    return Rendered(text, [buttons[:2], buttons[2:]])
 
 
 def language_set(lang: str, group: bool) -> str:
@@ -138,7 +137,7 @@ def leave_confirm(table: Table, seat: int) -> Rendered:
     """The question «leave the running game?» with its confirming button."""
     translator = translator_for(table.lang)
     text = translator.t("{player}, leave the game? The AI will play your seat until the end.", player=name(table, seat))
-    return Rendered(text, InlineKeyboardMarkup([[button(translator.t("Yes, leave"), Tap(Op.QUIT, table.id, arg=str(seat)))]]))
+    return Rendered(text, [[button(translator.t("Yes, leave"), Tap(Op.QUIT, table.id, arg=str(seat)))]])
 
 
 def stop_confirm(table: Table, by: int = 0) -> Rendered:
@@ -146,7 +145,7 @@ def stop_confirm(table: Table, by: int = 0) -> Rendered:
     who asked; ``0``: an anonymous admin, then any admin) only."""
     translator = translator_for(table.lang)
     confirm = button(translator.t("Yes, stop the game"), Tap(Op.STOPOK, table.id, arg=person(by)))
-    return Rendered(translator.t("Stop the running game? It ends without result."), InlineKeyboardMarkup([[confirm]]))
+    return Rendered(translator.t("Stop the running game? It ends without result."), [[confirm]])
 
 
 def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[int, ...]) -> Rendered:
@@ -156,7 +155,7 @@ def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[in
     text = translator.t("Time for a turn: {duration}. Choose:", duration=duration(translator, current))
     row = [button(duration(translator, seconds, short=True), Tap(Op.TIMER, str(chat_id), arg=str(seconds))) for seconds in choices]
     hour = [button(duration(translator, 3600, short=True), Tap(Op.TIMER, str(chat_id), arg="long"))]
-    return Rendered(text, InlineKeyboardMarkup([row for row in (row[:TIMERS_PER_ROW], row[TIMERS_PER_ROW:], hour) if row]))
+    return Rendered(text, [row for row in (row[:TIMERS_PER_ROW], row[TIMERS_PER_ROW:], hour) if row])
 
 
 def _tick(text: str, on: bool) -> str:
@@ -187,7 +186,7 @@ def settings_menu(lang: str | None, chat_id: int, settings: ChatSettings, turn: 
         button(_tick(translator.t("Shuffle seats"), settings.shuffle), Tap(Op.SETTINGS, chat, arg="sshuffle")),
     ]
     timers = [timer[i : i + TIMERS_PER_ROW] for i in range(0, len(timer), TIMERS_PER_ROW)]
-    return Rendered(text, InlineKeyboardMarkup([variants, *timers, languages[:2], languages[2:], seating]))
+    return Rendered(text, [variants, *timers, languages[:2], languages[2:], seating])
 
 
 def stats_text(lang: str | None, who: str, totals: Totals, places: dict[int, int]) -> str:

@@ -4,12 +4,13 @@ Telegram's errors say of a group (:func:`group_refusal`)."""
 from __future__ import annotations
 
 import contextlib
+import warnings
 from enum import StrEnum
 from typing import Any
 
-from telegram import Message
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 from telegram.ext import ExtBot
+from telegram.warnings import PTBUserWarning
 
 from tgbot.owner.store import Store
 from tgbot.views.text import Rendered
@@ -17,6 +18,9 @@ from tgbot.views.text import Rendered
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError
 #: (:class:`tgbot.process.ratelimit.RateLimiter`), so the lane runs again with the newest state.
 DEFER = {"defer": True, "priority": "game"}
+
+# Messages calls sendMessage and editMessageText raw on purpose (see Messages)
+warnings.filterwarnings("ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText)'", category=PTBUserWarning)
 
 
 class GroupRefusal(StrEnum):
@@ -76,24 +80,41 @@ def retry_seconds(error: RetryAfter) -> float:
 
 
 class Messages:
-    """Shows and deletes messages; a private chat that answers 403 is recorded as lost."""
+    """Shows and deletes messages; a private chat that answers 403 is recorded as lost.
+
+    Sends and edits go through PTB's rate limiter and error mapping (``Bot.do_api_request``)
+    with the keyboard as JSON and Telegram's answer read for the message id alone: PTB's
+    ``Message`` and keyboard objects cost more than a panel's whole rendering (docs/scaling.md).
+    The bot's Defaults (parse mode, link previews) are applied here as PTB applies them."""
 
     def __init__(self, bot: ExtBot[Any], store: Store) -> None:
         self.bot = bot
         self.store = store
+        defaults = bot.defaults
+        self._defaults: dict[str, Any] = {}
+        if defaults is not None:
+            if defaults.parse_mode:
+                self._defaults["parse_mode"] = defaults.parse_mode
+            if defaults.link_preview_options is not None:
+                self._defaults["link_preview_options"] = defaults.link_preview_options.to_dict()
+
+    async def _call(self, method: str, rendered: Rendered, **parameters: Any) -> Any:
+        """``method`` with ``rendered``'s text and keyboard; Telegram's result as JSON."""
+        parameters = {**self._defaults, **{key: value for key, value in parameters.items() if value is not None}, "text": rendered.text}
+        if rendered.keyboard is not None:
+            parameters["reply_markup"] = rendered.reply_markup
+        return await self.bot.do_api_request(method, api_kwargs=parameters, rate_limit_args=DEFER)
 
     async def send(self, chat_id: int, rendered: Rendered, thread_id: int | None = None) -> int | None:
         """Send ``rendered``; its message id, ``None`` when a private chat is lost (a group's 403 raises)."""
         try:
-            sent: Message = await self.bot.send_message(
-                chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=thread_id, rate_limit_args=DEFER
-            )
+            sent = await self._call("sendMessage", rendered, chat_id=chat_id, message_thread_id=thread_id)
         except Forbidden:
             if chat_id < 0:
                 raise
             await self.store.set_dm(chat_id, False)
             return None
-        return sent.message_id
+        return int(sent["message_id"])
 
     async def show(self, chat_id: int, thread_id: int | None, message_id: int | None, rendered: Rendered, resend: bool = True) -> int | None:
         """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it
@@ -104,7 +125,7 @@ class Messages:
         if message_id is None:
             return await self.send(chat_id, rendered, thread_id)
         try:
-            await self.bot.edit_message_text(rendered.text, chat_id=chat_id, message_id=message_id, reply_markup=rendered.markup, rate_limit_args=DEFER)
+            await self._call("editMessageText", rendered, chat_id=chat_id, message_id=message_id)
             return message_id
         except BadRequest as error:
             if says(error, "not modified"):

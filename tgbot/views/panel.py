@@ -4,8 +4,6 @@ the engine's legal actions (asked of :func:`core.view`: ``can_play``, ``can_chal
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
 import core
 from core.cards import RANKS, Hand
 from tgbot.codec import Op, Tap
@@ -16,6 +14,8 @@ from tgbot.views.text import (
     BELIEVE,
     CHALLENGE,
     PLAY,
+    Button,
+    Keyboard,
     Rendered,
     button,
     deadline,
@@ -75,7 +75,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     if me.player is Player.LEFT:
         rows.append(translator.t("You left this game; the AI plays your seat."))
         return Rendered(lines(*rows))
-    keyboard: list[list[InlineKeyboardButton]] = []
+    keyboard: Keyboard = []
     if me.by_ai:
         rows.append("<b>" + translator.t("The AI is playing for you.") + "</b>")
         keyboard.append([button(translator.t("Take my seat back"), Tap(Op.TAKEBACK, table.id))])
@@ -85,7 +85,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     else:
         keyboard += _turn(table, player_view, picks, translator, rows)
     keyboard.append([button(translator.t("Refresh"), Tap(Op.REFRESH, table.id))])
-    return Rendered(lines(*rows), InlineKeyboardMarkup(keyboard))
+    return Rendered(lines(*rows), keyboard)
 
 
 def _final(table: Table, seat: int, public_view: core.PublicView, translator: Translator, rows: list[str]) -> Rendered:
@@ -94,13 +94,13 @@ def _final(table: Table, seat: int, public_view: core.PublicView, translator: Tr
         return Rendered(lines(*rows, translator.t("The game was stopped. No result.")))
     place = translator.t("Your result: {place}", place=place_text(translator, public_view.result.places[seat]))
     record = button(translator.t("Get the game's record"), Tap(Op.REC, table.id))
-    return Rendered(lines(*rows, "", result_line(table, public_view.result, translator), place), InlineKeyboardMarkup([[record]]))
+    return Rendered(lines(*rows, "", result_line(table, public_view.result, translator), place), [[record]])
 
 
-def _turn(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> list[list[InlineKeyboardButton]]:
+def _turn(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> Keyboard:
     """The player's own turn: the prompt, the deadline under it, and the legal actions' rows."""
     public_view = player_view.public
-    keyboard: list[list[InlineKeyboardButton]] = []
+    keyboard: Keyboard = []
     if player_view.can_believe:
         last = public_view.claims[-1]
         claim = rank_count(translator, last.count, last.claim)
@@ -144,14 +144,14 @@ def _play_prompt(player_view: core.PlayerView, translator: Translator) -> str:
     return translator.t("Your turn: play 1 to 4 {ranks} or say «I doubt it!».", ranks=rank_due(translator, required))
 
 
-def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> list[list[InlineKeyboardButton]]:
+def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> Keyboard:
     """The card buttons (a tap picks or unpicks one), then Clear and the play buttons."""
     rows.append("<b>" + _play_prompt(player_view, translator) + "</b>")
     picked = Hand.from_str(picks) if picks else Hand()
     if picks:
         rows.append(translator.t("Picked: {cards}", cards=hand_text(translator, picked)))
     count = table.action_count
-    cards: list[InlineKeyboardButton] = []
+    cards: list[Button] = []
     for rank in player_view.hand.distinct():
         held, chosen = player_view.hand[rank], picked[rank]
         more = chosen < held and picked.size < core.rules.MAX_PLAY_CARDS  # a tap adds one, else clears the rank

@@ -13,9 +13,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any, NotRequired, TypedDict
 
 from babel.numbers import format_decimal
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardMarkup
 from telegram.constants import MessageLimit
 
 from core.cards import Hand, Rank
@@ -34,26 +35,57 @@ AI_MARK = "🤖"
 BELIEVE, CHALLENGE, PLAY = "success", "danger", "primary"
 
 
+class Button(TypedDict):
+    """An inline keyboard button as the Bot API takes it
+    (https://core.telegram.org/bots/api#inlinekeyboardbutton): ``text`` and ``callback_data`` or
+    ``url``; ``style`` colours it. Plain JSON: a panel has up to 30 buttons, and PTB's objects
+    cost more to build and serialise than the rest of its rendering (docs/scaling.md)."""
+
+    text: str
+    callback_data: NotRequired[str]
+    url: NotRequired[str]
+    style: NotRequired[str]
+
+
+#: Rows of buttons, top to bottom.
+Keyboard = list[list[Button]]
+
+
 @dataclass(frozen=True)
 class Rendered:
-    """A message to show: HTML ``text`` and an optional keyboard; ``digest`` identifies the
+    """A message to show: HTML ``text`` and an optional ``keyboard``; ``digest`` identifies the
     content, to skip edits that would not change anything."""
 
     text: str
-    markup: InlineKeyboardMarkup | None = None
+    keyboard: Keyboard | None = None
 
     @cached_property
     def digest(self) -> str:
         """16 hex digits over the text and every button's text, callback data, URL and style."""
-        rows = None
-        if self.markup is not None:
-            rows = [[(b.text, b.callback_data, b.url, b.style) for b in row] for row in self.markup.inline_keyboard]
-        return hashlib.blake2b(repr((self.text, rows)).encode(), digest_size=8).hexdigest()
+        return hashlib.blake2b(repr((self.text, self.keyboard)).encode(), digest_size=8).hexdigest()
+
+    @property
+    def reply_markup(self) -> dict[str, Any] | None:
+        """The keyboard as the Bot API's ``reply_markup`` JSON (``None``: no keyboard)."""
+        return None if self.keyboard is None else {"inline_keyboard": self.keyboard}
+
+    @property
+    def markup(self) -> InlineKeyboardMarkup | None:
+        """The keyboard as PTB's object, for replies through PTB's helpers."""
+        return None if self.keyboard is None else InlineKeyboardMarkup.de_json({"inline_keyboard": self.keyboard}, None)
 
 
-def button(text: str, tap: Tap, style: str | None = None) -> InlineKeyboardButton:
+def button(text: str, tap: Tap, style: str | None = None) -> Button:
     """A callback button for ``tap``."""
-    return InlineKeyboardButton(text, callback_data=encode(tap), style=style)
+    made = Button(text=text, callback_data=encode(tap))
+    if style is not None:
+        made["style"] = style
+    return made
+
+
+def link(text: str, url: str) -> Button:
+    """A button that opens ``url``."""
+    return Button(text=text, url=url)
 
 
 def plain(text: str) -> str:
