@@ -44,7 +44,7 @@ def lobby(table: Table) -> Rendered:
     ]
     head = [
         "<b>" + translator.t("«I doubt it»: a new game, join in") + "</b>",
-        translator.t("Variant: {variant}", variant=variant_name(translator, table.variant)),
+        translator.t("Rules: {variant}", variant=variant_name(translator, table.variant)),
         translator.t("Players ({count}/6):", count=len(table.seats)),
     ]
     return Rendered(lines(*head, *seats, footer), keyboard)

@@ -171,7 +171,7 @@ def settings_menu(lang: str | None, chat_id: int, settings: ChatSettings, turn: 
     seconds = int(turn)
     text = lines(
         "<b>" + translator.t("Settings of this chat (admins)") + "</b>",
-        translator.t("Variant: {variant}", variant=variant_name(translator, variant)),
+        translator.t("Rules: {variant}", variant=variant_name(translator, variant)),
         translator.t("Time for a turn: {duration}", duration=duration(translator, seconds)),
         translator.t("Language: {language}", language=translator.t(LANGUAGE_NAMES[lang or "ru"])),
         translator.t("Seats: shuffled at the start") if settings.shuffle else translator.t("Seats: in join order"),

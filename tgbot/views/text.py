@@ -281,7 +281,7 @@ def variant_name(translator: Translator, variant: str) -> str:
 
 
 def variant_short(translator: Translator, variant: str) -> str:
-    """The variant's name on a button of a row («Русский», «Классический»)."""
+    """The variant's name on a button of a row («По-русски», «Классика»)."""
     return translator.t("Russian rules") if variant == "russian" else translator.t("Classic rules")
 
 
