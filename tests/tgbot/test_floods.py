@@ -15,6 +15,7 @@ from tgbot.handlers import common as handlers
 from tgbot import views
 
 from tgbot.storage import stats
+from tests.fakes.botapi import SimUser
 from tests.fakes.spec import ApiError
 from tests.tgbot.live import cb, live_fixture
 
@@ -126,4 +127,45 @@ async def test_edited_commands_never_run_again(live):
     await live.settle()
     assert await live.store.chat_game(group.id, None) is None
     assert [c["method"] for c in emu.calls[calls:] if c["method"] not in ("getUpdates", "getMe")] == []
+    assert emu.violations == []
+
+
+# -- announcements that waited for the group ------------------------------------------------
+
+
+async def test_announcements_that_waited_for_the_group_go_out_as_one_message(live):
+    """A group that takes nothing for a while (its window full: here a 429 for every message to
+    it) gets the showdowns that waited meanwhile in one message, in order, not one each, so the
+    board catches up instead of queueing behind them."""
+    emu = live.emu
+    a, b, c = (emu.add_user(1650 + i, n) for i, n in enumerate(("Аня", "Борис", "Вера")))
+    group = emu.add_group(-16050, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    users = {u.id: u for u in (a, b, c)}
+    full = ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+    emu.fault = lambda method, raw: full if str(raw.get("chat_id")) == str(group.id) else None
+
+    async def tap(op: str) -> SimUser:
+        """The player to move taps their panel's first ``op`` button of the current action."""
+        table = live.store._tables[gid]  # the owner's table in memory (no settling: the group lane waits)
+        user = users[table.seats[table.state.current].user_id]
+        prefix = f"{op}:{gid}:{table.action_count}"
+        panel = await emu.wait_for(lambda: (m := live.panel(user, gid)) and cb(m, prefix) and m, timeout=20)
+        await (await user.tap(panel, cb(panel, prefix)[0])).answer(15)
+        return user
+
+    for _ in range(2):
+        count = live.store._tables[gid].action_count
+        await tap("k")
+        await tap("p")
+        await emu.wait_for(lambda count=count: live.store._tables[gid].action_count == count + 1, timeout=20)
+        await tap("c")
+        await emu.wait_for(lambda count=count: live.store._tables[gid].action_count == count + 2, timeout=20)
+    since = max(m.message_id for m in emu.chat_messages(group.id))
+    emu.fault = None
+    await emu.wait_message(group.id, lambda m: (m.text or "").count("Заявка") == 2, since=since, timeout=20)
+    await live.settle()
+    showdowns = [m.text for m in emu.chat_messages(group.id, from_bot=True) if m.message_id > since and "Заявка" in (m.text or "")]
+    assert len(showdowns) == 1, showdowns
+    assert [part.count("Заявка") for part in showdowns[0].split("\n\n")] == [1, 1]  # one paragraph each
     assert emu.violations == []

@@ -1,6 +1,7 @@
 """The group lane of the sync: the outbox (announcements, posted in order and popped only once
-Telegram took them, so a crash repeats at most the one in flight; a note with ``to``, the turn
-reminder, goes to that player privately), the unreachable notes, then the board, edited in place.
+Telegram took them, so a crash repeats at most the message in flight; those that waited for the
+group go out together in one message; a note with ``to``, the turn reminder, goes to that player
+privately), the unreachable notes, then the board, edited in place.
 
 A group that refuses messages for now (a read-only group, the bot restricted, a closed topic:
 400, usually with no update) keeps its announcements in the outbox (the newest
@@ -17,6 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from telegram.constants import MessageLimit
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from telegram.ext import ExtBot
 
@@ -29,9 +31,14 @@ from tgbot.views.announcements import AnnouncementKind, announcement, unreachabl
 from tgbot.views.board import board
 from tgbot.views.bookkeeping import Bookkeeping
 from tgbot.views.messages import DEFER, GroupRefusal, Messages, group_refusal
-from tgbot.views.text import Rendered
+from tgbot.views.text import Rendered, utf16_units
 
 log = logging.getLogger(__name__)
+
+
+def _joined(texts: list[str]) -> str:
+    """Announcements posted as one message: one paragraph each."""
+    return "\n\n".join(texts)
 
 #: The most announcements a game keeps while its group takes no message (the oldest go first).
 MAX_HELD_ANNOUNCEMENTS = 20
@@ -99,7 +106,9 @@ class GroupLane:
         self._finished(table.id)
 
     async def _post_outbox(self, table: Table) -> TelegramError | None:
-        """Post the outbox in order; each note leaves it once Telegram took it. A group that
+        """Post the outbox in order, the group's waiting announcements together in one message
+        within Telegram's text limit (a quick game whose group window was full catches up in one
+        message, not one per showdown); notes leave it once Telegram took them. A group that
         refuses for now keeps its announcements (the newest :data:`MAX_HELD_ANNOUNCEMENTS`)
         while the private notes behind them still go out, and its refusal is returned; a group
         that is no more raises Telegram's error."""
@@ -108,22 +117,26 @@ class GroupLane:
             return None
         refused: TelegramError | None = None
         kept: list[str] = []
+        waiting: list[tuple[str, str]] = []  # the group's announcements to post next: (raw, text)
         for raw, note in await self.store.outbox(game_id):
-            if refused is None or note.get("to") is not None:
-                try:
-                    await self._post_note(table, note)
-                except (BadRequest, Forbidden) as error:
-                    if group_refusal(error) is not GroupRefusal.UNWRITABLE:
-                        raise
-                    refused = error
+            if note.get("to") is not None:  # a private note: the group's before it go first
+                refused = refused or await self._post_announcements(table, waiting, kept)
+                waiting = []
+                await self._tell_player(table, int(note["to"]), announcement(table, note) or "")
+                await self.store.outbox_drop(game_id, [raw])
+            elif refused is not None:
+                kept.append(raw)
+            else:
+                text = await self._announcement(table, note)
+                if waiting and utf16_units(_joined([*(shown for _, shown in waiting), text])) > MessageLimit.MAX_TEXT_LENGTH:
+                    refused = await self._post_announcements(table, waiting, kept)
+                    waiting = []
+                if refused is None:
+                    waiting.append((raw, text))
                 else:
-                    if kept:
-                        await self.store.outbox_drop(game_id, [raw])  # posted past announcements that wait
-                    else:
-                        await self.store.outbox_done(game_id, raw)
-                        self._posted[game_id] = max(self._posted.get(game_id, -1), int(note.get("seq", 0)))
-                    continue
-            kept.append(raw)
+                    kept.append(raw)
+        if refused is None:
+            refused = await self._post_announcements(table, waiting, kept)
         if refused is None:
             self._posted[game_id] = max(self._posted.get(game_id, -1), table.outbox_seq)
         elif len(kept) > MAX_HELD_ANNOUNCEMENTS:
@@ -131,28 +144,48 @@ class GroupLane:
             await self.store.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
         return refused
 
-    async def _post_note(self, table: Table, note: dict[str, Any]) -> None:
-        """Post one outbox note: to the group, or with ``to`` to that player privately (a lost
-        private chat is recorded). A note Telegram refuses as it is is dropped rather than
-        block every later one; the group's refusals raise."""
+    async def _announcement(self, table: Table, note: dict[str, Any]) -> str:
+        """The text of a group announcement ("" for one this version shows nothing of)."""
         ended = AnnouncementKind.read(note.get("kind")) is AnnouncementKind.GAME_ENDED
-        text = announcement(table, note, await stats.game_figures(self.store, table) if ended else None)
+        return announcement(table, note, await stats.game_figures(self.store, table) if ended else None) or ""
+
+    async def _post_announcements(self, table: Table, waiting: list[tuple[str, str]], kept: list[str]) -> TelegramError | None:
+        """Post the group's ``waiting`` announcements ((raw, text), in order) as one message and
+        drop them from the outbox. A group that refuses for now keeps them (added to ``kept``) and
+        its refusal is returned; a group that is no more raises. A message Telegram refuses as
+        it is is posted again one announcement at a time, and one refused alone is dropped
+        rather than block every later one."""
+        texts = [text for _, text in waiting if text]
+        try:
+            if texts:
+                await self.bot.send_message(table.chat_id, _joined(texts), message_thread_id=table.thread_id, rate_limit_args=DEFER)
+        except (BadRequest, Forbidden) as error:
+            refusal = group_refusal(error)
+            if refusal is GroupRefusal.UNWRITABLE:
+                kept.extend(raw for raw, _ in waiting)
+                return error
+            if refusal is not None:
+                raise
+            if len(texts) > 1:
+                for one in waiting:
+                    if (refused := await self._post_announcements(table, [one], kept)) is not None:
+                        return refused
+                return None
+            log.error("announcement of %s dropped: %s", table.id, error)
+        await self.store.outbox_drop(table.id, [raw for raw, _ in waiting])
+        return None
+
+    async def _tell_player(self, table: Table, user_id: int, text: str) -> None:
+        """A note to one player privately (the turn reminder); a lost private chat is recorded,
+        a note Telegram refuses as it is is dropped."""
         if not text:
             return
-        private = note.get("to")
         try:
-            if private is not None:
-                await self.bot.send_message(private, text, rate_limit_args=DEFER)
-            else:
-                await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
+            await self.bot.send_message(user_id, text, rate_limit_args=DEFER)
         except Forbidden:
-            if private is None:
-                raise
-            await self.store.set_dm(private, False)
+            await self.store.set_dm(user_id, False)
         except BadRequest as error:
-            if private is None and group_refusal(error) is not None:
-                raise
-            log.error("announcement %s of %s dropped: %s", note.get("seq"), table.id, error)
+            log.error("private note of %s to %s dropped: %s", table.id, user_id, error)
 
     async def _post_unreachable_notes(self, table: Table) -> None:
         """Tell the group of each player marked unreachable (1, then 2): once per player per
