@@ -8,7 +8,7 @@
 |                     | the cluster by itself (``INFO cluster``) and learns the other nodes; for  |
 |                     | Redis Sentinel, ``redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/<service>[/<db>]`` |
 |                     | (the data nodes' password; ``?sentinel_password=`` for the sentinels'; port 26379 by default) |
-| TELEGRAM_BASE_URL   | Bot API base, default Telegram's (a local Bot API server or an emulator)  |
+| TELEGRAM_BASE_URL   | Bot API base ending in ``/bot`` (added when missing), default Telegram's  |
 | WEBHOOK_URL         | public HTTPS URL: webhook mode instead of long polling                   |
 | WEBHOOK_LISTEN      | ``host:port`` the webhook server listens on (default 0.0.0.0:8443)        |
 | WEBHOOK_SECRET      | secret checked in ``X-Telegram-Bot-Api-Secret-Token`` (1–256 of A-Za-z0-9_-) |
@@ -57,6 +57,16 @@ class Settings(BaseSettings):
     ai_pause_min: float = Field(default=1.0, validation_alias="AI_PAUSE_MIN", ge=0)
     ai_pause_max: float = Field(default=3.0, validation_alias="AI_PAUSE_MAX", ge=0)
     http_listen: str = Field(default="127.0.0.1:8080", validation_alias="HTTP_LISTEN")
+
+    @field_validator("telegram_base_url")
+    @classmethod
+    def _bot_api_base(cls, value: str) -> str:
+        """An http(s) Bot API base as PTB wants it, the token appended to ``…/bot`` (a missing
+        ``/bot`` or a trailing ``/`` is mended: ``http://host:8081`` is ``http://host:8081/bot``)."""
+        base = value.strip().rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise ValueError(f"not an http:// or https:// URL: {value}")
+        return base if base.endswith("/bot") else base + "/bot"
 
     @field_validator("log_level")
     @classmethod

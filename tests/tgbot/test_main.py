@@ -145,3 +145,18 @@ async def test_memory_store_warns_and_starts(tmp_path):
             proc.kill()
         await emu.stop()
     assert emu.violations == []
+
+
+@pytest.mark.parametrize("given", ["http://127.0.0.1:8081", "http://127.0.0.1:8081/", "http://127.0.0.1:8081/bot", "http://127.0.0.1:8081/bot/"])
+def test_the_bot_api_base_ends_in_bot(given):
+    from tgbot.settings import Settings
+
+    settings = Settings(BOT_TOKEN="1:x", TELEGRAM_BASE_URL=given)
+    assert settings.telegram_base_url == "http://127.0.0.1:8081/bot"
+    assert settings.base_file_url == "http://127.0.0.1:8081/file/bot"
+
+
+def test_a_bot_api_base_that_is_no_url_exits_2_one_line():
+    p = _run(_env(BOT_TOKEN="1:x", TELEGRAM_BASE_URL="127.0.0.1:8081"))
+    _one_line(p, "TELEGRAM_BASE_URL")
+    assert "1:x" not in p.stderr

@@ -8,6 +8,7 @@ import pytest
 
 from tgbot import views
 from tgbot.game.table import Status
+from tgbot.views.bookkeeping import BOARD_MESSAGE
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
 
@@ -233,3 +234,31 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     await (await c.tap(lobby, cb(lobby, "j:")[0])).answer(15)
     await live.settle()
     assert [x.user_id for x in (await live.store.load(again.id)).seats if x.human] == [b.id, c.id]
+
+
+async def test_a_confirmation_goes_once_it_is_answered(live):
+    """«Yes, leave» and «Yes, stop the game» are deleted from the group once their player (or
+    admin) confirmed: no live button is left behind, and nothing else is deleted."""
+    emu = live.emu
+    a, b, c = _people(emu, 1440)
+    group = emu.add_group(-1001440, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    await c.send(group, "/leave")
+    await a.send(group, "/stop_game")
+    await live.settle()
+    leave = emu.last_message(group.id, lambda m: cb(m, "q:"))
+    stop = emu.last_message(group.id, lambda m: cb(m, "y:"))
+    # someone else's tap is refused and leaves the question in place
+    await (await b.tap(leave, cb(leave, "q:")[0])).answer(15)
+    await live.settle()
+    assert not emu._msg(group.id, leave.message_id).deleted
+    await (await c.tap(leave, cb(leave, "q:")[0])).answer(15)
+    await live.settle()
+    assert emu._msg(group.id, leave.message_id).deleted and not emu._msg(group.id, stop.message_id).deleted
+    await (await a.tap(stop, cb(stop, "y:")[0])).answer(15)
+    await live.settle()
+    assert emu._msg(group.id, stop.message_id).deleted
+    assert (await live.store.load(gid)).status is Status.CANCELLED
+    board = int((await live.store.tg_get(gid))[BOARD_MESSAGE])
+    assert not emu._msg(group.id, board).deleted
+    assert emu.violations == []

@@ -18,6 +18,7 @@ from tgbot.handlers.common import (
     Press,
     Services,
     TapDone,
+    answered_question,
     chat_table,
     command_transact,
     current_chat,
@@ -60,7 +61,7 @@ async def confirm_stop(press: Press) -> TapDone:
     if press.tap.arg != person(user_id) and not (press.tap.arg == person(0) and admin):
         raise RefusedError(Answer.NOT_FOR_YOU if admin or user_id == table.creator else Answer.NOT_ALLOWED)
     done = await press.services.store.transact(table.id, lambda table: game_lobby.cancel(table, user_id, admin))
-    return TapDone(done.change.reply, done.change.table)
+    return answered_question(press, TapDone(done.change.reply, done.change.table))
 
 
 async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

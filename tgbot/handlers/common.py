@@ -4,6 +4,7 @@ and the tap wrapper that answers every tap once, before anything else the tap ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
@@ -11,7 +12,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 from telegram import CallbackQuery, InlineKeyboardMarkup, Message, Update
-from telegram.error import Forbidden, TelegramError
+from telegram.error import BadRequest, Forbidden, TelegramError
 from telegram.ext import Application, ContextTypes
 
 from tgbot import i18n, views
@@ -202,6 +203,19 @@ class TapDone:
 
 
 TapAction = Callable[[Press], Awaitable[TapDone]]
+
+
+def answered_question(press: Press, done: TapDone) -> TapDone:
+    """``done``, and after its answer the tapped question (a «Yes, …» confirmation in the group)
+    deleted: it is answered, and its button would only be refused from now on."""
+    message = press.query.message
+
+    async def delete() -> None:
+        if message is not None:
+            with contextlib.suppress(BadRequest, Forbidden):  # already gone, or too old to delete
+                await press.context.bot.delete_message(message.chat.id, message.message_id)
+
+    return replace(done, then=delete)
 
 
 def answering(action: TapAction) -> Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]:

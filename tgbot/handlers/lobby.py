@@ -22,6 +22,7 @@ from tgbot.handlers.common import (
     Press,
     Services,
     TapDone,
+    answered_question,
     background,
     chat_table,
     command_transact,
@@ -196,7 +197,7 @@ async def quit_game(press: Press) -> TapDone:
         raise RefusedError(Answer.NOT_SEATED)
     if press.tap.arg != str(seat):
         raise RefusedError(Answer.NOT_FOR_YOU)
-    return await leave(press)
+    return answered_question(press, await leave(press))
 
 
 async def manage(press: Press) -> TapDone:

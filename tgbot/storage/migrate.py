@@ -183,9 +183,9 @@ async def migrate(redis: RedisClient, bot_id: str) -> int:
     changed = 0
     if current < 2:
         moved = await _move_all(redis, bot_id)
-        log.info("storage schema 2: %d keys moved from %s:* to %s:%s:*", moved, ROOT, ROOT, bot_id)
+        log.log(logging.INFO if moved else logging.DEBUG, "storage schema 2: %d keys moved from %s:* to %s:%s:*", moved, ROOT, ROOT, bot_id)
         changed += moved
     renamed = await _rename_all(redis, Keys(bot_prefix(bot_id)))
-    log.info("storage schema 3: fields renamed in %d hashes", renamed)
+    log.log(logging.INFO if renamed else logging.DEBUG, "storage schema 3: fields renamed in %d hashes", renamed)
     await redis.set(marker, SCHEMA)
     return changed + renamed
