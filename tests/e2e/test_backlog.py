@@ -102,8 +102,9 @@ async def test_a_slow_command_in_one_chat_never_holds_a_tap_in_another(debug_red
         client.execute_command("DEBUG", "POPULATE", 1_000_000, "unrelated")  # a million other keys
     async with running(debug_redis, tmp_path, 13, fresh=False) as (emu, _bots, _url):
         slow = emu.add_user(7001, "Аня")
+        # the bot's first start on this database migrates its keys: a scan over the million others
         await slow.start_bot()
-        await emu.wait_message(slow.id, lambda m: m.from_bot, timeout=30)
+        await emu.wait_message(slow.id, lambda m: m.from_bot, timeout=120)
         group, users = await open_table(emu, 3, "russian", chat_id=-1007)
         lobby_player = users[0]
         panel = await emu.wait_for(lambda: emu.last_message(lobby_player.id, lambda m: bool(m.buttons)), timeout=30)
