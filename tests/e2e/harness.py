@@ -147,8 +147,16 @@ class BotProcess:
         )
         env.update(self.env)
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([*self.wrapper, sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        # its own process group: a wrapper (faketime forks the bot) and the bot get every signal
+        self.proc = subprocess.Popen([*self.wrapper, sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, stdout=log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
         self.starts += 1
+
+    def _signal(self, number: int) -> None:
+        """Send signal ``number`` to the bot's process group (the wrapper and the bot)."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, number)
 
     async def health(self) -> dict | None:
         """``GET /healthz`` of this process: ``{"role", "epoch"}``, or None when it does not answer."""
@@ -162,25 +170,26 @@ class BotProcess:
 
     def pause(self) -> None:
         """SIGSTOP: the process keeps its sockets but does nothing (a long GC pause, a frozen VM)."""
-        if self.proc is not None:
-            self.proc.send_signal(signal.SIGSTOP)
+        self._signal(signal.SIGSTOP)
 
     def resume(self) -> None:
-        if self.proc is not None:
-            self.proc.send_signal(signal.SIGCONT)
+        self._signal(signal.SIGCONT)
 
     def kill9(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+            self._signal(signal.SIGKILL)
             self.proc.wait(10)
 
     def stop(self) -> None:
+        """SIGTERM to the bot (a clean stop), SIGKILL after 10 s; nothing of it outlives the test."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+            self._signal(signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self._signal(signal.SIGKILL)
+                self.proc.wait(10)
+        self._signal(signal.SIGKILL)  # a child the wrapper left behind
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
