@@ -373,3 +373,24 @@ async def test_a_process_that_is_not_active_calls_nothing_but_get_me_and_get_upd
         made.append("sendMessage")
         return "sent"
     assert await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 1}, None) == "sent"
+
+
+async def test_a_call_that_waited_for_a_slot_past_the_lease_is_not_made():
+    """A call admitted only after a wait for the overall window (or a pause of the process)
+    asks the lease again before it is made: the lease may have gone meanwhile."""
+    rig = Rig(overall_max=1, overall_period=1.0)
+    active = [True]
+
+    async def may_call() -> bool:
+        return active[0]
+
+    rig.limiter.may_call = may_call
+    first = rig.call(1, "first")
+    waiting = rig.call(2, "waiting")  # no overall slot before the first one's period ends
+    await rig.clock.advance(0.5)
+    assert await first and [label for label, _ in rig.made] == ["first"]
+    active[0] = False  # the lease lapsed while it waited
+    await rig.clock.advance(1.0)
+    with pytest.raises(ratelimit.NotActiveError):
+        await waiting
+    assert [label for label, _ in rig.made] == ["first"]

@@ -241,13 +241,17 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
             window.in_flight += 1
         return windows
 
+    async def _check_active(self, endpoint: str) -> None:
+        """Raise :class:`NotActiveError` unless this process may call ``endpoint`` now."""
+        if self.may_call is not None and endpoint not in _ANY_PROCESS and not await self.may_call():
+            raise NotActiveError(f"{endpoint}: this process no longer holds the lease")
+
     async def process_request(self, callback: _Call, args: Any, kwargs: dict[str, Any], endpoint: str,
                               data: dict[str, Any], rate_limit_args: dict[str, Any] | None) -> _Result:
         """Make an uncounted call at once; admit (or defer, or wait for) a counted one and make it.
         On a 429, block that chat for ``retry_after`` and make the call again (``max_retries`` at
         most; a deferred call re-raises). Raises :class:`ThrottledError` (see the module docstring)."""
-        if self.may_call is not None and endpoint not in _ANY_PROCESS and not await self.may_call():
-            raise NotActiveError(f"{endpoint}: this process no longer holds the lease")
+        await self._check_active(endpoint)
         if not counted(endpoint):
             return await callback(*args, **kwargs)
         defer = bool((rate_limit_args or {}).get("defer"))
@@ -257,6 +261,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         while True:
             windows = await self._admit(self._chat(chat_id, self._clock()), priority, defer)
             try:
+                await self._check_active(endpoint)  # again: the wait for a slot may have outlived the lease
                 return await callback(*args, **kwargs)
             except RetryAfter as error:
                 after = error.retry_after
