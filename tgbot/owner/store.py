@@ -18,7 +18,7 @@ import contextvars
 import hashlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -93,6 +93,16 @@ class ConflictError(Exception):
     possible while two processes briefly believe they are active)."""
 
 
+async def _always() -> bool:
+    """Whether a store no runner drives may commit (tests, tools): always."""
+    return True
+
+
+async def never() -> bool:
+    """Whether a process that stepped down may commit: never."""
+    return False
+
+
 class FencedError(Exception):
     """A commit was refused: a process with a newer lease epoch has written the game; this
     process is no longer the active one and must stop."""
@@ -131,9 +141,9 @@ class Store(Records):
         super().__init__(redis, prefix)
         self.epoch = 0
         self.on_commit: Callable[[Table | None, Table], None] = lambda before, after: None
-        #: Whether this process may commit now (the runner sets :meth:`tgbot.process.lease.Lease.held`):
-        #: a commit is refused here, without a round trip, once the lease is lost.
-        self.holds: Callable[[], bool] = lambda: True
+        #: Whether this process may commit now (the runner's: the lease held, or confirmed by Redis
+        #: when its renewal is late, e.g. on a starved CPU): a commit is refused here once it is lost.
+        self.holds: Callable[[], Awaitable[bool]] = _always
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -234,7 +244,7 @@ class Store(Records):
     async def _commit(self, before: Table | None, change: Change, mark: tuple[str, int] | None) -> int:
         """One compare-and-set (see ``_COMMIT``); 1 committed (or applied before: -2), 0 conflict.
         Raises :class:`FencedError`."""
-        if not self.holds():
+        if not await self.holds():
             raise FencedError(f"game {change.table.id}: this process no longer holds the lease")
         version = (before.version if before else 0) + 1
         new = change.table = replace(change.table, version=version)

@@ -27,7 +27,7 @@ from tgbot import handlers
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
 from tgbot.ingest.stream import Ingest, Outcome, outcome
-from tgbot.owner.store import FencedError, Store, current_update
+from tgbot.owner.store import FencedError, Store, current_update, never
 from tgbot.owner.timers import Timers
 from tgbot.process.clock import RedisClock
 from tgbot.process.lease import RENEW_EVERY, Lease
@@ -150,7 +150,7 @@ class Runner:
     async def _take_up(self) -> tuple[Syncer, Timers]:
         """Point the store, the handlers' services and the rate limiter at this lease."""
         store, lease, bot = self.store, self.lease, self.app.bot
-        store.epoch, store.holds = lease.epoch, lease.held
+        store.epoch, store.holds = lease.epoch, self._may_call
         store.forget_tables()
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
@@ -206,7 +206,7 @@ class Runner:
         await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
         store.on_commit = lambda before, after: None
         store.forget_tables()
-        store.epoch, store.holds = 0, lambda: False
+        store.epoch, store.holds = 0, never
         log.info("bot @%s no longer active", self.app.bot.username)
 
     async def _renew(self) -> None:

@@ -134,7 +134,7 @@ class Bookkeeping:
         from now; only while this process is the active one (a former holder's is stale)."""
         await asyncio.sleep(after)
         unsaved, self._unsaved = self._unsaved, {}
-        if unsaved and self.store.holds():
+        if unsaved and await self.store.holds():
             try:
                 await self.store.tg_set_many(unsaved)
             except Exception as error:  # the next take-over edits those messages once more
