@@ -208,9 +208,11 @@ TapAction = Callable[[Press], Awaitable[TapDone]]
 def answered_question(press: Press, done: TapDone) -> TapDone:
     """``done``, and after its answer the tapped question (a «Yes, …» confirmation in the group)
     deleted: it is answered, and its button would only be refused from now on."""
-    message = press.query.message
+    message, first = press.query.message, done.then
 
     async def delete() -> None:
+        if first is not None:
+            await first()
         if message is not None:
             with contextlib.suppress(BadRequest, Forbidden):  # already gone, or too old to delete
                 await press.context.bot.delete_message(message.chat.id, message.message_id)

@@ -93,7 +93,7 @@ class ConflictError(Exception):
     possible while two processes briefly believe they are active)."""
 
 
-async def _always() -> bool:
+async def always() -> bool:
     """Whether a store no runner drives may commit (tests, tools): always."""
     return True
 
@@ -143,7 +143,7 @@ class Store(Records):
         self.on_commit: Callable[[Table | None, Table], None] = lambda before, after: None
         #: Whether this process may commit now (the runner's: the lease held, or confirmed by Redis
         #: when its renewal is late, e.g. on a starved CPU): a commit is refused here once it is lost.
-        self.holds: Callable[[], Awaitable[bool]] = _always
+        self.holds: Callable[[], Awaitable[bool]] = always
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
         self._locks: dict[str, asyncio.Lock] = {}
