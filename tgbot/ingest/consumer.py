@@ -2,7 +2,8 @@
 
 The consumer reads through the consumer group :data:`~tgbot.ingest.stream.GROUP`: at take-over it
 first claims every entry read and not acknowledged (the previous holder's work in flight), then
-reads new ones. Updates of one chat run one after another, in order; different chats concurrently.
+reads new ones: a polled batch as it is stored (:meth:`Consumer.polled`), the webhook's by a
+blocking read. Updates of one chat run one after another, in order; different chats concurrently.
 An entry is acknowledged (and deleted) only once processed; one that met a Redis failure is tried
 again, so no update is dropped.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from tgbot.ingest.stream import GROUP, Ingest
+from tgbot.ingest.stream import ACKNOWLEDGED_MAX, GROUP, Entry, Ingest
 
 __all__ = ["Consumer", "Process", "ordering_key"]
 
@@ -64,6 +65,7 @@ class Consumer:
         self._room = asyncio.Semaphore(IN_FLIGHT)
         self._done: list[str] = []  # entries processed, not yet acknowledged
         self._flusher: asyncio.Task[None] | None = None
+        self._claimed = asyncio.Event()  # the previous holder's entries are dispatched
 
     async def run(self) -> None:
         """Claim what was left pending, then read new entries, until cancelled; a cancel stops the
@@ -85,14 +87,33 @@ class Consumer:
         start = "0-0"
         while True:  # the previous holder's entries in flight
             start, claimed, *_ = await self.redis.xautoclaim(self.ingest.stream, GROUP, self.name, 0, start, count=500)
-            await self._dispatch(claimed)
+            await self._dispatch_stored(claimed)
             if start in ("0-0", b"0-0"):
                 break
+        self._claimed.set()
         while True:
             await self._flush()
             got = await self.reader.xreadgroup(GROUP, self.name, {self.ingest.stream: ">"}, count=100, block=1000)
             for _stream, entries in got or ():
-                await self._dispatch(entries)
+                await self._dispatch_stored(entries)
+
+    async def polled(self, batch: list[dict[str, Any]], lease_value: str, offset: int) -> bool:
+        """Store a ``getUpdates`` batch with the offset that confirms it, while the lease is
+        ``lease_value``, and process it (the same round trip acknowledges what was processed).
+        False when the lease is not held (nothing written). Waits for the previous holder's
+        entries to be taken first, so that each chat's updates keep their order."""
+        await self._claimed.wait()
+        processed, self._done = self._done[:ACKNOWLEDGED_MAX], self._done[ACKNOWLEDGED_MAX:]
+        entries = None
+        try:
+            entries = await self.ingest.polled(batch, lease_value, offset, self.name, processed)
+        finally:
+            if entries is None:
+                self._done = processed + self._done
+        if entries is None:
+            return False
+        await self._dispatch(entries)
+        return True
 
     async def idle(self) -> None:
         """Wait until every update read so far was processed, and acknowledge them (tests)."""
@@ -100,12 +121,16 @@ class Consumer:
             await asyncio.gather(*list(self._chains.values()), return_exceptions=True)
         await self._flush()
 
-    async def _dispatch(self, entries: list[Any]) -> None:
+    async def _dispatch_stored(self, entries: list[Any]) -> None:
+        """Dispatch entries as redis-py reads them: ``(id, {"update": JSON})``, fields empty when
+        the entry was deleted meanwhile."""
         for entry_id, fields in entries:
-            if not fields:  # deleted meanwhile
+            if not fields:
                 self._done.append(entry_id)
-                continue
-            update = json.loads(fields["update"])
+        await self._dispatch([(entry_id, json.loads(fields["update"])) for entry_id, fields in entries if fields])
+
+    async def _dispatch(self, entries: list[Entry]) -> None:
+        for entry_id, update in entries:
             await self._room.acquire()
             key = ordering_key(update)
             task = asyncio.create_task(self._one(self._chains.get(key), entry_id, update))

@@ -12,7 +12,7 @@ from telegram import Update
 from telegram.error import BadRequest, Conflict, NetworkError
 from telegram.warnings import PTBUserWarning
 
-from tgbot.ingest.stream import Ingest
+from tgbot.ingest.consumer import Consumer
 from tgbot.process.lease import Lease
 
 __all__ = ["Poller"]
@@ -26,17 +26,18 @@ warnings.filterwarnings("ignore", message=r"Please use 'Bot\.getUpdates'", categ
 
 
 class Poller:
-    """Polls ``getUpdates`` (``timeout`` seconds each) into ``ingest`` while ``lease`` is held."""
+    """Polls ``getUpdates`` (``timeout`` seconds each) into the stream, for ``consumer`` to process,
+    while ``lease`` is held."""
 
-    def __init__(self, bot: Any, ingest: Ingest, lease: Lease, timeout: int = 10) -> None:
+    def __init__(self, bot: Any, consumer: Consumer, lease: Lease, timeout: int = 10) -> None:
         self.bot = bot
-        self.ingest = ingest
+        self.consumer = consumer
         self.lease = lease
         self.timeout = timeout
 
     async def run(self) -> None:
         """Poll until cancelled; return when the lease was found lost at a write."""
-        offset = await self.ingest.offset()
+        offset = await self.consumer.ingest.offset()
         pause = 0.5
         while True:
             try:
@@ -53,7 +54,7 @@ class Poller:
             if not batch:
                 continue
             offset = max(int(update["update_id"]) for update in batch) + 1
-            while not await self.ingest.polled(batch, self.lease.value, offset):
+            while not await self.consumer.polled(batch, self.lease.value, offset):
                 if not await self.lease.confirm():  # (a lease lapsed in a Redis stall may be ours again)
                     log.warning("lease lost: %d polled update(s) left to Telegram for the next holder", len(batch))
                     return

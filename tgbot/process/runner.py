@@ -137,7 +137,7 @@ class Runner:
             self.consumer = Consumer(self.ingest, self.redis, self.lease.holder, self._process)
             work = {"consumer": self.consumer.run(), "lease": self._renew(), "stop": self._stop.wait(), "step-down": self._step_down.wait()}
             if not self.settings.webhook_url:
-                work["poller"] = Poller(self.app.bot, self.ingest, self.lease).run()
+                work["poller"] = Poller(self.app.bot, self.consumer, self.lease).run()
             tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
             log.info("bot @%s active (epoch %d)", self.app.bot.username, self.lease.epoch)
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
