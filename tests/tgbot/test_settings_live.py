@@ -68,6 +68,12 @@ async def test_game_end_stats_once_play_again_and_record(live):
     assert doc.document["file_name"] == f"cheat-{gid}.json"
     rec = Record.from_json(doc.file.data)
     assert rec.players == ("Аня", "Борис", "Вера") and replay(rec).summary()["places"] == list(t.state.result.places)
+    # /board once the game has ended: how it ended and how to open a new one, not «no game here»
+    await c.send(group, "/board")
+    await live.settle()
+    answer = emu.last_message(group.id).text
+    assert answer == views.no_game("ru", t) and views.plain(views.board(t, "x").text).split("\n")[-1] in answer
+    assert "/start_game" in answer and "Здесь сейчас нет игры" not in answer
     # play again from the board: a new lobby with the same (reachable) players
     b.block_bot()  # b can no longer be reached: not seated again
     await live.settle()

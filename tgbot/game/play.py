@@ -35,6 +35,8 @@ AUTO_TO_AI = 2
 REMIND_AT = 0.75
 #: The engine events the group is told of, as outbox notes.
 _ANNOUNCED = {core.ChallengeResolved: NoteKind.CHALLENGE_RESOLVED, core.Believed: NoteKind.BELIEVED, core.GameEnded: NoteKind.GAME_ENDED}
+#: The events that turn a play over: their note stays on the table (``showdown``) for the panels.
+_SHOWDOWNS = (core.ChallengeResolved, core.Believed)
 
 
 def ai_pause(table: Table) -> float:
@@ -152,11 +154,15 @@ def _apply(table: Table, seat: int, action: core.Action, now: float | None, repl
     if isinstance(action, core.Play) and action.claim is None:  # the classic claim, filled in
         action = core.Play(action.cards, events[0].claim)  # type: ignore[union-attr]
     new = replace(table, state=state, action_count=table.action_count + 1)
+    if isinstance(action, core.Play):
+        new = replace(new, showdown=None)  # the round goes on: the last showdown is old news
     notes = []
     for event in events:
         if type(event) in _ANNOUNCED:
             new, note = announce(new, _ANNOUNCED[type(event)], **event_to_dict(event))
             notes.append(note)
+            if type(event) in _SHOWDOWNS:
+                new = replace(new, showdown=note)
     if state.result is not None:
         new = replace(new, status=Status.OVER, ended=Ending.FINISHED)
     if reply is None:

@@ -140,7 +140,7 @@ class Seat:
 
 
 #: Fields :meth:`Table.to_json` leaves out while they hold these values.
-_LEFT_OUT_AT = {"link_offers": (), "group_access": GroupAccess.WRITABLE, "unwritable_since": None, "retire_at": None}
+_LEFT_OUT_AT = {"link_offers": (), "group_access": GroupAccess.WRITABLE, "unwritable_since": None, "retire_at": None, "showdown": None}
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,10 @@ class Table:
     - ``link_offers``: user ids, oldest first, the lobby offered its join deep link to (they
       tapped Join but the bot cannot write to them privately; :func:`tgbot.game.lobby.offer_link`);
     - ``group_access`` (:class:`GroupAccess`); while ``unwritable``, ``unwritable_since`` (the
-      first refusal) and ``retire_at`` (epoch seconds, Redis's clock).
+      first refusal) and ``retire_at`` (epoch seconds, Redis's clock);
+    - ``showdown``: the outbox note of the last showdown or belief (``{"seq", "kind",
+      "challenger" or "believer", "player", "claim", "revealed", "truthful", "loser" or "taker",
+      "pile_taken"}``), kept until the next play, so the panels can say what happened.
     """
 
     id: str
@@ -189,6 +192,7 @@ class Table:
     group_access: GroupAccess = GroupAccess.WRITABLE
     unwritable_since: float | None = None
     retire_at: float | None = None
+    showdown: dict[str, Any] | None = None
 
     @property
     def live(self) -> bool:

@@ -137,14 +137,16 @@ async def current_chat(services: Services, chat_id: int) -> int:
     return await services.store.chat_moved_to(chat_id) or chat_id
 
 
-async def chat_table(services: Services, update: Update) -> tuple[Table | None, str]:
+async def chat_table(services: Services, update: Update, last: bool = False) -> tuple[Table | None, str]:
     """The live table of the update's chat and topic, and the language to answer in; without
-    one, the group is told how to open one."""
+    one, the group is told how to open one (``last``: and how the chat's last game ended,
+    :meth:`~tgbot.owner.store.Store.chat_last_game`)."""
     chat_id, thread = place(update)
     table = await services.store.chat_game(chat_id, thread)
     language = table.lang if table else await group_language(services, chat_id)
     if table is None:
-        await reply(update, i18n.translator(language).t("There is no game here. /start_game opens one."))
+        ended = await services.store.chat_last_game(chat_id, thread) if last else None
+        await reply(update, views.no_game(language, ended))
     return table, language
 
 

@@ -23,9 +23,10 @@ log = logging.getLogger(__name__)
 
 
 async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/board``: post the chat's board anew at the bottom."""
+    """``/board``: post the chat's board anew at the bottom; without a game, say how the last one
+    ended and how to open a new one."""
     services = services_of(context)
-    table, _ = await chat_table(services, update)
+    table, _ = await chat_table(services, update, last=True)
     if table is None or await budget.hush(update) is not None:
         return
     await services.syncer.post_board(table)

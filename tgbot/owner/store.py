@@ -302,6 +302,7 @@ class Store(Records):
         if not after.live:
             pipe.eval(DELETE_IF_EQUAL, 1, self.keys.chat(after.chat_id, after.thread_id), after.id)
             pipe.srem(self.keys.chat_games(after.chat_id), after.id)
+            pipe.set(self.keys.chat_last(after.chat_id, after.thread_id), after.id, ex=FINISHED_TTL)
         for user_id in now_in - was_in:
             pipe.sadd(self.keys.user_games(user_id), after.id)
         for user_id in was_in - now_in:
@@ -317,6 +318,17 @@ class Store(Records):
             return None
         table = await self.load(game_id)
         if table is None or not table.live or table.chat_id != chat_id:
+            return None
+        return table
+
+    async def chat_last_game(self, chat_id: int, thread_id: int | None) -> Table | None:
+        """The last game of a chat (topic) that ended, while its keys are kept
+        (:data:`FINISHED_TTL`), checked against the game itself."""
+        game_id = await self.redis.get(self.keys.chat_last(chat_id, thread_id))
+        if not game_id:
+            return None
+        table = await self.load(game_id)
+        if table is None or table.live or table.chat_id != chat_id:
             return None
         return table
 

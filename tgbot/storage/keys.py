@@ -8,8 +8,8 @@ leaderboard, ``{b<bot>}`` the bot's own process coordination (lease, ingest).
 - a game: :meth:`Keys.game` hash (``version``, ``table``, ``deal``, ``epoch``, ``counted``,
   ``once:<what>:<user>``), :meth:`Keys.log` list, :meth:`Keys.outbox` list,
   :meth:`Keys.telegram` hash (the views' bookkeeping), :meth:`Keys.applied` sorted set;
-- indexes, checked against the game when read: :meth:`Keys.chat`, :meth:`Keys.chat_games`,
-  :meth:`Keys.live`, :meth:`Keys.user_games`;
+- indexes, checked against the game when read: :meth:`Keys.chat`, :meth:`Keys.chat_last`,
+  :meth:`Keys.chat_games`, :meth:`Keys.live`, :meth:`Keys.user_games`;
 - records: :meth:`Keys.chat_settings`, :meth:`Keys.chat_moved`, :meth:`Keys.user`,
   :meth:`Keys.notify`, :meth:`Keys.user_notify`; statistics: :meth:`Keys.user_statistics`,
   :meth:`Keys.board`, :meth:`Keys.board_handoff` (board fields ``<user>:games|wins|name``);
@@ -68,6 +68,10 @@ class Keys:
     def chat(self, chat_id: int, thread_id: int | None) -> str:
         """String: the live game of a chat (topic)."""
         return f"{self.prefix}:chat:{chat_id}:{thread_id or 0}"
+
+    def chat_last(self, chat_id: int, thread_id: int | None) -> str:
+        """String: the chat (topic)'s last game that ended, kept as long as the game's own keys."""
+        return f"{self.prefix}:chat:{chat_id}:{thread_id or 0}:last"
 
     def chat_games(self, chat_id: int | str) -> str:
         """Set: the chat's games, every topic."""

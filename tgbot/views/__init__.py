@@ -14,7 +14,7 @@ The names other packages use are imported here.
 
 from tgbot.views.announcements import AnnouncementKind, announcement, note, retired_note, unreachable
 from tgbot.views.answers import answer, answer_tap
-from tgbot.views.board import board, lobby
+from tgbot.views.board import board, lobby, no_game
 from tgbot.views.menus import (
     help_text,
     language_menu,
@@ -52,6 +52,6 @@ from tgbot.views.text import (
 __all__ = [
     "BELIEVE", "BOT_NAMES", "CHALLENGE", "MAX_NAME", "PLAY", "AnnouncementKind", "Rendered", "Syncer", "announcement", "answer",
     "answer_tap", "board", "button", "cap", "clean_name", "group_title", "help_text", "language_menu", "language_set",
-    "leave_confirm", "lobby", "name", "note", "panel", "plain", "plain_names", "private_hint", "rank_count", "retired_note",
+    "leave_confirm", "lobby", "name", "no_game", "note", "panel", "plain", "plain_names", "private_hint", "rank_count", "retired_note",
     "rules", "seat_translator", "settings_menu", "stats_text", "stop_confirm", "timer_menu", "title", "top_text", "unreachable",
 ]  # fmt: skip

@@ -62,16 +62,16 @@ Note = dict[str, Any]
 def _claim_line(table: Table, note: Note, translator: Translator) -> str:
     claim = rank_count(translator, len(note["revealed"]), Rank.from_str(note["claim"]))
     cards = revealed_text(translator, note["revealed"])
-    return translator.t("Claim: {player} — {claim}. Turned over: {cards}.", player=name(table, note["player"]), claim=claim, cards=cards)
+    return translator.t("Claim: {player} — {claim}. Turned over: {cards}.", player=name(table, note["player"], translator), claim=claim, cards=cards)
 
 
 def _challenge_resolved(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
     pile = translator.n("{n} card", "{n} cards", note["pile_taken"])
     return lines(
-        translator.t("{challenger}: «I doubt it!»", challenger=name(table, note["challenger"])),
+        translator.t("{challenger}: «I doubt it!»", challenger=name(table, note["challenger"], translator)),
         _claim_line(table, note, translator),
         translator.t("No lie there!") if note["truthful"] else translator.t("A bluff!"),
-        translator.t("{loser} takes the pile: {cards}.", loser=name(table, note["loser"]), cards=pile),
+        translator.t("{loser} takes the pile: {cards}.", loser=name(table, note["loser"], translator), cards=pile),
     )
 
 
@@ -80,8 +80,8 @@ def _believed(table: Table, note: Note, translator: Translator, figures: list[Se
         outcome = translator.t("No lie there! The pile stays where it is.")
     else:
         pile = translator.n("{n} card", "{n} cards", note["pile_taken"])
-        outcome = translator.t("A bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"]), cards=pile)
-    believer = translator.t("{believer}: «I believe»", believer=name(table, note["believer"]))
+        outcome = translator.t("A bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"], translator), cards=pile)
+    believer = translator.t("{believer}: «I believe»", believer=name(table, note["believer"], translator))
     return lines(believer, _claim_line(table, note, translator), outcome)
 
 
@@ -95,7 +95,8 @@ def _game_ended(table: Table, note: Note, translator: Translator, figures: list[
     for seat in sorted(range(len(result.places)), key=lambda seat: (result.places[seat], seat)):
         extra = "" if sizes is None else " — " + translator.n("{n} card", "{n} cards", sizes[seat])
         if figures is not None and seat < len(figures):
-            extra += " · " + translator.t("bluffs: {made}, caught: {caught}", made=figures[seat].bluffs, caught=figures[seat].bluffs_caught)
+            made, caught = number(translator, figures[seat].bluffs), number(translator, figures[seat].bluffs_caught)
+            extra += " · " + translator.t("bluffs: {made} (caught out: {caught})", made=made, caught=caught)
         rows.append(translator.t("{place}. {player}", place=result.places[seat], player=name(table, seat)) + extra)
     return lines(*rows)
 
@@ -143,6 +144,15 @@ def announcement(table: Table, note: Note, figures: list[SeatStats] | None = Non
     if kind is None:
         return None
     return _RENDERERS[kind](table, note, translator_for(table.lang), figures)
+
+
+def showdown_line(table: Table, note: Note, translator: Translator) -> str:
+    """The showdown or belief of ``note`` (an outbox note, :attr:`Table.showdown`) in one line, as
+    the group's announcement tells it, in ``translator``'s language: «Вера: «Не верю!» Заявка:
+    Борис — 2 дамы. На деле: 1 дама, 1 семёрка. Блеф! Борис забирает стопку — 7 карт.»"""
+    kind = AnnouncementKind.read(note.get("kind"))
+    assert kind in (AnnouncementKind.CHALLENGE_RESOLVED, AnnouncementKind.BELIEVED), kind
+    return _RENDERERS[kind](table, note, translator, None).replace("\n", " ")
 
 
 #: Short private or group notes, by code (see :func:`note`).

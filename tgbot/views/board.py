@@ -111,3 +111,18 @@ def result_line(table: Table, result: core.Result, translator: Translator) -> st
         return translator.t("Draw! First place shared by {players}.", players=leaders)
     assert result.winner is not None
     return translator.t("{winner} wins!", winner=name(table, result.winner, translator))
+
+
+def no_game(lang: str | None, last: Table | None = None) -> str:
+    """The group's answer to a command that needs a game when none is open: how its ``last``
+    game ended (:meth:`tgbot.owner.store.Store.chat_last_game`; ``None`` or a lobby never
+    started: nothing to tell), then how to open a new one."""
+    translator = translator_for(lang)
+    if last is None or last.state is None:
+        return translator.t("There is no game here. /start_game opens one.")
+    result = core.public_view(last.state).result
+    if result is None:
+        ended = translator.t("The last game here ended without result.")
+    else:
+        ended = translator.t("The last game here is over. {result}", result=result_line(last, result, translator))
+    return lines(ended, translator.t("/start_game opens a new one."))

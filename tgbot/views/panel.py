@@ -9,6 +9,7 @@ from core.cards import RANKS, Hand
 from tgbot.codec import Op, Tap
 from tgbot.game.table import Player, Status, Table
 from tgbot.i18n import Translator
+from tgbot.views.announcements import showdown_line
 from tgbot.views.board import result_line
 from tgbot.views.text import (
     BELIEVE,
@@ -68,6 +69,8 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         last = public_view.claims[-1]
         claim = rank_count(translator, last.count, last.claim)
         rows.append(translator.t("Last claim: {player} — {claim}", player=name(table, last.seat, translator), claim=claim))
+    if table.showdown is not None:
+        rows.append(showdown_line(table, table.showdown, translator))
     if table.status is not Status.PLAYING:
         return _final(table, seat, public_view, translator, rows)
     rows.append("")
@@ -122,15 +125,16 @@ def _turn(table: Table, player_view: core.PlayerView, picks: str, translator: Tr
 
 
 def _turn_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:
-    """Whose turn it is, on a panel that is not theirs, with the rank due when one is."""
+    """Whose turn it is, on a panel that is not theirs, and what they may do: answer a final check
+    or the cap, open a round with any claim, or play the rank that must be claimed (RULES.md)."""
     assert public_view.current is not None
     who = name(table, public_view.current, translator)
     due = public_view.required_claim
     if public_view.answering:
-        return translator.t("Turn: {who} (believe or not)", who=who)
+        return translator.t("{who} to answer: «I believe» or «I doubt it!»", who=who)
     if due is None:
-        return translator.t("Turn: {who} (opens the round and names the cards)", who=who)
-    return translator.t("Turn: {who} · {ranks} are due", who=who, ranks=rank_due(translator, due))
+        return translator.t("{who} to open the round, with any claim", who=who)
+    return translator.t("{who} to play · claim: {ranks}", who=who, ranks=rank_due(translator, due))
 
 
 def _play_prompt(player_view: core.PlayerView, translator: Translator) -> str:
@@ -142,6 +146,21 @@ def _play_prompt(player_view: core.PlayerView, translator: Translator) -> str:
     if player_view.phase is core.Phase.OPENING:
         return translator.t("Your turn, and you open the round: play 1 to 4 {ranks}.", ranks=rank_due(translator, required))
     return translator.t("Your turn: play 1 to 4 {ranks} or say «I doubt it!».", ranks=rank_due(translator, required))
+
+
+#: A picked card and a card held but not picked, on a card button.
+PICKED, UNPICKED = "●", "○"
+
+
+def _pick_label(short: str, chosen: int, held: int) -> str:
+    """A card button: the rank and how many the player holds («Q ×3»); once some are picked, one
+    dot per card held, the picked ones filled («Q ●○○»: one of three Queens picked). A single
+    card held is ticked when picked («✓ Q»). At most 7 characters («10 ●●○○»), a quarter of a row."""
+    if not chosen:
+        return short + (f" ×{held}" if held > 1 else "")
+    if held == 1:
+        return f"✓ {short}"
+    return f"{short} {PICKED * chosen}{UNPICKED * (held - chosen)}"
 
 
 def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> Keyboard:
@@ -156,9 +175,7 @@ def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translato
         held, chosen = player_view.hand[rank], picked[rank]
         more = chosen < held and picked.size < core.rules.MAX_PLAY_CARDS  # a tap adds one, else clears the rank
         after = picked + Hand.from_ranks([rank]) if more else picked - Hand.from_ranks([rank] * chosen)
-        short = rank_short(translator, rank)
-        label = (f"✓{short} {chosen}/{held}" if held > 1 else f"✓ {short}") if chosen else short + (f" ×{held}" if held > 1 else "")
-        cards.append(button(label, Tap(Op.PICK, table.id, action_count=count, cards=after.to_str())))
+        cards.append(button(_pick_label(rank_short(translator, rank), chosen, held), Tap(Op.PICK, table.id, action_count=count, cards=after.to_str())))
     keyboard = [cards[i : i + PICKS_PER_ROW] for i in range(0, len(cards), PICKS_PER_ROW)]
     if not picks:
         return keyboard

@@ -1,0 +1,195 @@
+"""Player-facing texts that must explain themselves, in every language: the card buttons while
+picking, the turn line of the other players' panels, the bluffs in the result, the showdown on
+the panels, and the answer to /board once the game has ended."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import core
+from core.cards import Hand
+from core.stats import SeatStats
+from tests.tgbot.helpers import ai_players, ai_step, started
+from tgbot import views
+from tgbot.game import play
+from tgbot.game.table import NoteKind, Status, Table
+from tgbot.i18n import LANGUAGES, translator
+from tgbot.views.board import result_line
+from tgbot.views.text import rank_due, rank_short
+
+
+def _in(table: Table, lang: str) -> Table:
+    """``table`` with the group and every seat in ``lang``."""
+    return replace(table, lang=lang, seats=tuple(replace(seat, lang=lang) for seat in table.seats))
+
+
+def _first(predicate, seed: int = 7, variant: str = "russian", steps: int = 400) -> tuple[Table, list[dict]]:
+    """The first table of an AI-played game (and the notes of the action that made it) that
+    satisfies ``predicate``."""
+    table, _ = started(4, variant=variant)
+    players, notes = ai_players(4, seed), []
+    for _ in range(steps):
+        if predicate(table, notes):
+            return table, notes
+        change = ai_step(table, players)
+        table, notes = change.table, change.outbox
+    raise AssertionError("no such table")
+
+
+def _labels(rendered: views.Rendered) -> list[str]:
+    return [button["text"] for row in rendered.keyboard or [] for button in row]
+
+
+# -- 1. card buttons while picking --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_partly_picked_rank_shows_a_dot_per_card_held_filled_when_picked(lang):
+    """«✓Q 1/3» read as a fraction; now «Q ●○○»: one of the three Queens held is picked."""
+    def three_of_a_rank(table: Table, _) -> bool:
+        hand = table.state.hands[table.state.current]
+        return table.state.phase is core.Phase.PLAYING and max(hand[rank] for rank in hand.distinct()) >= 3
+
+    table, _ = _first(three_of_a_rank)
+    table = _in(table, lang)
+    seat = table.state.current
+    hand = table.state.hands[seat]
+    rank = next(rank for rank in hand.distinct() if hand[rank] >= 3)
+    short = rank_short(translator(lang), rank)
+    held = hand[rank]
+    assert f"{short} ×{held}" in _labels(views.panel(table, seat))  # nothing picked: the count held
+    one = _labels(views.panel(table, seat, Hand.from_ranks([rank]).to_str()))
+    assert f"{short} ●" + "○" * (held - 1) in one
+    assert not any("/" in label for label in one)
+    two = _labels(views.panel(table, seat, Hand.from_ranks([rank, rank]).to_str()))
+    assert f"{short} ●●" + "○" * (held - 2) in two
+    single = next((other for other in hand.distinct() if hand[other] == 1), None)
+    if single is not None:  # a rank held once is ticked
+        assert f"✓ {rank_short(translator(lang), single)}" in _labels(views.panel(table, seat, Hand.from_ranks([single]).to_str()))
+
+
+# -- 2. the turn line on the other players' panels ----------------------------------------------
+
+TURN_LINES = {
+    "en": ("{who} to play · claim: {ranks}", "{who} to lead: a new round, any claim"),
+    "ru": ("Ходит {who}: кладёт {ranks}", "Ходит {who}: начинает круг и называет карты"),
+    "fr": ("À {who} de jouer · on annonce des {ranks}", "À {who} d’ouvrir le tour, annonce libre"),
+    "it": ("Tocca a {who} · dichiarazione: {ranks}", "Tocca a {who} aprire il giro, dichiarazione libera"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("variant", ["russian", "classic"])
+def test_the_turn_line_names_the_player_and_the_rank_to_claim(lang, variant):
+    """«Turn: X · Aces are due» was no one's English: now «X to play · claim: Aces», the rank
+    being the one the rules make the next play claim (the round's in the Russian variant, the
+    next in the sequence in the classic one)."""
+    due, opens = TURN_LINES[lang]
+    table, _ = _first(lambda t, _: t.state.phase is core.Phase.PLAYING, variant=variant)
+    table = _in(table, lang)
+    current, other = table.state.current, (table.state.current + 1) % 4
+    who = views.name(table, current, translator(lang))
+    expected = due.format(who=who, ranks=rank_due(translator(lang), core.view(table.state, current).required_claim))
+    assert views.panel(table, other).text.split("\n")[-1] == expected
+    if variant == "russian":
+        opening, _ = _first(lambda t, _: t.state.plays > 0 and t.state.phase is core.Phase.OPENING)
+        opening = _in(opening, lang)
+        who = views.name(opening, opening.state.current, translator(lang))
+        assert views.panel(opening, (opening.state.current + 1) % 4).text.split("\n")[-1] == opens.format(who=who)
+
+
+# -- 3. the bluffs in the result -----------------------------------------------------------------
+
+BLUFFS = {
+    "en": "bluffs: 6 (caught out: 2)",
+    "ru": "блефов: 6, из них раскрыто: 2",
+    "fr": "bluffs\u00a0: 6, dont démasqués\u00a0: 2",
+    "it": "bluff: 6, di cui scoperti: 2",
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_result_says_how_many_of_each_players_bluffs_were_caught(lang):
+    """«bluffs: 6, caught: 0» left open whose catches those were: now the caught ones are
+    counted among the player's own bluffs."""
+    table, notes = _first(lambda t, _: t.status is Status.OVER, steps=5000)
+    table = _in(table, lang)
+    ended = next(note for note in notes if note["kind"] == NoteKind.GAME_ENDED)
+    figures = [SeatStats(bluffs=6, bluffs_caught=2), SeatStats(bluffs=1), SeatStats(), SeatStats(bluffs=3, bluffs_caught=3)]
+    text = views.announcement(table, ended, figures)
+    assert text.count(BLUFFS[lang]) == 1
+    assert "caught: " not in text
+
+
+# -- 5. the showdown on the panels ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_panel_after_a_showdown_says_what_happened_until_the_next_play(lang):
+    """After «I doubt it!» the pile is empty and the round's claims gone: every panel (the
+    challenger's, the player's, the others') now carries the group's announcement of the
+    showdown in one line; the next play takes it off."""
+    table, notes = _first(lambda t, notes: t.status is Status.PLAYING and any(n["kind"] == NoteKind.CHALLENGE_RESOLVED for n in notes))
+    table = _in(table, lang)
+    note = next(n for n in notes if n["kind"] == NoteKind.CHALLENGE_RESOLVED)
+    assert table.showdown == note
+    said = views.announcement(table, note)
+    assert said is not None and said.count("\n") == 3
+    for seat in range(4):
+        assert said.replace("\n", " ") in views.panel(table, seat).text.split("\n")
+    assert Table.from_json(table.to_json()).showdown == note  # kept in Redis with the table
+    players = ai_players(4, 7)
+    after = ai_step(table, players).table  # the winner of the showdown opens the next round
+    assert after.showdown is None
+    assert all(said.replace("\n", " ") not in views.panel(after, seat).text for seat in range(4))
+
+
+def test_a_belief_at_the_final_check_stays_on_the_final_panels():
+    table, _ = _first(lambda t, _: t.state.phase is core.Phase.FINAL_CHECK, steps=5000)
+    current = table.state.current
+    over = play.act(table, table.seats[current].user_id, table.action_count, core.Believe()).table
+    assert over.status is Status.OVER and over.showdown["kind"] == NoteKind.BELIEVED
+    said = views.announcement(over, over.showdown).replace("\n", " ")
+    assert said in views.panel(over, 0).text
+
+
+# -- 4. /board once the game has ended -------------------------------------------------------------
+
+ENDED = {
+    "en": ("The last game here is over. {result}\n/start_game starts a new one.", "The last game here ended without a result."),
+    "ru": ("Последняя игра здесь окончена. {result}\n/start_game открывает набор в новую игру.", "Последняя игра здесь закончилась без результата."),
+    "fr": ("La dernière partie ici est terminée. {result}\n/start_game ouvre les inscriptions pour une nouvelle partie.",
+           "La dernière partie ici s’est terminée sans résultat."),
+    "it": ("L’ultima partita qui è finita. {result}\n/start_game apre le iscrizioni per una nuova partita.",
+           "L’ultima partita qui si è chiusa senza risultato."),
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_without_a_game_the_group_hears_how_the_last_one_ended(lang):
+    over, _ = _first(lambda t, _: t.status is Status.OVER, steps=5000)
+    finished, stopped = ENDED[lang]
+    result = result_line(over, over.state.result, translator(lang))
+    assert views.no_game(lang, over) == finished.format(result=result)
+    stopped_game = replace(started()[0], status=Status.CANCELLED, ended="stopped")
+    assert views.no_game(lang, stopped_game).split("\n")[0] == stopped
+    assert views.no_game(lang, stopped_game).split("\n")[1] == finished.split("\n")[1]
+    nothing = translator(lang).t("There is no game here. /start_game opens one.")
+    assert views.no_game(lang, None) == nothing
+    assert views.no_game(lang, replace(started()[0], status=Status.CANCELLED, state=None)) == nothing  # a lobby never started
+
+
+async def test_the_store_knows_a_chats_last_game_once_it_has_ended(store):
+    table, _ = started(4, gid="L1")
+    await store.create(table)
+    assert await store.chat_last_game(table.chat_id, None) is None  # running: no last game yet
+    players = ai_players(4, 7)
+    while (await store.load("L1")).status is Status.PLAYING:
+        await store.transact("L1", lambda current: ai_step(current, players))
+    assert await store.chat_game(table.chat_id, None) is None
+    last = await store.chat_last_game(table.chat_id, None)
+    assert last is not None and last.id == "L1" and last.status is Status.OVER
+    assert await store.chat_last_game(table.chat_id, 5) is None  # another topic
+    assert await store.redis.ttl(store.keys.chat_last(table.chat_id, None)) > 0  # it expires with the game
