@@ -105,13 +105,8 @@ class RandomPlayer:
 
     def act(self, view: PlayerView) -> Action:
         """A uniformly random legal action. Raises ``ValueError`` when it is not our turn."""
-        kinds = []
-        if view.can_challenge:
-            kinds.append("challenge")
-        if view.can_believe:
-            kinds.append("believe")
-        if view.can_play and view.hand.size:
-            kinds.append("play")
+        legal = {"challenge": view.can_challenge, "believe": view.can_believe, "play": view.can_play and view.hand.size > 0}
+        kinds = [kind for kind, allowed in legal.items() if allowed]
         if not kinds:
             raise ValueError("no legal action: not this player's turn")
         kind = self.rng.choice(kinds)
@@ -302,13 +297,8 @@ class CountingPlayer:
         ranks = [r for r in RANKS if hand[r] and r != keep]
         self.rng.shuffle(ranks)
         ranks.sort(key=lambda r: hand[r])
-        out: list[Rank] = []
-        for r in ranks:
-            for _ in range(hand[r]):
-                if len(out) == n:
-                    break
-                out.append(r)
-        return tuple(out) if len(out) == n else None
+        out = tuple(r for r in ranks for _ in range(hand[r]))[:n]
+        return out if len(out) == n else None
 
     def act(self, view: PlayerView) -> Action:
         """The move of least expected cost. Raises ``ValueError`` when it is not our turn."""

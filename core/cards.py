@@ -74,9 +74,7 @@ class Rank(IntEnum):
 
         Raises :class:`InvalidRank` for anything else, including non-strings.
         """
-        if not isinstance(text, str):
-            raise InvalidRank(f"not a rank: {text!r}")
-        rank = _BY_NAME.get(text.upper())
+        rank = _BY_NAME.get(text.upper()) if isinstance(text, str) else None
         if rank is None:
             raise InvalidRank(f"not a rank: {text!r}")
         return rank

@@ -85,18 +85,6 @@ class ClaimNotAllowedError(IllegalActionError):
     code = "claim_not_allowed"
 
 
-#: The codes in the precedence order of GAME_RECORD.md: when several apply, the first is reported.
-ERROR_CODES: tuple[str, ...] = (
-    "game_over",
-    "not_your_turn",
-    "play_not_allowed",
-    "believe_not_allowed",
-    "challenge_not_allowed",
-    "bad_card_count",
-    "cards_not_in_hand",
-    "claim_not_allowed",
-)
-
 _BY_CODE = {
     cls.code: cls
     for cls in (
@@ -110,6 +98,8 @@ _BY_CODE = {
         ClaimNotAllowedError,
     )
 }
+#: The codes in the precedence order of GAME_RECORD.md: when several apply, the first is reported.
+ERROR_CODES: tuple[str, ...] = tuple(_BY_CODE)
 
 
 def error_for_code(code: str) -> type[IllegalActionError]:

@@ -151,10 +151,7 @@ class GameState:
     @property
     def pile_cards(self) -> Hand:
         """All cards on the pile as one hand (hidden information)."""
-        total = EMPTY_HAND
-        for p in self.pile:
-            total = total + p.cards
-        return total
+        return sum((p.cards for p in self.pile), EMPTY_HAND)
 
     @property
     def hand_sizes(self) -> tuple[int, ...]:

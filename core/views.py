@@ -138,9 +138,5 @@ def public_view(state: GameState) -> PublicView:
 
 def view(state: GameState, seat: int) -> PlayerView:
     """What ``seat`` may see. Raises ``IndexError`` for a seat not at the table."""
-    hand = state.hands[seat]
-    own = EMPTY_HAND
-    for p in state.pile:
-        if p.seat == seat:
-            own = own + p.cards
-    return PlayerView(seat, hand, own, public_view(state))
+    own = sum((p.cards for p in state.pile if p.seat == seat), EMPTY_HAND)
+    return PlayerView(seat, state.hands[seat], own, public_view(state))

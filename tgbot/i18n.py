@@ -115,11 +115,7 @@ def supported(code: str | None) -> str | None:
 
 def pick_language(*candidates: str | None) -> str:
     """The first supported candidate (``en-US`` counts as ``en``), else the default language."""
-    for candidate in candidates:
-        found = supported(candidate)
-        if found:
-            return found
-    return DEFAULT_LANGUAGE
+    return next((found for candidate in candidates if (found := supported(candidate))), DEFAULT_LANGUAGE)
 
 
 # -- the language of each kind of message (docs/DESIGN.md, i18n) ----------------------------------

@@ -34,7 +34,7 @@ from tgbot.storage import chatmove
 from tgbot.game import lobby as game_lobby
 from tgbot.storage import stats
 from tgbot.game.table import Status
-from tgbot.owner.store import Store, current_update, new_game_id
+from tgbot.owner.store import Store, current_update, game_id_for_update
 from tgbot.storage.redis import GatedCluster, connect
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
@@ -241,7 +241,7 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
     redis = await _client(redis_cluster.url)
     store = Store(redis, prefix="cheat:123")
     try:
-        gids = [new_game_id() for _ in range(24)]
+        gids = [game_id_for_update("123", update_id) for update_id in range(24)]
         assert len({redis.get_node_from_key(store.keys.game(g)).name for g in gids}) == 3
         for thread, gid in enumerate(gids, 1):
             # a lobby per forum topic: the chat indexes spread over the nodes too

@@ -22,10 +22,16 @@ from tgbot.storage import migrate as mig
 from tgbot.storage import stats
 from tgbot.game.table import Status, TABLE_SCHEMA, Table
 from tgbot.owner.store import Store
+from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.redis import GatedCluster
 
 DB = 15  # a database of its own on the private redis-server
 BOT = "123456"
+
+
+def _marker(bot_id: str) -> str:
+    """The key holding the bot's storage schema: ``cheat:<bot_id>:schema``."""
+    return Keys(bot_prefix(bot_id)).schema()
 OTHER = "999"  # another bot already on schema 2: its keys stay as they are
 FIXTURE: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "b5f3182_keys.json").read_text(encoding="utf-8"))
 OLD: dict[str, dict[str, Any]] = FIXTURE["keys"]
@@ -101,7 +107,7 @@ async def assert_migrated(redis: Client) -> None:
         new = got.pop(new_name(key))
         assert (new["type"], new["value"]) == (old["type"], renamed(key, old["value"])), key
         assert new["pttl"] == -1 if old["pttl"] == -1 else 0 < new["pttl"] <= old["pttl"], key
-    assert got.pop(mig.marker_key(BOT))["value"] == str(mig.SCHEMA)
+    assert got.pop(_marker(BOT))["value"] == str(mig.SCHEMA)
     for key, entry in FOREIGN.items():
         now = await read_key(redis, key)
         assert now is not None and (now["type"], now["value"]) == (entry["type"], entry["value"])
@@ -174,7 +180,7 @@ async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeyp
             await mig.migrate(client, BOT)
         monkeypatch.undo()
         monkeypatch.setattr(mig, "BATCH", 4)
-        assert await client.get(mig.marker_key(BOT)) is None
+        assert await client.get(_marker(BOT)) is None
     # some keys moved before the crashes, some not (how many depends on SCAN's pages, which
     # Redis's incremental rehashing may change): the rerun finishes the job
     left = [key for key in await dump_keys(client, "cheat:*") if mig._is_old(key)]
@@ -187,7 +193,7 @@ async def test_a_second_bot_finds_no_old_keys_and_leaves_the_first_ones_alone(cl
     assert await mig.migrate(client, BOT) == len(OLD) + 7
     before = await dump_keys(client, f"cheat:{BOT}:*")
     assert await mig.migrate(client, "777") == 0
-    assert await client.get(mig.marker_key("777")) == str(mig.SCHEMA)
+    assert await client.get(_marker("777")) == str(mig.SCHEMA)
     after = await dump_keys(client, f"cheat:{BOT}:*")
     assert {k: v["value"] for k, v in after.items()} == {k: v["value"] for k, v in before.items()}
     assert await mig.migrate(client, OTHER) == 1  # at schema 2: no key moved, its game hash renamed
@@ -200,7 +206,7 @@ async def test_schema_2_data_gets_its_fields_renamed(client: Client) -> None:
     # renamed, the marker not set) and a rerun
     await client.flushdb()
     await load_keys(client, {**{new_name(key): entry for key, entry in OLD.items()}, **FOREIGN})
-    await client.set(mig.marker_key(BOT), "2")
+    await client.set(_marker(BOT), "2")
     game = new_name(f"cheat:{{g{LIVE}}}:game")
     await client.eval(mig._RENAME_FIELDS, 1, game, "v", "version", "t", "table")
     assert await mig.migrate(client, BOT) == 6  # all but the live game, renamed before the crash
@@ -211,19 +217,13 @@ async def test_schema_2_data_gets_its_fields_renamed(client: Client) -> None:
 async def test_an_empty_redis_gets_the_marker() -> None:
     redis = fakeredis.FakeAsyncRedis(decode_responses=True)
     assert await mig.migrate(redis, BOT) == 0
-    assert await redis.keys("*") == [mig.marker_key(BOT)]
+    assert await redis.keys("*") == [_marker(BOT)]
 
 
 @pytest.mark.parametrize("bad", ["", "12a", "-5", "١٢٣"])
 async def test_a_bot_id_is_decimal_digits(bad: str) -> None:
     with pytest.raises(ValueError):
         await mig.migrate(fakeredis.FakeAsyncRedis(decode_responses=True), bad)
-    with pytest.raises(ValueError):
-        mig.bot_id_of(f"{bad}:AAHsecret")
-
-
-def test_the_bot_id_is_the_tokens_number() -> None:
-    assert mig.bot_id_of("123456:AAH-x_y:z") == "123456"
 
 
 def test_a_table_of_a_later_schema_is_refused() -> None:

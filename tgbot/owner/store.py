@@ -17,7 +17,6 @@ import base64
 import contextvars
 import hashlib
 import json
-import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,7 +35,6 @@ __all__ = [
     "Store",
     "current_update",
     "game_id_for_update",
-    "new_game_id",
 ]
 
 #: The update being processed in this task (set by :mod:`tgbot.ingest.stream`'s consumer): its
@@ -106,11 +104,6 @@ async def never() -> bool:
 class FencedError(Exception):
     """A commit was refused: a process with a newer lease epoch has written the game; this
     process is no longer the active one and must stop."""
-
-
-def new_game_id() -> str:
-    """A fresh game id: 8 characters of ``A-Za-z0-9_-`` (48 random bits)."""
-    return secrets.token_urlsafe(6)
 
 
 def game_id_for_update(bot_id: str, update_id: int) -> str:
@@ -317,9 +310,7 @@ class Store(Records):
         if not game_id:
             return None
         table = await self.load(game_id)
-        if table is None or not table.live or table.chat_id != chat_id:
-            return None
-        return table
+        return table if table is not None and table.live and table.chat_id == chat_id else None
 
     async def chat_last_game(self, chat_id: int, thread_id: int | None) -> Table | None:
         """The last game of a chat (topic) that ended, while its keys are kept
@@ -342,29 +333,25 @@ class Store(Records):
             return False
         return bool(await self._set_if(keys=[key], args=[old or "", game_id]))
 
-    async def user_games(self, user_id: int) -> list[Table]:
-        """The live tables ``user_id`` is seated at (index checked against each game; stale
-        entries are dropped)."""
+    async def _indexed(self, key: str, belongs: Callable[[Table], bool]) -> list[Table]:
+        """The live tables of the index set ``key`` that ``belongs`` accepts, by id; the index's
+        other (stale) entries are dropped."""
         out = []
-        for game_id in sorted(await self.redis.smembers(self.keys.user_games(user_id))):
+        for game_id in sorted(await self.redis.smembers(key)):
             table = await self.load(game_id)
-            if table is None or not table.live or table.seat_of(user_id) is None:
-                await self.redis.srem(self.keys.user_games(user_id), game_id)
-                continue
-            out.append(table)
-        return out
-
-    async def chat_games(self, chat_id: int) -> list[Table]:
-        """Every live table of a chat, in all its forum topics (the chat's games index, checked
-        against each game)."""
-        out = []
-        for game_id in sorted(await self.redis.smembers(self.keys.chat_games(chat_id))):
-            table = await self.load(game_id)
-            if table is not None and table.live and table.chat_id == chat_id:
+            if table is not None and table.live and belongs(table):
                 out.append(table)
             else:
-                await self.redis.srem(self.keys.chat_games(chat_id), game_id)
+                await self.redis.srem(key, game_id)
         return out
+
+    async def user_games(self, user_id: int) -> list[Table]:
+        """The live tables ``user_id`` is seated at."""
+        return await self._indexed(self.keys.user_games(user_id), lambda table: table.seat_of(user_id) is not None)
+
+    async def chat_games(self, chat_id: int) -> list[Table]:
+        """Every live table of a chat, in all its forum topics."""
+        return await self._indexed(self.keys.chat_games(chat_id), lambda table: table.chat_id == chat_id)
 
     async def move_chat(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
         """Move the live games of group ``old_chat_id`` to supergroup ``new_chat_id``

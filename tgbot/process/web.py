@@ -40,8 +40,7 @@ async def _start(app: web.Application, listen: str, default_port: int) -> web.Ap
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     host, port = _host_port(listen, default_port)
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    await web.TCPSite(runner, host, port).start()
     bound = runner.addresses[0] if runner.addresses else (host, port)
     log.info("listening on %s:%s (%s)", bound[0], bound[1], ", ".join(str(route.canonical) for route in app.router.resources()))
     return runner

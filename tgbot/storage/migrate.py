@@ -20,8 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from tgbot.storage.keys import ROOT, Keys, bot_prefix
 from tgbot.storage.redis import RedisClient
 
-__all__ = ["BATCH", "BOARD_FIELDS", "CHAT_SETTINGS_FIELDS", "GAME_FIELDS", "ROOT", "SCHEMA", "USER_FIELDS", "bot_id_of", "marker_key",
-           "migrate"]
+__all__ = ["BATCH", "BOARD_FIELDS", "CHAT_SETTINGS_FIELDS", "GAME_FIELDS", "SCHEMA", "USER_FIELDS", "migrate"]
 
 log = logging.getLogger(__name__)
 
@@ -50,20 +49,6 @@ return 1
 """
 
 _DIGITS = re.compile(r"[0-9]+")
-
-
-def bot_id_of(token: str) -> str:
-    """The bot's id in a ``BOT_TOKEN`` (``"123456:AAH…"`` → ``"123456"``). Raises
-    ``ValueError`` when the part before the first colon is not decimal digits."""
-    head = token.partition(":")[0]
-    if not _DIGITS.fullmatch(head):
-        raise ValueError("BOT_TOKEN does not start with the bot's numeric id and a colon")
-    return head
-
-
-def marker_key(bot_id: str) -> str:
-    """The key holding the bot's storage schema: ``cheat:<bot_id>:schema``."""
-    return Keys(bot_prefix(bot_id)).schema()
 
 
 def _is_old(key: str) -> bool:
@@ -176,16 +161,13 @@ async def migrate(redis: RedisClient, bot_id: str) -> int:
     raises: then nothing is lost and the next start finishes the job."""
     if not _DIGITS.fullmatch(bot_id):
         raise ValueError(f"bot id {bot_id!r} is not decimal digits")
-    marker = marker_key(bot_id)
-    current = int(await redis.get(marker) or 0)
+    keys = Keys(bot_prefix(bot_id))
+    current = int(await redis.get(keys.schema()) or 0)
     if current >= SCHEMA:
         return 0
-    changed = 0
-    if current < 2:
-        moved = await _move_all(redis, bot_id)
-        log.log(logging.INFO if moved else logging.DEBUG, "storage schema 2: %d keys moved from %s:* to %s:%s:*", moved, ROOT, ROOT, bot_id)
-        changed += moved
-    renamed = await _rename_all(redis, Keys(bot_prefix(bot_id)))
+    moved = await _move_all(redis, bot_id) if current < 2 else 0
+    log.log(logging.INFO if moved else logging.DEBUG, "storage schema 2: %d keys moved from %s:* to %s:%s:*", moved, ROOT, ROOT, bot_id)
+    renamed = await _rename_all(redis, keys)
     log.log(logging.INFO if renamed else logging.DEBUG, "storage schema 3: fields renamed in %d hashes", renamed)
-    await redis.set(marker, SCHEMA)
-    return changed + renamed
+    await redis.set(keys.schema(), SCHEMA)
+    return moved + renamed

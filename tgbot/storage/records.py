@@ -17,11 +17,6 @@ __all__ = ["CHAT_MOVED_TTL", "DELETE_IF_EQUAL", "ChatSettings", "Records"]
 #: Seconds the record "group X became supergroup Y" is kept (longer than a finished game).
 CHAT_MOVED_TTL = 30 * 24 * 3600
 
-_POP_IF_HEAD = """
-if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then redis.call('LPOP', KEYS[1]) return 1 end
-return 0
-"""
-
 # Delete the string KEYS[1] if it holds ARGV[1].
 DELETE_IF_EQUAL = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
@@ -68,7 +63,6 @@ class Records:
         # (typed Any: redis-py types replies bytes | str; with decode_responses=True they are str)
         self.redis: Any = redis
         self.keys = Keys(prefix)
-        self._pop_if_head = redis.register_script(_POP_IF_HEAD)
         self._del_if = redis.register_script(DELETE_IF_EQUAL)
 
     async def release_chat(self, chat_id: int, thread_id: int | None, game_id: str) -> None:
@@ -224,10 +218,6 @@ class Records:
     async def outbox(self, game_id: str) -> list[tuple[str, dict[str, Any]]]:
         """The announcements still to post, oldest first, as (raw, decoded)."""
         return [(raw, json.loads(raw)) for raw in await self.redis.lrange(self.keys.outbox(game_id), 0, -1)]
-
-    async def outbox_done(self, game_id: str, raw: str) -> None:
-        """Drop the oldest announcement once posted (only if it is still ``raw``)."""
-        await self._pop_if_head(keys=[self.keys.outbox(game_id)], args=[raw])
 
     async def outbox_drop(self, game_id: str, raws: list[str]) -> None:
         """Drop these announcements wherever they are in the outbox (each is unique: its ``seq``)."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields as dataclass_fields
 from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
-from tgbot.game.table import Status, Table
+from tgbot.game.table import Ending, Status, Table
 from tgbot.owner.store import Store
 
 __all__ = ["COUNTED_KEEP", "FIELDS", "MIN_TOP_GAMES", "MOVE_ROUNDS", "RECORD_FILE", "Totals", "count_game", "forget_user",
@@ -166,7 +166,7 @@ async def count_game(store: Store, table: Table) -> bool:
     """Add a finished game's figures to its people's totals and the chat's board, exactly once
     (module docstring). True when this call marked the game counted. Raises what redis-py
     raises: the game is then not marked, and the next call finishes the count."""
-    if table.status is not Status.OVER or table.ended != "finished":
+    if table.status is not Status.OVER or table.ended != Ending.FINISHED:
         return False
     if await store.redis.hget(store.keys.game(table.id), "counted"):
         return False
@@ -208,9 +208,7 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
     :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), ``limit`` rows."""
     rows = _board_rows(await store.redis.hgetall(store.keys.board(chat_id)[0]))
     out = [(user_id, row.get("name", ""), int(row.get("wins", 0)), int(row.get("games", 0))) for user_id, row in rows.items()]
-    out = [row for row in out if row[3] >= MIN_TOP_GAMES]
-    out.sort(key=lambda row: (-row[2], row[3], row[0]))
-    return out[:limit]
+    return sorted((row for row in out if row[3] >= MIN_TOP_GAMES), key=lambda row: (-row[2], row[3], row[0]))[:limit]
 
 
 def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:

@@ -38,7 +38,7 @@ from tgbot.game.table import Change, Seat, Status, Table
 from tgbot.storage import stats
 from tgbot.owner.store import Store
 
-LIVE, DONE = "AbC123xy", "Fin-1_sh"  # the games' ids (new_game_id's alphabet)
+LIVE, DONE = "AbC123xy", "Fin-1_sh"  # the games' ids (game_id_for_update's alphabet)
 NOW = 1_760_000_000.0
 PLAYERS = NAMES[:3]
 
