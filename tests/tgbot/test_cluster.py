@@ -171,6 +171,8 @@ def test_every_script_names_its_keys_in_KEYS():
         for cmd, key in re.findall(r"redis\.call\('(\w+)'\s*(?:,\s*([^,)]+))?", body):
             if cmd == "TIME":
                 continue
+            if cmd == "XREADGROUP":  # XREADGROUP GROUP <group> <consumer> … STREAMS <key> <id>
+                key = re.search(r"'XREADGROUP'[^)]*'STREAMS',\s*([^,)]+)", body).group(1)  # type: ignore[union-attr]
             if any(key in ps for ps in helpers.values()):
                 as_key.add(key)
                 continue

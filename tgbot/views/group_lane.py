@@ -30,7 +30,7 @@ from tgbot.views import bookkeeping as fields
 from tgbot.views.announcements import AnnouncementKind, announcement, unreachable
 from tgbot.views.board import board
 from tgbot.views.bookkeeping import Bookkeeping
-from tgbot.views.messages import DEFER, GroupRefusal, Messages, group_refusal
+from tgbot.views.messages import GroupRefusal, Messages, group_refusal
 from tgbot.views.text import Rendered, utf16_units
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ class GroupLane:
         texts = [text for _, text in waiting if text]
         try:
             if texts:
-                await self.bot.send_message(table.chat_id, _joined(texts), message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                await self.messages.send(table.chat_id, Rendered(_joined(texts)), table.thread_id)
         except (BadRequest, Forbidden) as error:
             refusal = group_refusal(error)
             if refusal is GroupRefusal.UNWRITABLE:
@@ -181,9 +181,7 @@ class GroupLane:
         if not text:
             return
         try:
-            await self.bot.send_message(user_id, text, rate_limit_args=DEFER)
-        except Forbidden:
-            await self.store.set_dm(user_id, False)
+            await self.messages.send(user_id, Rendered(text))  # (a 403 is recorded there)
         except BadRequest as error:
             log.error("private note of %s to %s dropped: %s", table.id, user_id, error)
 
@@ -197,7 +195,7 @@ class GroupLane:
             user_id = table.seats[seat].user_id
             if not await self.store.marked(table.id, "unreachable", user_id):
                 text = unreachable(table, seat, self._username())
-                await self.bot.send_message(table.chat_id, text, message_thread_id=table.thread_id, rate_limit_args=DEFER)
+                await self.messages.send(table.chat_id, Rendered(text), table.thread_id)
                 await self.store.first_time(table.id, "unreachable", user_id)
             await self.bookkeeping.write(table.id, {fields.unreachable(seat): 2})
 
