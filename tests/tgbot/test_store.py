@@ -16,6 +16,7 @@ from tgbot.game import table as game_table
 from tgbot.game.table import Answer, RefusedError, Seat, Status
 from tgbot.codec import _GID
 from tgbot.game.table import Table
+from tgbot.process.lease import Lease
 from tgbot.owner.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, current_update, game_id_for_update
 from tests.tgbot.helpers import lobby, started
 
@@ -468,3 +469,23 @@ def test_game_id_for_update_is_deterministic():
     assert a == game_id_for_update("123", 42)  # a second delivery opens (finds) the same game
     assert len({a, game_id_for_update("123", 43), game_id_for_update("124", 42)}) == 3
     assert len(a) == 8 and _GID.match(a)  # fits a callback's game id
+
+
+async def test_a_commit_after_a_late_renewal_goes_through_while_the_lease_is_ours(store, monkeypatch):
+    # The runner gives the store the lease's check (tgbot.process.runner): a holder whose own
+    # clock says its renewal is late asks Redis, instead of refusing its own commit.
+    from tests.tgbot.test_lease import clock_ahead
+    from tgbot.process import lease as lease_module
+
+    lease = Lease(store.redis, store.keys.lease())
+    assert await lease.try_acquire()
+    store.epoch, store.holds = lease.epoch, lease.active
+    assert await store.create(lobby(1, gid="late"))
+    monkeypatch.setattr(lease_module, "time", clock_ahead(3600))
+    assert not lease.held()
+    committed = await store.transact("late", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
+    assert [seat.user_id for seat in committed.change.table.seats] == [1, 10]
+    await store.redis.set(store.keys.lease()[0], "someone-else 99")  # taken over meanwhile
+    monkeypatch.setattr(lease_module, "time", clock_ahead(7200))
+    with pytest.raises(FencedError):
+        await store.transact("late", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))

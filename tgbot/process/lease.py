@@ -88,6 +88,12 @@ class Lease:
         """Whether this process may act as the active one now (monotonic clock, no round trip)."""
         return self.epoch > 0 and time.monotonic() < self._valid_until
 
+    async def active(self) -> bool:
+        """Whether this process may act as the active one: held on its own clock or, when a
+        renewal is late (a starved CPU, a pause), confirmed by Redis. The check before every
+        commit and Bot API call, and before each update is processed."""
+        return self.held() or await self.confirm()
+
     async def confirm(self) -> bool:
         """Whether this process still holds the lease, asked of Redis (a renewal out of turn: it
         takes back a lease that lapsed while Redis stalled); False when lost or Redis fails."""

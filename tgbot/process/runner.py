@@ -150,7 +150,7 @@ class Runner:
     async def _take_up(self) -> tuple[Syncer, Timers]:
         """Point the store, the handlers' services and the rate limiter at this lease."""
         store, lease, bot = self.store, self.lease, self.app.bot
-        store.epoch, store.holds = lease.epoch, self._may_call
+        store.epoch, store.holds = lease.epoch, lease.active
         store.forget_tables()
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
@@ -164,16 +164,12 @@ class Runner:
         store.on_commit = on_commit
         self.app.bot_data["services"] = handlers.Services(self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers)
         if isinstance(bot.rate_limiter, RateLimiter):
-            bot.rate_limiter.may_call = self._may_call
+            bot.rate_limiter.may_call = lease.active
             if lease.previous_renewal is not None:
                 # the previous holder may have sent messages until its lease lapsed
                 limiter = bot.rate_limiter
                 limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
         return syncer, timers
-
-    async def _may_call(self) -> bool:
-        """Whether this process holds the lease now (asked of Redis when it may have lapsed)."""
-        return self.lease is not None and (self.lease.held() or await self.lease.confirm())
 
     async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
         """Every live game's epoch raised first (a former holder can commit nothing from now on),
@@ -225,7 +221,7 @@ class Runner:
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again."""
-        if not (self.lease.held() or await self.lease.confirm()):
+        if not await self.lease.active():
             self._step_down.set()
             raise asyncio.CancelledError
         update = Update.de_json(data, self.app.bot)
