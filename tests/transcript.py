@@ -121,6 +121,11 @@ def _cb(msg: MessageRecord | None, prefix: str) -> list[dict]:
     return [b for b in msg.flat_buttons if b.get("callback_data", "").startswith(prefix)]
 
 
+#: Steps of the play loop at most (a human's move, or a wait for the AI's): a classic game of three
+#: players and an AI seat takes up to a few hundred plays, and the loop stops at the game's end.
+MAX_STEPS = 5000
+
+
 async def run(lang: str, variant: str, seed: int, turn: float, out=sys.stdout) -> None:
     rng = random.Random(seed)
     emu = BotAPIEmulator(group_window=1.0)
@@ -175,7 +180,7 @@ async def run(lang: str, variant: str, seed: int, turn: float, out=sys.stdout) -
 
         skipped = 0
         left = False
-        for _ in range(400):
+        for _ in range(MAX_STEPS):
             table = await store.load(gid)
             if table.state is None or table.state.result is not None or table.status.name != "PLAYING":
                 break

@@ -36,7 +36,8 @@ def _run(work: Coroutine[Any, Any, None], settings: Settings, what: str) -> None
     except BadRequest as error:  # (a NetworkError too: first)
         raise StartError(f"the Bot API at {settings.telegram_base_url} refused {what}: {error.message}") from error
     except NetworkError as error:
-        raise StartError(f"cannot reach the Bot API at {settings.telegram_base_url}: {error.message}") from error
+        raise StartError(f"cannot reach the Bot API at {settings.telegram_base_url}: {error.message} "
+                         "(check the network, or TELEGRAM_BASE_URL for a local Bot API server)") from error
     except OSError as error:
         raise StartError(f"cannot listen: {error}") from error
 

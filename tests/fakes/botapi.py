@@ -1230,8 +1230,8 @@ class BotAPIEmulator:
             found = next((b for b in msg.flat_buttons if b.get("text") == button), None)
         if found is None:
             if strict or not isinstance(button, (str, dict)):
-                raise LookupError(f"no button {button!r} on message {msg.message_id}: "
-                                  f"{msg.flat_buttons}")
+                labels = ", ".join(f"«{b.get('text')}»" for b in msg.flat_buttons)
+                raise LookupError(f"no button «{button}» on message {msg.message_id}; it has: {labels}")
             found = button if isinstance(button, dict) else {"text": "?", "callback_data": button}
         if "callback_data" not in found:
             raise ValueError(f"button {found!r} is not a callback button")
@@ -1605,7 +1605,8 @@ class BotAPIEmulator:
                 return web.json_response({"ok": False, "description": "unknown action"},
                                          status=404)
         except (KeyError, ValueError, LookupError) as e:
-            return web.json_response({"ok": False, "description": repr(e)}, status=400)
+            return web.json_response({"ok": False, "description": f"{type(e).__name__}: {e}"}, status=400,
+                                     dumps=lambda o: json.dumps(o, ensure_ascii=False))
         # readable as it comes (Cyrillic button texts unescaped), as a person reads the demo
         return web.json_response({"ok": True, "result": result}, dumps=lambda o: json.dumps(o, ensure_ascii=False))
 

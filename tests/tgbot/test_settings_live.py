@@ -40,6 +40,7 @@ def _last_user_message(emu, chat_id, user):
 async def test_game_end_stats_once_play_again_and_record(live):
     emu = live.emu
     a, b, c = _people(emu, 900)
+    a.language_code = "en"  # her Telegram app is in English
     group = emu.add_group(-1009001, "Клуб", members=[a, b, c], admins=[a])
     gid = await live.open_game(group, [a, b, c])
     await play_on(live.store, gid)
@@ -58,6 +59,10 @@ async def test_game_end_stats_once_play_again_and_record(live):
     # the result names every player's bluffs; every panel is final, only the record button
     result = emu.last_message(group.id, lambda m: "bluff" in (m.text or "") or "блеф" in (m.text or ""))
     assert result is not None and all(views.plain(views.name(t, i)).strip("\u2068\u2069") in result.text for i in range(3))
+    # the final board comes under the result, «Сыграть ещё» at hand; the lobby's message far up is gone
+    final = emu.last_message(group.id)
+    assert cb(final, "n:") and final.message_id > result.message_id
+    assert [m.message_id for m in emu.chat_messages(group.id) if m.from_bot and cb(m, "n:")] == [final.message_id]
     for u in (a, b, c):
         p = live.panel(u, gid)
         assert [x["callback_data"][:2] for x in p.flat_buttons] == ["d:"]
@@ -83,6 +88,9 @@ async def test_game_end_stats_once_play_again_and_record(live):
     again = await live.store.chat_game(group.id, None)
     assert again is not None and again.status is Status.LOBBY and again.id != gid
     assert [s.user_id for s in again.seats] == [c.id]  # the others are invited, not seated
+    # each in their private language: the group set none, so a's Telegram app's (English)
+    invitation = emu.last_message(a.id, lambda m: "Клуб" in (m.text or ""))
+    assert invitation.text == views.plain(views.note("lobby_open", "en", group=views.title(again)))
     # /stats and /top in the group (no game running: answered there)
     await a.send(group, "/stats")
     await live.settle()

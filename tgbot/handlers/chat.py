@@ -62,11 +62,12 @@ async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         await services.syncer.group_rights_changed(chat.id, _can_write(new))
 
 
-async def set_reachable(services: Services, user_id: int, reachable: bool) -> None:
-    """Record whether the bot may write to ``user_id``. Lost: their seats in running games are
-    marked unreachable (each group is told once). Regained: their panels come back."""
+async def set_reachable(services: Services, user_id: int, reachable: bool, telegram_language: str | None = None) -> None:
+    """Record whether the bot may write to ``user_id`` (and their Telegram app's language, when
+    known). Lost: their seats in running games are marked unreachable (each group is told once).
+    Regained: their panels come back."""
     was = await services.store.can_dm(user_id)
-    await services.store.set_dm(user_id, reachable)
+    await services.store.set_dm(user_id, reachable, telegram_language)
     if reachable and not was:
         await services.syncer.reachable_again(user_id)
     elif not reachable and was:

@@ -73,11 +73,15 @@ async def open_lobby(services: Services, table: Table) -> list[int]:
 
 
 async def notify_lobby(services: Services, table: Table, users: list[int]) -> None:
-    """Tell ``users`` privately that ``table``'s lobby opened (not those seated or unreachable)."""
+    """Tell ``users`` privately that ``table``'s lobby opened (not those seated or unreachable),
+    each in their private language (:func:`i18n.message_language`: no update of theirs is at
+    hand, so their Telegram app's language is the one last recorded)."""
+    group = (await services.store.chat_settings(table.chat_id)).lang
     for user_id in users:
         if table.seat_of(user_id) is not None or not await services.store.can_dm(user_id):
             continue
-        language = i18n.table_language(table, user_id, await services.store.user_lang(user_id))
+        own, telegram = await services.store.user_languages(user_id)
+        language = i18n.message_language(own, group, telegram)
         await tell(services, user_id, views.note("lobby_open", language, group=views.title(table)))
 
 

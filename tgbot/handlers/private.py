@@ -26,7 +26,7 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     """``/start`` in private chat: the bot may now write to this person."""
     services, user = services_of(context), update.effective_user
     assert user is not None
-    await set_reachable(services, user.id, True)
+    await set_reachable(services, user.id, True, user.language_code)
     translator = i18n.translator(await private_language(services, update))
     await reply(update, translator.t(
         "Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; "
@@ -41,7 +41,7 @@ async def join_by_link(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     nothing of the group."""
     services, user = services_of(context), update.effective_user
     assert user is not None and context.args
-    await set_reachable(services, user.id, True)
+    await set_reachable(services, user.id, True, user.language_code)
     game_id = context.args[0][1:]
     lobby = await services.store.load(game_id)
     try:

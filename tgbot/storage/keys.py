@@ -90,7 +90,8 @@ class Keys:
         return f"{self.prefix}:live"
 
     def user(self, user_id: int | str) -> str:
-        """Hash: ``reachable`` (the bot may write to them), ``language`` (of private messages)."""
+        """Hash: ``reachable`` (the bot may write to them), ``language`` (of private messages, their
+        choice), ``telegram_language`` (their Telegram app's, as last seen)."""
         return f"{self.prefix}:user:{user_id}"
 
     def user_games(self, user_id: int | str) -> str:

@@ -88,9 +88,13 @@ class Records:
 
     # -- users -------------------------------------------------------------------------------
 
-    async def set_dm(self, user_id: int, reachable: bool) -> None:
-        """Record whether the bot can write to the user privately."""
-        await self.redis.hset(self.keys.user(user_id), "reachable", 1 if reachable else 0)
+    async def set_dm(self, user_id: int, reachable: bool, telegram_language: str | None = None) -> None:
+        """Record whether the bot can write to the user privately, and the language of their
+        Telegram app when an update of theirs told it (``language_code``)."""
+        fields: dict[str, str | int] = {"reachable": 1 if reachable else 0}
+        if telegram_language:
+            fields["telegram_language"] = telegram_language
+        await self.redis.hset(self.keys.user(user_id), mapping=fields)
 
     async def can_dm(self, user_id: int) -> bool:
         """Whether the user has started the bot (and not blocked it since, as far as known)."""
@@ -99,6 +103,12 @@ class Records:
     async def user_lang(self, user_id: int) -> str | None:
         """The user's own language for private messages (``/language`` in private), or ``None``."""
         return await self.redis.hget(self.keys.user(user_id), "language") or None
+
+    async def user_languages(self, user_id: int) -> tuple[str | None, str | None]:
+        """The user's own language (:meth:`user_lang`) and their Telegram app's, as last recorded
+        (:meth:`set_dm`), for a message to them outside any update of theirs."""
+        own, telegram = await self.redis.hmget(self.keys.user(user_id), ["language", "telegram_language"])
+        return own or None, telegram or None
 
     async def set_user_lang(self, user_id: int, lang: str) -> None:
         """Record the user's own language for private messages."""

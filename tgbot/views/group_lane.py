@@ -93,7 +93,7 @@ class GroupLane:
             await self.store.transact(table.id, game_group.group_writable)
             log.info("group of %s takes messages again: its board is posted anew", table.id)
         else:
-            await self._edit_board(table)
+            await self._edit_board(table, anew=not table.live and table.state is not None)
         if not table.live:
             await self._finish(table)
 
@@ -199,11 +199,16 @@ class GroupLane:
                 await self.store.first_time(table.id, "unreachable", user_id)
             await self.bookkeeping.write(table.id, {fields.unreachable(seat): 2})
 
-    async def _edit_board(self, table: Table) -> None:
-        """Edit the board in place when what it shows changed (a deleted one is posted anew)."""
+    async def _edit_board(self, table: Table, anew: bool = False) -> None:
+        """Edit the board in place when what it shows changed (a deleted one is posted anew);
+        ``anew``: post it at the bottom instead (a game's final board, with «Play again», under
+        its result rather than far up above the game's announcements)."""
         bookkeeping = await self.bookkeeping.of(table.id)
         rendered = self.board(table)
         if bookkeeping.get(fields.BOARD_DIGEST) != rendered.digest:
+            if anew:
+                await self.post_board(table)
+                return
             old = bookkeeping.get(fields.BOARD_MESSAGE)
             shown = await self.messages.show(table.chat_id, table.thread_id, int(old) if old else None, rendered)
             if shown is not None:

@@ -186,7 +186,8 @@ def settings_menu(lang: str | None, chat_id: int, settings: ChatSettings, turn: 
         button(_tick(translator.t("Shuffle seats"), settings.shuffle), Tap(Op.SETTINGS, chat, arg="sshuffle")),
     ]
     timers = [timer[i : i + TIMERS_PER_ROW] for i in range(0, len(timer), TIMERS_PER_ROW)]
-    return Rendered(text, [variants, *timers, languages[:2], languages[2:], seating])
+    # one variant a row: the labels say «rules», so they do not read as the languages below
+    return Rendered(text, [variants[:1], variants[1:], *timers, languages[:2], languages[2:], seating])
 
 
 def stats_text(lang: str | None, who: str, totals: Totals, places: dict[int, int]) -> str:

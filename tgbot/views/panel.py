@@ -61,7 +61,8 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     sizes = " · ".join(f"{name(table, other, translator)} {public_view.hand_sizes[other]}" for other in range(public_view.players))
     rows = [
         translator.t("Game in the group «{group}»", group=title(table)),
-        translator.t("Your cards ({count}): {hand}", count=player_view.hand.size, hand=hand_text(translator, player_view.hand)),
+        translator.t("Your cards ({count}): {hand}", count=player_view.hand.size, hand=hand_text(translator, player_view.hand))
+        if player_view.hand.size else translator.t("You have no cards left."),
         translator.t("Hands: {sizes}", sizes=sizes),
         translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size)),
     ]
