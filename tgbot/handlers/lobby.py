@@ -78,10 +78,10 @@ async def notify_lobby(services: Services, table: Table, users: list[int]) -> No
     hand, so their Telegram app's language is the one last recorded)."""
     group = (await services.store.chat_settings(table.chat_id)).lang
     for user_id in users:
-        if table.seat_of(user_id) is not None or not await services.store.can_dm(user_id):
+        languages = None if table.seat_of(user_id) is not None else await services.store.dm_languages(user_id)
+        if languages is None:
             continue
-        own, telegram = await services.store.user_languages(user_id)
-        language = i18n.message_language(own, group, telegram)
+        language = i18n.message_language(languages[0], group, languages[1])
         await tell(services, user_id, views.note("lobby_open", language, group=views.title(table)))
 
 

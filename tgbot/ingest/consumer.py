@@ -104,13 +104,13 @@ class Consumer:
         entries to be taken first, so that each chat's updates keep their order."""
         await self._claimed.wait()
         processed, self._done = self._done[:ACKNOWLEDGED_MAX], self._done[ACKNOWLEDGED_MAX:]
-        entries = None
         try:
             entries = await self.ingest.polled(batch, lease_value, offset, self.name, processed)
-        finally:
-            if entries is None:
-                self._done = processed + self._done
+        except BaseException:
+            self._done = processed + self._done  # acknowledged with a later write
+            raise
         if entries is None:
+            self._done = processed + self._done
             return False
         await self._dispatch(entries)
         return True

@@ -134,8 +134,8 @@ class Store(Records):
         super().__init__(redis, prefix)
         self.epoch = 0
         self.on_commit: Callable[[Table | None, Table], None] = lambda before, after: None
-        #: Whether this process may commit now (the runner's: the lease held, or confirmed by Redis
-        #: when its renewal is late, e.g. on a starved CPU): a commit is refused here once it is lost.
+        #: Whether this process may commit now (the runner sets :meth:`tgbot.process.lease.Lease.active`):
+        #: a commit is refused here once the lease is lost.
         self.holds: Callable[[], Awaitable[bool]] = always
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
@@ -306,22 +306,18 @@ class Store(Records):
 
     async def chat_game(self, chat_id: int, thread_id: int | None) -> Table | None:
         """The live table of a chat (topic), checked against the game itself."""
-        game_id = await self.redis.get(self.keys.chat(chat_id, thread_id))
-        if not game_id:
-            return None
-        table = await self.load(game_id)
-        return table if table is not None and table.live and table.chat_id == chat_id else None
+        return await self._pointed(self.keys.chat(chat_id, thread_id), chat_id, live=True)
 
     async def chat_last_game(self, chat_id: int, thread_id: int | None) -> Table | None:
         """The last game of a chat (topic) that ended, while its keys are kept
         (:data:`FINISHED_TTL`), checked against the game itself."""
-        game_id = await self.redis.get(self.keys.chat_last(chat_id, thread_id))
-        if not game_id:
-            return None
-        table = await self.load(game_id)
-        if table is None or table.live or table.chat_id != chat_id:
-            return None
-        return table
+        return await self._pointed(self.keys.chat_last(chat_id, thread_id), chat_id, live=False)
+
+    async def _pointed(self, key: str, chat_id: int, live: bool) -> Table | None:
+        """The table the index string ``key`` names, if it is ``chat_id``'s and ``live`` (or ended)."""
+        game_id = await self.redis.get(key)
+        table = await self.load(game_id) if game_id else None
+        return table if table is not None and table.live == live and table.chat_id == chat_id else None
 
     async def claim_chat(self, chat_id: int, thread_id: int | None, game_id: str) -> bool:
         """Point the chat's index at ``game_id`` unless another live game holds it."""

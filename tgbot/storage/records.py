@@ -104,11 +104,12 @@ class Records:
         """The user's own language for private messages (``/language`` in private), or ``None``."""
         return await self.redis.hget(self.keys.user(user_id), "language") or None
 
-    async def user_languages(self, user_id: int) -> tuple[str | None, str | None]:
-        """The user's own language (:meth:`user_lang`) and their Telegram app's, as last recorded
-        (:meth:`set_dm`), for a message to them outside any update of theirs."""
-        own, telegram = await self.redis.hmget(self.keys.user(user_id), ["language", "telegram_language"])
-        return own or None, telegram or None
+    async def dm_languages(self, user_id: int) -> tuple[str | None, str | None] | None:
+        """For a private message outside any update of theirs: the user's own language
+        (:meth:`user_lang`) and their Telegram app's as last recorded (:meth:`set_dm`), or ``None``
+        when the bot may not write to them (:meth:`can_dm`); one round trip."""
+        reachable, own, telegram = await self.redis.hmget(self.keys.user(user_id), ["reachable", "language", "telegram_language"])
+        return (own or None, telegram or None) if reachable == "1" else None
 
     async def set_user_lang(self, user_id: int, lang: str) -> None:
         """Record the user's own language for private messages."""
