@@ -69,5 +69,3 @@ Action: TypeAlias = Play | Challenge | Believe
 
 def _rank(value: Rank | str | int) -> Rank:
     return Rank.from_str(value) if isinstance(value, str) else Rank(value)
-
-

@@ -105,7 +105,11 @@ class RandomPlayer:
 
     def act(self, view: PlayerView) -> Action:
         """A uniformly random legal action. Raises ``ValueError`` when it is not our turn."""
-        legal = {"challenge": view.can_challenge, "believe": view.can_believe, "play": view.can_play and view.hand.size > 0}
+        legal = {
+            "challenge": view.can_challenge,
+            "believe": view.can_believe,
+            "play": view.can_play and view.hand.size > 0,
+        }
         kinds = [kind for kind, allowed in legal.items() if allowed]
         if not kinds:
             raise ValueError("no legal action: not this player's turn")
@@ -390,4 +394,3 @@ def make_player(name: str, seat: int, rng: random.Random) -> Player:
     except (KeyError, TypeError):
         raise ValueError(f"unknown AI strategy: {name!r} (known: {', '.join(STRATEGIES)})") from None
     return cls(seat, rng)
-

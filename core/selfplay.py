@@ -155,8 +155,7 @@ def format_table(summary: dict[str, Any]) -> str:
     """The summary of :func:`run` as a readable text table."""
     c = summary["config"]
     lines = [
-        f"{c['games']} games, {c['players']} players, {c['variant']}, seats {','.join(c['seats'])}, "
-        f"seed {c['seed']}",
+        f"{c['games']} games, {c['players']} players, {c['variant']}, seats {','.join(c['seats'])}, seed {c['seed']}",
         f"{'strategy':<10} {'games':>6} {'wins':>6} {'win rate':>9}  {'95% Wilson':<16} {'mean place':>10} "
         f"{'draws':>6} {'capped':>6}",
     ]

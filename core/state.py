@@ -218,8 +218,13 @@ class GameState:
             if not all(isinstance(h, str) for h in hands):
                 raise InvalidState("each hand must be a string")
             if not isinstance(pile, list) or not all(
-                isinstance(p, list) and len(p) == 3 and type(p[0]) is int and 0 <= p[0] < len(hands)
-                and isinstance(p[1], str) and p[1] and isinstance(p[2], str)
+                isinstance(p, list)
+                and len(p) == 3
+                and type(p[0]) is int
+                and 0 <= p[0] < len(hands)
+                and isinstance(p[1], str)
+                and p[1]
+                and isinstance(p[2], str)
                 for p in pile
             ):
                 raise InvalidState("pile must be a list of [seat, cards, claim]")
@@ -311,9 +316,7 @@ def rank_places(hand_sizes: Sequence[int], winner: int | None = None) -> tuple[i
     """
     others = [s for i, s in enumerate(hand_sizes) if i != winner]
     base = 2 if winner is not None else 1
-    return tuple(
-        1 if i == winner else base + sum(1 for o in others if o < size) for i, size in enumerate(hand_sizes)
-    )
+    return tuple(1 if i == winner else base + sum(1 for o in others if o < size) for i, size in enumerate(hand_sizes))
 
 
 def _finish(hands: tuple[Hand, ...], winner: int | None, capped: bool) -> Result:
@@ -399,9 +402,7 @@ def _challenge(state: GameState, seat: int, phase: Phase) -> tuple[GameState, li
     loser = seat if truthful else player
     pile = state.pile_cards
     hands = _replace(state.hands, loser, state.hands[loser] + pile)
-    events: list[Event] = [
-        ChallengeResolved(seat, player, last.claim, last.cards.ranks(), truthful, loser, pile.size)
-    ]
+    events: list[Event] = [ChallengeResolved(seat, player, last.claim, last.cards.ranks(), truthful, loser, pile.size)]
     if going_out and truthful:
         return _end(state, hands, (), player, phase is Phase.CAP_CHECK, events)
     if phase is Phase.CAP_CHECK:

@@ -32,8 +32,24 @@ class RedisServer:
             raise RuntimeError("redis-server is not installed (.ci/run installs Debian's redis-server)")
         self.dir = tempfile.mkdtemp(prefix="cheat-redis-")
         self.port = free_port()
-        args = [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir, "--save", "",
-                "--appendonly", "yes" if appendonly else "no", "--daemonize", "no", "--loglevel", "warning", *extra]
+        args = [
+            exe,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            self.dir,
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if appendonly else "no",
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+            *extra,
+        ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -53,7 +69,13 @@ class RedisServer:
         """``redis-cli`` against this server; its standard output. Raises
         ``subprocess.CalledProcessError`` when it fails."""
         exe = shutil.which("redis-cli") or "redis-cli"
-        done = subprocess.run([exe, "-h", "127.0.0.1", "-p", str(self.port), *args], capture_output=True, text=True, timeout=timeout, check=True)
+        done = subprocess.run(
+            [exe, "-h", "127.0.0.1", "-p", str(self.port), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
         return done.stdout
 
     def stop(self) -> None:
@@ -77,8 +99,20 @@ class RedisClusterServers:
             for _ in range(primaries):
                 # the nodes file is relative to the server's own --dir (removed by stop()); the
                 # bus port is given, as the default (port + 10000) may be taken or beyond 65535
-                self.nodes.append(RedisServer(extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                                "--cluster-port", str(free_port()), "--cluster-node-timeout", "5000"]))
+                self.nodes.append(
+                    RedisServer(
+                        extra=[
+                            "--cluster-enabled",
+                            "yes",
+                            "--cluster-config-file",
+                            "nodes.conf",
+                            "--cluster-port",
+                            str(free_port()),
+                            "--cluster-node-timeout",
+                            "5000",
+                        ]
+                    )
+                )
             addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
             self.nodes[0].cli("--cluster", "create", *addrs, "--cluster-replicas", "0", "--cluster-yes", timeout=60)
             deadline = time.monotonic() + 20
@@ -111,8 +145,15 @@ class RedisSentinelServers:
     ``RuntimeError`` when redis-server is missing, or a replica is not in sync or a sentinel
     does not see it in sync within 20 s."""
 
-    def __init__(self, service: str = "cheat", replicas: int = 1, sentinels: int = 3, down_after_ms: int = 1000,
-                 password: str | None = None, sentinel_password: str | None = None) -> None:
+    def __init__(
+        self,
+        service: str = "cheat",
+        replicas: int = 1,
+        sentinels: int = 3,
+        down_after_ms: int = 1000,
+        password: str | None = None,
+        sentinel_password: str | None = None,
+    ) -> None:
         self.service, self.password, self.sentinel_password = service, password, sentinel_password
         self.replicas: list[RedisServer] = []
         self.sentinels: list[subprocess.Popen] = []
@@ -123,31 +164,63 @@ class RedisSentinelServers:
         self.primary = RedisServer(extra=["--repl-diskless-sync-delay", "0", *auth])
         try:
             for _ in range(replicas):
-                self.replicas.append(RedisServer(extra=["--repl-diskless-sync-delay", "0", *auth, "--replicaof", "127.0.0.1", str(self.primary.port)]))
+                self.replicas.append(
+                    RedisServer(
+                        extra=[
+                            "--repl-diskless-sync-delay",
+                            "0",
+                            *auth,
+                            "--replicaof",
+                            "127.0.0.1",
+                            str(self.primary.port),
+                        ]
+                    )
+                )
             # the sentinels' first INFO of the primary must list the replicas (the next comes
             # 10 s later), so they start once every replica is in sync
-            _wait(lambda: self.node_cli(self.primary, "info", "replication").count("state=online") == replicas, "the replicas did not sync")
-            self.node_cli(self.primary, "eval", "redis.call('set', KEYS[1], 1) return redis.call('del', KEYS[1])", "1", "cheat:fixture")
+            _wait(
+                lambda: self.node_cli(self.primary, "info", "replication").count("state=online") == replicas,
+                "the replicas did not sync",
+            )
+            self.node_cli(
+                self.primary,
+                "eval",
+                "redis.call('set', KEYS[1], 1) return redis.call('del', KEYS[1])",
+                "1",
+                "cheat:fixture",
+            )
             self.wait_in_sync()
             for i in range(sentinels):
                 port = free_port()
                 conf = f"{self.dir}/sentinel-{i}.conf"  # sentinel rewrites its own file
                 with open(conf, "w") as f:
-                    f.write(f"port {port}\nbind 127.0.0.1\ndir {self.dir}\nloglevel warning\n"
-                            f"sentinel monitor {service} 127.0.0.1 {self.primary.port} {sentinels // 2 + 1}\n"
-                            f"sentinel down-after-milliseconds {service} {down_after_ms}\n"
-                            f"sentinel failover-timeout {service} 5000\n")
+                    f.write(
+                        f"port {port}\nbind 127.0.0.1\ndir {self.dir}\nloglevel warning\n"
+                        f"sentinel monitor {service} 127.0.0.1 {self.primary.port} {sentinels // 2 + 1}\n"
+                        f"sentinel down-after-milliseconds {service} {down_after_ms}\n"
+                        f"sentinel failover-timeout {service} 5000\n"
+                    )
                     if password:
                         f.write(f'sentinel auth-pass {service} "{password}"\n')
                     if sentinel_password:
                         f.write(f"requirepass {sentinel_password}\nsentinel sentinel-pass {sentinel_password}\n")
-                self.sentinels.append(subprocess.Popen([shutil.which("redis-server") or "redis-server", conf, "--sentinel"],
-                                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                self.sentinels.append(
+                    subprocess.Popen(
+                        [shutil.which("redis-server") or "redis-server", conf, "--sentinel"],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
                 self.sentinel_ports.append(port)
             # a sentinel promotes only a replica it has a recent INFO from (else NOGOODSLAVE)
             for port in self.sentinel_ports:
-                _wait(lambda: _listening(port) and [r.get("master-link-status") for r in self.replica_states(port)] == ["ok"] * replicas,
-                      "a sentinel does not see the replicas in sync")
+                _wait(
+                    lambda: (
+                        _listening(port)
+                        and [r.get("master-link-status") for r in self.replica_states(port)] == ["ok"] * replicas
+                    ),
+                    "a sentinel does not see the replicas in sync",
+                )
         except BaseException:
             self.stop()
             raise
@@ -167,14 +240,25 @@ class RedisSentinelServers:
         """``redis-cli`` against the sentinel on ``port``; its standard output."""
         exe = shutil.which("redis-cli") or "redis-cli"
         auth = ["--no-auth-warning", "-a", self.sentinel_password] if self.sentinel_password else []
-        return subprocess.run([exe, "-h", "127.0.0.1", "-p", str(port), *auth, *args], capture_output=True, text=True, timeout=10, check=True).stdout
+        return subprocess.run(
+            [exe, "-h", "127.0.0.1", "-p", str(port), *auth, *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
 
     def wait_in_sync(self, timeout: float = 10) -> None:
         """Wait until every replica has received every write the primary has made so far (its
         replication offset). Raises ``RuntimeError`` after ``timeout`` seconds."""
         offset = _field(self.node_cli(self.primary, "info", "replication"), "master_repl_offset")
-        _wait(lambda: all(_field(self.node_cli(r, "info", "replication"), "slave_repl_offset") >= offset for r in self.replicas),
-              "the replicas did not receive every write", timeout)
+        _wait(
+            lambda: all(
+                _field(self.node_cli(r, "info", "replication"), "slave_repl_offset") >= offset for r in self.replicas
+            ),
+            "the replicas did not receive every write",
+            timeout,
+        )
 
     def replica_states(self, port: int) -> list[dict[str, str]]:
         """``SENTINEL REPLICAS`` of the sentinel on ``port``: a dict of fields per replica."""
@@ -188,7 +272,10 @@ class RedisSentinelServers:
 
     def primary_ports(self) -> set[int]:
         """The primary's port as each sentinel names it (one element once they agree)."""
-        return {int(self.sentinel_cli(p, "sentinel", "get-master-addr-by-name", self.service).split()[1]) for p in self.sentinel_ports}
+        return {
+            int(self.sentinel_cli(p, "sentinel", "get-master-addr-by-name", self.service).split()[1])
+            for p in self.sentinel_ports
+        }
 
     def stop(self) -> None:
         for proc in self.sentinels:

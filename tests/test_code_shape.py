@@ -18,6 +18,7 @@ PACKAGES = ("core", "tgbot")
 MAX_FUNCTION_LINES = 50
 MAX_MODULE_LINES = 500
 
+
 def _modules(package: str) -> list[Path]:
     files = sorted((ROOT / package).rglob("*.py"))
     assert files, f"no Python files under {ROOT / package}"

@@ -30,7 +30,14 @@ from tests.tgbot.live import Live
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 
 GROUP = -100777
-SHOWN = {"sendMessage", "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery", "deleteMessage", "sendDocument"}
+SHOWN = {
+    "sendMessage",
+    "editMessageText",
+    "editMessageReplyMarkup",
+    "answerCallbackQuery",
+    "deleteMessage",
+    "sendDocument",
+}
 
 
 class Transcript:
@@ -68,9 +75,22 @@ class Transcript:
         if m == "deleteMessage":
             print(f"-- delete in {self.who(p.get('chat_id'))} #{p.get('message_id')}{status}", file=self.out)
             return
-        head = {"sendMessage": "NEW", "editMessageText": "EDIT", "editMessageReplyMarkup": "EDIT KEYBOARD", "sendDocument": "FILE"}[m]
+        head = {
+            "sendMessage": "NEW",
+            "editMessageText": "EDIT",
+            "editMessageReplyMarkup": "EDIT KEYBOARD",
+            "sendDocument": "FILE",
+        }[m]
         where = self.who(p.get("chat_id"))
-        mid = f" #{p['message_id']}" if "message_id" in p else (f" #{c['result']['message_id']}" if isinstance(c.get("result"), dict) and "message_id" in c["result"] else "")
+        mid = (
+            f" #{p['message_id']}"
+            if "message_id" in p
+            else (
+                f" #{c['result']['message_id']}"
+                if isinstance(c.get("result"), dict) and "message_id" in c["result"]
+                else ""
+            )
+        )
         print(f"\n== {head} {where}{mid}{status}", file=self.out)
         if m == "sendDocument":
             print(f"   {p.get('caption') or ''}", file=self.out)
@@ -105,7 +125,10 @@ def _render(text: str, parse_mode: str | None) -> str:
         if e["type"] == "bold":
             marks += [(e["offset"], 1, "*"), (e["offset"] + e["length"], 0, "*")]
         elif e["type"] == "date_time":
-            marks += [(e["offset"], 1, f"[time: {e.get('date_time_format', '')} {e['unix_time']} | "), (e["offset"] + e["length"], 0, "]")]
+            marks += [
+                (e["offset"], 1, f"[time: {e.get('date_time_format', '')} {e['unix_time']} | "),
+                (e["offset"] + e["length"], 0, "]"),
+            ]
     out, last = [], 0
     for off, _, mark in sorted(marks):
         out.append(u16[2 * last : 2 * off].decode("utf-16-le"))
@@ -259,7 +282,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lang", choices=LANGUAGES, default="ru")
     ap.add_argument("--variant", choices=("russian", "classic"), default="russian")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--turn", type=float, default=4.0, help="seconds per turn (short, so the timer's texts show quickly)")
+    ap.add_argument(
+        "--turn", type=float, default=4.0, help="seconds per turn (short, so the timer's texts show quickly)"
+    )
     args = ap.parse_args(argv)
     asyncio.run(run(args.lang, args.variant, args.seed, args.turn))
 

@@ -36,8 +36,10 @@ def _run(work: Coroutine[Any, Any, None], settings: Settings, what: str) -> None
     except BadRequest as error:  # (a NetworkError too: first)
         raise StartError(f"the Bot API at {settings.telegram_base_url} refused {what}: {error.message}") from error
     except NetworkError as error:
-        raise StartError(f"cannot reach the Bot API at {settings.telegram_base_url}: {error.message} "
-                         "(check the network, or TELEGRAM_BASE_URL for a local Bot API server)") from error
+        raise StartError(
+            f"cannot reach the Bot API at {settings.telegram_base_url}: {error.message} "
+            "(check the network, or TELEGRAM_BASE_URL for a local Bot API server)"
+        ) from error
     except OSError as error:
         raise StartError(f"cannot listen: {error}") from error
 
@@ -74,10 +76,14 @@ def _start(settings: Settings) -> None:
         raise StartError("BOT_TOKEN is not set (get a token from @BotFather and export BOT_TOKEN=...)")
     if settings.webhook_url and not settings.webhook_url.lower().startswith("https://"):
         # https://core.telegram.org/bots/api#setwebhook: an HTTPS URL (Telegram refuses others)
-        raise StartError(f"WEBHOOK_URL must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {settings.webhook_url}")
+        raise StartError(
+            f"WEBHOOK_URL must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {settings.webhook_url}"
+        )
     if settings.in_memory:
-        log.warning("REDIS_URL is not set (or memory://): running on the embedded in-process store. Games will NOT survive a "
-                    "restart; set REDIS_URL=redis://host:6379/0 (docker compose does) to keep them.")
+        log.warning(
+            "REDIS_URL is not set (or memory://): running on the embedded in-process store. Games will NOT survive a "
+            "restart; set REDIS_URL=redis://host:6379/0 (docker compose does) to keep them."
+        )
     else:
         try:
             asyncio.run(_check_redis(settings.redis_url))
@@ -92,12 +98,13 @@ def main() -> int:
     try:
         settings = Settings()
     except ValidationError as error:  # one line per wrong setting, named as in the environment
-        wrong = "; ".join(f"{'.'.join(map(str, item['loc'])).upper() or 'settings'}: {item['msg'].removeprefix('Value error, ')}"
-                          for item in error.errors())
+        wrong = "; ".join(
+            f"{'.'.join(map(str, item['loc'])).upper() or 'settings'}: {item['msg'].removeprefix('Value error, ')}"
+            for item in error.errors()
+        )
         print(f"cheat-bot: a setting is wrong: {wrong}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         _start(settings)

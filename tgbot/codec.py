@@ -31,7 +31,18 @@ from enum import StrEnum
 
 from telegram.constants import InlineKeyboardButtonLimit
 
-__all__ = ["MAX_BYTES", "NOT_A_GAME", "CallbackDataError", "Op", "Setting", "Tap", "decode", "encode", "pattern", "person"]
+__all__ = [
+    "MAX_BYTES",
+    "NOT_A_GAME",
+    "CallbackDataError",
+    "Op",
+    "Setting",
+    "Tap",
+    "decode",
+    "encode",
+    "pattern",
+    "person",
+]
 
 #: Telegram's limit on callback_data, in bytes.
 MAX_BYTES = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA

@@ -30,8 +30,21 @@ if TYPE_CHECKING:
     from tgbot.game.table import Table
 
 __all__ = [
-    "DEFAULT_LANGUAGE", "DOMAIN", "LANGUAGES", "LANGUAGE_NAMES", "LOCALES_DIR", "N_", "Np_", "Translator",
-    "message_language", "pick_language", "private_language", "seat_language", "supported", "table_language", "translator",
+    "DEFAULT_LANGUAGE",
+    "DOMAIN",
+    "LANGUAGES",
+    "LANGUAGE_NAMES",
+    "LOCALES_DIR",
+    "N_",
+    "Np_",
+    "Translator",
+    "message_language",
+    "pick_language",
+    "private_language",
+    "seat_language",
+    "supported",
+    "table_language",
+    "translator",
 ]
 
 #: Languages with a complete catalog.

@@ -86,6 +86,7 @@ def _phase(name: str, fn):
             return await fn(*a, **kw)
         finally:
             PHASE.reset(token)
+
     return wrapped
 
 
@@ -136,7 +137,9 @@ class FakeBotAPI(BaseRequest):
     async def shutdown(self) -> None:
         pass
 
-    async def do_request(self, url: str, method: str, request_data: RequestData | None = None, *a, **kw) -> tuple[int, bytes]:
+    async def do_request(
+        self, url: str, method: str, request_data: RequestData | None = None, *a, **kw
+    ) -> tuple[int, bytes]:
         name = url.rsplit("/", 1)[1]
         p = request_data.parameters if request_data else {}
         if name == "getUpdates":  # long polling: the queued updates, or none after its timeout
@@ -182,17 +185,41 @@ def user(uid: int) -> dict:
 
 
 def message_update(uid: int, chat_id: int, text: str) -> dict:
-    chat = {"id": chat_id, "type": "private", "first_name": "u"} if chat_id > 0 else {"id": chat_id, "type": "supergroup", "title": "g"}
+    chat = (
+        {"id": chat_id, "type": "private", "first_name": "u"}
+        if chat_id > 0
+        else {"id": chat_id, "type": "supergroup", "title": "g"}
+    )
     ent = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}] if text.startswith("/") else []
-    return {"update_id": next(_uid), "message": {"message_id": next(_uid), "date": int(time.time()), "chat": chat,
-                                                 "from": user(uid), "text": text, "entities": ent}}
+    return {
+        "update_id": next(_uid),
+        "message": {
+            "message_id": next(_uid),
+            "date": int(time.time()),
+            "chat": chat,
+            "from": user(uid),
+            "text": text,
+            "entities": ent,
+        },
+    }
 
 
 def tap_update(uid: int, chat_id: int, message_id: int, data: str) -> dict:
-    chat = {"id": chat_id, "type": "private", "first_name": "u"} if chat_id > 0 else {"id": chat_id, "type": "supergroup", "title": "g"}
-    return {"update_id": next(_uid), "callback_query": {
-        "id": str(next(_uid)), "from": user(uid), "chat_instance": "ci", "data": data,
-        "message": {"message_id": message_id, "date": int(time.time()), "chat": chat, "from": BOT, "text": "x"}}}
+    chat = (
+        {"id": chat_id, "type": "private", "first_name": "u"}
+        if chat_id > 0
+        else {"id": chat_id, "type": "supergroup", "title": "g"}
+    )
+    return {
+        "update_id": next(_uid),
+        "callback_query": {
+            "id": str(next(_uid)),
+            "from": user(uid),
+            "chat_instance": "ci",
+            "data": data,
+            "message": {"message_id": message_id, "date": int(time.time()), "chat": chat, "from": BOT, "text": "x"},
+        },
+    }
 
 
 # -- driving games ------------------------------------------------------------------------------
@@ -280,7 +307,9 @@ class Driver:
             taps = []
             if isinstance(action, core.Play):
                 cards = "".join(r.char for r in action.cards)
-                taps += [Tap("pick", gid, action_count=table.action_count, cards=cards[: i + 1]) for i in range(len(cards))]
+                taps += [
+                    Tap("pick", gid, action_count=table.action_count, cards=cards[: i + 1]) for i in range(len(cards))
+                ]
                 claim = action.claim.char if action.claim is not None else ""
                 taps.append(Tap("play", gid, action_count=table.action_count, cards=cards, claim=claim))
                 self.plays += 1
@@ -309,7 +338,9 @@ def pct(xs: list[float], q: float) -> float:
 async def run_bot(url: str, games: int, seats: int, serial: int = SERIAL_GAMES) -> dict:
     install_counters()
     api = FakeBotAPI()
-    settings = Settings(BOT_TOKEN=TOKEN, REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9, HTTP_LISTEN="127.0.0.1:0")
+    settings = Settings(
+        BOT_TOKEN=TOKEN, REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9, HTTP_LISTEN="127.0.0.1:0"
+    )
     app = build_application(settings, request=api)
     runner = Runner(app, settings)
     peek = Redis.from_url(url, decode_responses=True)
@@ -392,9 +423,19 @@ async def run_bot(url: str, games: int, seats: int, serial: int = SERIAL_GAMES) 
         # the ingest's memory of recent update ids (a repeated delivery is skipped), per update
         recent = drv.peek.keys.ingest()[1]
         recent_ids = await peek.zcard(recent)
-        out.update(taps=drv.taps, plays=drv.plays, wall=wall, cpu=cpu, trips=dict(TRIPS), calls=dict(api.calls), mem=mem_sampled,
-                   ended=ended, recent_per_update=(await peek.memory_usage(recent) or 0) / max(1, recent_ids), recent_ids=recent_ids,
-                   stream_left=await peek.xlen(drv.peek.keys.ingest()[0]))
+        out.update(
+            taps=drv.taps,
+            plays=drv.plays,
+            wall=wall,
+            cpu=cpu,
+            trips=dict(TRIPS),
+            calls=dict(api.calls),
+            mem=mem_sampled,
+            ended=ended,
+            recent_per_update=(await peek.memory_usage(recent) or 0) / max(1, recent_ids),
+            recent_ids=recent_ids,
+            stream_left=await peek.xlen(drv.peek.keys.ingest()[0]),
+        )
         out["state_bytes"] = len((await drv.load(played[0])).to_json())
     finally:
         runner.stop()
@@ -408,8 +449,12 @@ def _markup(raw: Any) -> InlineKeyboardMarkup | None:
     if not raw:
         return None
     rows = json.loads(raw) if isinstance(raw, str) else raw
-    return InlineKeyboardMarkup([[InlineKeyboardButton(b["text"], callback_data=b.get("callback_data"), url=b.get("url"))
-                                  for b in row] for row in rows["inline_keyboard"]])
+    return InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(b["text"], callback_data=b.get("callback_data"), url=b.get("url")) for b in row]
+            for row in rows["inline_keyboard"]
+        ]
+    )
 
 
 class Skeleton:
@@ -423,7 +468,14 @@ class Skeleton:
         self.api = FakeBotAPI()
         # the bot's own defaults (HTML parse mode, no link previews), so the calls carry the same parameters
         defaults = build_application(Settings(BOT_TOKEN=TOKEN)).bot.defaults
-        self.app = Application.builder().token(TOKEN).request(self.api).get_updates_request(self.api).defaults(defaults).build()
+        self.app = (
+            Application.builder()
+            .token(TOKEN)
+            .request(self.api)
+            .get_updates_request(self.api)
+            .defaults(defaults)
+            .build()
+        )
         self.redis = Redis.from_url(url, decode_responses=True)
         self._calls: Any = iter(())
         self.app.add_handler(TypeHandler(Update, self._handler))
@@ -436,11 +488,20 @@ class Skeleton:
             if method == "answerCallbackQuery":
                 await q.answer(p.get("text"), url=p.get("url"))
             elif method == "sendMessage":
-                await context.bot.send_message(p["chat_id"], p["text"], reply_markup=_markup(p.get("reply_markup")),
-                                               message_thread_id=p.get("message_thread_id"))
+                await context.bot.send_message(
+                    p["chat_id"],
+                    p["text"],
+                    reply_markup=_markup(p.get("reply_markup")),
+                    message_thread_id=p.get("message_thread_id"),
+                )
             elif method == "editMessageText":
-                await context.bot.edit_message_text(p["text"], chat_id=p["chat_id"], message_id=p["message_id"], parse_mode=p.get("parse_mode"),
-                                                    reply_markup=_markup(p.get("reply_markup")))
+                await context.bot.edit_message_text(
+                    p["text"],
+                    chat_id=p["chat_id"],
+                    message_id=p["message_id"],
+                    parse_mode=p.get("parse_mode"),
+                    reply_markup=_markup(p.get("reply_markup")),
+                )
             elif method == "deleteMessage":
                 await context.bot.delete_message(p["chat_id"], p["message_id"])
 
@@ -462,7 +523,6 @@ class Skeleton:
         await self.redis.aclose()
 
 
-
 _OP_NAMES = {"k": "card pick", "p": "play", "c": "challenge", "b": "believe"}
 
 
@@ -472,22 +532,34 @@ def report(bot: dict, skel: list[float], seats: int, games: int) -> str:
     lines = [
         f"games: {games} concurrent, {seats} seats; taps {taps} (lobby taps aside), plays {plays}, transactions {bot['trips'].get('#transactions', 0)}",
         f"taps per second: {taps / bot['wall']:.0f}  (wall {bot['wall']:.1f} s, CPU {bot['cpu']:.1f} s, mean CPU/tap {bot['cpu'] / taps * 1e6:.0f} µs)",
-        f"CPU µs per tap (serial, tap + its sync): p50 {pct(cpu, .5) * 1e6:.0f}, p99 {pct(cpu, .99) * 1e6:.0f}",
-        f"skeleton CPU µs per tap: p50 {pct(skel, .5) * 1e6:.0f}, p99 {pct(skel, .99) * 1e6:.0f};"
-        f" ratio bot/skeleton (p50) {pct(cpu, .5) / pct(skel, .5):.2f}, (mean) {statistics.mean(cpu) / statistics.mean(skel):.2f}",
-        "CPU µs per tap by kind, p50 bot / skeleton (ratio): " + ", ".join(
-            f"{_OP_NAMES.get(op, op)} {pct(b, .5) * 1e6:.0f} / {pct(k, .5) * 1e6:.0f} ({pct(b, .5) / pct(k, .5):.2f}; {len(b)} taps)"
+        f"CPU µs per tap (serial, tap + its sync): p50 {pct(cpu, 0.5) * 1e6:.0f}, p99 {pct(cpu, 0.99) * 1e6:.0f}",
+        f"skeleton CPU µs per tap: p50 {pct(skel, 0.5) * 1e6:.0f}, p99 {pct(skel, 0.99) * 1e6:.0f};"
+        f" ratio bot/skeleton (p50) {pct(cpu, 0.5) / pct(skel, 0.5):.2f}, (mean) {statistics.mean(cpu) / statistics.mean(skel):.2f}",
+        "CPU µs per tap by kind, p50 bot / skeleton (ratio): "
+        + ", ".join(
+            f"{_OP_NAMES.get(op, op)} {pct(b, 0.5) * 1e6:.0f} / {pct(k, 0.5) * 1e6:.0f} ({pct(b, 0.5) / pct(k, 0.5):.2f}; {len(b)} taps)"
             for op in sorted(set(bot["tap_ops"]))
-            for b, k in [([c for c, o in zip(cpu, bot["tap_ops"]) if o == op], [c for c, o in zip(skel, bot["tap_ops"]) if o == op])]),
-        "Redis round trips per tap: " + ", ".join(f"{k} {v / taps:.2f}" for k, v in sorted(bot["trips"].items()) if k[0] != "#")
+            for b, k in [
+                (
+                    [c for c, o in zip(cpu, bot["tap_ops"]) if o == op],
+                    [c for c, o in zip(skel, bot["tap_ops"]) if o == op],
+                )
+            ]
+        ),
+        "Redis round trips per tap: "
+        + ", ".join(f"{k} {v / taps:.2f}" for k, v in sorted(bot["trips"].items()) if k[0] != "#")
         + f"; total {sum(v for k, v in bot['trips'].items() if k[0] != '#') / taps:.2f}",
         f"Redis round trips per transaction (the game's own: compare-and-set, + index writes when an index"
         f" moves; the table is kept in memory): "
         f"{bot['trips'].get('transaction', 0) / max(1, bot['trips'].get('#transactions', 0)):.2f}"
         f" over {bot['trips'].get('#transactions', 0)} transactions",
-        "Bot API calls per play: " + ", ".join(f"{m}[{k}] {n / plays:.2f}" for (m, k), n in sorted(bot["calls"].items(), key=lambda x: -x[1])),
+        "Bot API calls per play: "
+        + ", ".join(f"{m}[{k}] {n / plays:.2f}" for (m, k), n in sorted(bot["calls"].items(), key=lambda x: -x[1])),
         "messages sent or edited per tap (serial game; answers and deletions aside): "
-        + ", ".join(f"{_OP_NAMES.get(op, op)} mean {statistics.mean(v):.2f} max {max(v)}" for op, v in sorted(bot["per_op"].items())),
+        + ", ".join(
+            f"{_OP_NAMES.get(op, op)} mean {statistics.mean(v):.2f} max {max(v)}"
+            for op, v in sorted(bot["per_op"].items())
+        ),
         f"Redis bytes per live game (MEMORY USAGE over its keys, {len(bot['mem'])} samples): "
         f"mean {statistics.mean(bot['mem']) if bot['mem'] else 0:.0f}, max {max(bot['mem'], default=0)}",
         f"Redis bytes per finished game (all its keys, action log included; {len(bot['ended'])} games): "

@@ -18,13 +18,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_small_run_reports_every_figure_and_meets_the_counted_targets():
-    out = subprocess.run([sys.executable, "-m", "tests.bench.bot", "--games", "2", "--serial", "1"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.bench.bot", "--games", "2", "--serial", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     print(out)  # (pytest -s shows the figures)
-    for figure in ("taps per second", "CPU µs per tap", "ratio bot/skeleton", "Redis round trips per tap",
-                   "Bot API calls per play", "Redis bytes per live game", "per action", "ingest's recent update ids", "peak RSS"):
+    for figure in (
+        "taps per second",
+        "CPU µs per tap",
+        "ratio bot/skeleton",
+        "Redis round trips per tap",
+        "Bot API calls per play",
+        "Redis bytes per live game",
+        "per action",
+        "ingest's recent update ids",
+        "peak RSS",
+    ):
         assert figure in out, out
-    trips = dict((k, float(v)) for k, v in re.findall(r"(\w+) ([\d.]+)", re.search(r"Redis round trips per tap: (.*)", out).group(1)))
+    trips = dict(
+        (k, float(v))
+        for k, v in re.findall(r"(\w+) ([\d.]+)", re.search(r"Redis round trips per tap: (.*)", out).group(1))
+    )
     # every tap went through the durable ingest (stored, read back, acknowledged)
     assert trips["ingest"] > 0, out
     # the game's own transaction: one compare-and-set, no read (the table is kept in memory),

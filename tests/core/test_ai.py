@@ -81,7 +81,10 @@ def _two_states_same_view():
     x = pile1.cards.ranks()[0]
     y = next(r for r in h3.ranks() if r != x)
     twin_hands = (*s.hands[:3], h3 - Hand.from_ranks([y]) + Hand.from_ranks([x]))
-    twin_pile = (s.pile[0], PilePlay(pile1.seat, pile1.cards - Hand.from_ranks([x]) + Hand.from_ranks([y]), pile1.claim))
+    twin_pile = (
+        s.pile[0],
+        PilePlay(pile1.seat, pile1.cards - Hand.from_ranks([x]) + Hand.from_ranks([y]), pile1.claim),
+    )
     twin = GameState(s.variant, twin_hands, twin_pile, s.current, s.plays)
     assert twin != s
     return s, twin

@@ -65,9 +65,22 @@ def test_bad_json(text):
 
 @pytest.mark.parametrize(
     "field,value",
-    [("variant", "chinese"), ("hands", "AAA"), ("hands", ["A1"]), ("pile", [[0, "A"]]), ("plays", "x"),
-     ("pile", [[0, "A", "Z"]]), ("hands", None), ("hands", ["A", "2"]), ("pile", [[9, "A", "A"]]),
-     ("current", "0"), ("current", 7), ("plays", -1), ("plays", 1.5), ("pile", "A")],
+    [
+        ("variant", "chinese"),
+        ("hands", "AAA"),
+        ("hands", ["A1"]),
+        ("pile", [[0, "A"]]),
+        ("plays", "x"),
+        ("pile", [[0, "A", "Z"]]),
+        ("hands", None),
+        ("hands", ["A", "2"]),
+        ("pile", [[9, "A", "A"]]),
+        ("current", "0"),
+        ("current", 7),
+        ("plays", -1),
+        ("plays", 1.5),
+        ("pile", "A"),
+    ],
 )
 def test_bad_fields(field, value):
     d = new_game(3, "russian", random.Random(0)).to_dict()

@@ -19,10 +19,14 @@ def _record(variant, hands, actions):
 
 
 def test_truthful_challenge_counts_a_wrong_challenge_and_a_pile_for_the_challenger():
-    rec = _record("russian", [["7", "7", "K"], ["2", "Q"], ["J", "3"]], [
-        {"seat": 0, "play": ["7", "7"], "claim": "7"},
-        {"seat": 1, "challenge": True},
-    ])
+    rec = _record(
+        "russian",
+        [["7", "7", "K"], ["2", "Q"], ["J", "3"]],
+        [
+            {"seat": 0, "play": ["7", "7"], "claim": "7"},
+            {"seat": 1, "challenge": True},
+        ],
+    )
     s = game_stats(rec)
     assert (s[0].plays, s[0].bluffs, s[0].bluffs_caught) == (1, 0, 0)
     assert (s[1].challenges, s[1].challenges_right, s[1].piles_taken) == (1, 0, 1)
@@ -30,22 +34,30 @@ def test_truthful_challenge_counts_a_wrong_challenge_and_a_pile_for_the_challeng
 
 
 def test_classic_forced_claim_counts_bluffs_against_the_forced_rank():
-    rec = _record("classic", [["A", "3"], ["2", "5"], ["9", "K"]], [
-        {"seat": 0, "play": ["A"]},          # claims A: true
-        {"seat": 1, "play": ["5"]},          # claims 2: bluff
-        {"seat": 2, "play": ["9"]},          # claims 3: bluff, believes seat 1's bluff
-    ])
+    rec = _record(
+        "classic",
+        [["A", "3"], ["2", "5"], ["9", "K"]],
+        [
+            {"seat": 0, "play": ["A"]},  # claims A: true
+            {"seat": 1, "play": ["5"]},  # claims 2: bluff
+            {"seat": 2, "play": ["9"]},  # claims 3: bluff, believes seat 1's bluff
+        ],
+    )
     s = game_stats(rec)
     assert [x.bluffs for x in s] == [0, 1, 1]
     assert [x.bluffs_through for x in s] == [0, 1, 1]
 
 
 def test_believed_bluff_at_the_final_check():
-    rec = _record("russian", [["A", "7"], ["2"], ["J"]], [
-        {"seat": 0, "play": ["A"], "claim": "A"},
-        {"seat": 1, "play": ["2"], "claim": "A"},
-        {"seat": 2, "believe": True},
-    ])
+    rec = _record(
+        "russian",
+        [["A", "7"], ["2"], ["J"]],
+        [
+            {"seat": 0, "play": ["A"], "claim": "A"},
+            {"seat": 1, "play": ["2"], "claim": "A"},
+            {"seat": 2, "believe": True},
+        ],
+    )
     s = game_stats(rec)
     assert s[1].won and s[1].place == 1 and s[1].bluffs_through == 1
     assert s[2].piles_taken == 1
@@ -58,7 +70,9 @@ def test_figures_add_up_over_random_games(variant):
         n = rng.randint(3, 6)
         state = new_game(n, variant, rng)
         hands = state.hands
-        players = [make_player(rng.choice(["random", "honest", "counting"]), i, random.Random(g * 10 + i)) for i in range(n)]
+        players = [
+            make_player(rng.choice(["random", "honest", "counting"]), i, random.Random(g * 10 + i)) for i in range(n)
+        ]
         actions = []
         while state.result is None:
             seat = state.current

@@ -42,8 +42,17 @@ def debug_redis():
 
 
 @contextlib.asynccontextmanager
-async def running(server: Any, tmp_path: Path, db: int, group_window: float = 6.0, processes: int = 1, started: int | None = None,
-                  each: list[dict] | None = None, fresh: bool = True, **env: str) -> AsyncIterator[tuple[BotAPIEmulator, list["BotProcess"], str]]:
+async def running(
+    server: Any,
+    tmp_path: Path,
+    db: int,
+    group_window: float = 6.0,
+    processes: int = 1,
+    started: int | None = None,
+    each: list[dict] | None = None,
+    fresh: bool = True,
+    **env: str,
+) -> AsyncIterator[tuple[BotAPIEmulator, list["BotProcess"], str]]:
     """The emulator and ``processes`` bot processes on db ``db`` of redis-server ``server``, the
     first ``started`` of them started (all by default; one is active, the others stand by);
     ``each``: extra keyword arguments of each process; ``fresh``: the first empties the database.
@@ -51,7 +60,9 @@ async def running(server: Any, tmp_path: Path, db: int, group_window: float = 6.
     emu = BotAPIEmulator(group_window=group_window)
     await emu.start()
     url = server.url.replace("/0", f"/{db}")
-    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", **{**env, **(each[i] if each else {})}) for i in range(processes)]
+    bots = [
+        BotProcess(emu, url, tmp_path / f"bot{i}.log", **{**env, **(each[i] if each else {})}) for i in range(processes)
+    ]
     try:
         for i, bot in enumerate(bots):
             bot.keep_data = i > 0 or not fresh  # one database, emptied once
@@ -111,7 +122,9 @@ def game_id(emu: BotAPIEmulator, group_id: int) -> str:
 class BotProcess:
     """The bot as a separate process pointed at ``emu`` and ``redis_url``."""
 
-    def __init__(self, emu: BotAPIEmulator, redis_url: str, log_path: Path, wrapper: tuple[str, ...] = (), **env: str) -> None:
+    def __init__(
+        self, emu: BotAPIEmulator, redis_url: str, log_path: Path, wrapper: tuple[str, ...] = (), **env: str
+    ) -> None:
         from tests.redis_server import free_port
 
         self.emu = emu
@@ -148,8 +161,14 @@ class BotProcess:
         env.update(self.env)
         log = open(self.log_path, "ab")
         # its own process group: a wrapper (faketime forks the bot) and the bot get every signal
-        self.proc = subprocess.Popen([*self.wrapper, sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, stdout=log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [*self.wrapper, sys.executable, "-m", "tgbot"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.starts += 1
 
     def _signal(self, number: int) -> None:
@@ -163,7 +182,10 @@ class BotProcess:
         import aiohttp
 
         try:
-            async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{self.http_port}/healthz", timeout=aiohttp.ClientTimeout(total=2)) as r:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"http://127.0.0.1:{self.http_port}/healthz", timeout=aiohttp.ClientTimeout(total=2)) as r,
+            ):
                 return await r.json()
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
             return None
@@ -203,10 +225,13 @@ def telegram_errors(emu: BotAPIEmulator) -> list[dict]:
     restarted poller's 409 while the dead one's long poll is still open, a second answer to a
     tap processed again after a ``kill -9`` (Telegram refuses it; the first one was given), and
     an edit repeated because the process died before recording it ("message is not modified")."""
-    return [e for e in emu.errors
-            if not (e["method"] == "getUpdates" and e["error_code"] == 409)
-            and not (e["method"] == "answerCallbackQuery" and e["error_code"] == 400)
-            and "message is not modified" not in e["description"]]
+    return [
+        e
+        for e in emu.errors
+        if not (e["method"] == "getUpdates" and e["error_code"] == 409)
+        and not (e["method"] == "answerCallbackQuery" and e["error_code"] == 400)
+        and "message is not modified" not in e["description"]
+    ]
 
 
 async def active_of(bots: list[BotProcess], timeout: float = 30.0) -> BotProcess:
@@ -292,4 +317,6 @@ class Table:
         return False
 
     def finished(self) -> bool:
-        return any(m.from_bot and m.text and any(g in m.text for g in GAME_OVER) for m in self.emu.chat_messages(self.group.id))
+        return any(
+            m.from_bot and m.text and any(g in m.text for g in GAME_OVER) for m in self.emu.chat_messages(self.group.id)
+        )

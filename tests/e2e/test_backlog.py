@@ -41,7 +41,11 @@ def _ranks(cards: str) -> list[str]:
 
 async def test_kill_nine_with_fifty_taps_stored_and_not_processed(redis_server, tmp_path):
     rng = random.Random(8)
-    async with running(redis_server, tmp_path, 12, processes=2, started=1, TURN_TIMEOUT="300") as (emu, (first, second), url):
+    async with running(redis_server, tmp_path, 12, processes=2, started=1, TURN_TIMEOUT="300") as (
+        emu,
+        (first, second),
+        url,
+    ):
         assert await active_of([first]) is first
         second.start()
         group, users = await open_table(emu, 4, "russian", chat_id=-1006)
@@ -53,7 +57,9 @@ async def test_kill_nine_with_fifty_taps_stored_and_not_processed(redis_server, 
         emu.delay = lambda method, params: 1.5 if method == "answerCallbackQuery" else 0.0
         taps: list[tuple[int, TapResult]] = []
         while len(taps) < 60:
-            offered = [(u, m, b) for u in users for m, b in _moves(emu, u)] or [(u, m, b) for u in users for m, b in _buttons(emu, u)]
+            offered = [(u, m, b) for u in users for m, b in _moves(emu, u)] or [
+                (u, m, b) for u in users for m, b in _buttons(emu, u)
+            ]
             user, message, button = rng.choice(offered)
             taps.append((seats[user.id], await user.tap(message, button)))
         await emu.wait_for(lambda: not emu.pending_updates, timeout=30)
@@ -69,16 +75,25 @@ async def test_kill_nine_with_fifty_taps_stored_and_not_processed(redis_server, 
         refused_but_applied = []
         for seat, tap in taps:
             answer = emu.answers.get(tap.query_id)
-            if tap.data[:2] in ("p:", "c:", "b:") and answer is not None and answer.get("text") == STALE and _applied(tap, log, seat):
+            if (
+                tap.data[:2] in ("p:", "c:", "b:")
+                and answer is not None
+                and answer.get("text") == STALE
+                and _applied(tap, log, seat)
+            ):
                 refused_but_applied.append(tap.data)
         assert refused_but_applied == []
         summary = replay_of(url, emu.token, gid)
         assert "error" not in summary, summary
         answered = sum(tap.query_id in emu.answers for _seat, tap in taps)
-        too_late = {str(e["params"].get("callback_query_id")) for e in emu.errors if e["method"] == "answerCallbackQuery"}
+        too_late = {
+            str(e["params"].get("callback_query_id")) for e in emu.errors if e["method"] == "answerCallbackQuery"
+        }
         print(f"{answered} of {len(taps)} taps answered (Telegram refuses an answer after 15 s)")
         # every tap was processed: answered, or its answer came when Telegram no longer took it
-        assert [tap.data for _seat, tap in taps if tap.query_id not in emu.answers and tap.query_id not in too_late] == []
+        assert [
+            tap.data for _seat, tap in taps if tap.query_id not in emu.answers and tap.query_id not in too_late
+        ] == []
         assert "Traceback" not in first.log() + second.log()
 
 
@@ -97,7 +112,9 @@ def _moves(emu: BotAPIEmulator, user) -> list:
 
 
 async def test_a_slow_command_in_one_chat_never_holds_a_tap_in_another(debug_redis, tmp_path):  # noqa: F811
-    with redis_sync.Redis.from_url(debug_redis.url.replace("/0", "/13"), socket_timeout=300) as client:  # (a busy machine is slow)
+    with redis_sync.Redis.from_url(
+        debug_redis.url.replace("/0", "/13"), socket_timeout=300
+    ) as client:  # (a busy machine is slow)
         client.flushdb()
         client.execute_command("DEBUG", "POPULATE", 1_000_000, "unrelated")  # a million other keys
     async with running(debug_redis, tmp_path, 13, fresh=False) as (emu, _bots, _url):
@@ -109,7 +126,9 @@ async def test_a_slow_command_in_one_chat_never_holds_a_tap_in_another(debug_red
         lobby_player = users[0]
         panel = await emu.wait_for(lambda: emu.last_message(lobby_player.id, lambda m: bool(m.buttons)), timeout=30)
         # The slowest command there is, made slower still: its reply takes 3 s to go out.
-        emu.delay = lambda method, params: 3.0 if method == "sendMessage" and str(params.get("chat_id")) == str(slow.id) else 0.0
+        emu.delay = lambda method, params: (
+            3.0 if method == "sendMessage" and str(params.get("chat_id")) == str(slow.id) else 0.0
+        )
         loop = asyncio.get_running_loop()
         since = max((m.message_id for m in emu.chat_messages(slow.id)), default=0)
         began = loop.time()
@@ -121,6 +140,8 @@ async def test_a_slow_command_in_one_chat_never_holds_a_tap_in_another(debug_red
         tap_done = loop.time()
         reply = await emu.wait_message(slow.id, lambda m: m.from_bot, timeout=30, since=since)
         command_done = loop.time()
-        print(f"tap in another chat answered {tap_done - tapped:.2f} s after it was sent; the slow command took {command_done - began:.2f} s")
+        print(
+            f"tap in another chat answered {tap_done - tapped:.2f} s after it was sent; the slow command took {command_done - began:.2f} s"
+        )
         assert reply is not None
         assert tap_done < command_done, "the tap waited for the other chat's command"

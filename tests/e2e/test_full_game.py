@@ -16,14 +16,19 @@ pytestmark = pytest.mark.e2e
 async def open_table(emu: BotAPIEmulator, n: int = 4, variant: str = "russian", chat_id: int = -1001, bots: int = 0):
     """Open a lobby in a new group, seat ``n`` simulated players and ``bots`` AI seats, and
     start the game (a six-seat lobby starts itself). Returns the group and the players."""
-    users = [emu.add_user(100 + i + abs(chat_id) * 10, name) for i, name in enumerate(["Аня", "Борис", "Вера", "Глеб", "Даша", "Егор"][:n])]
+    users = [
+        emu.add_user(100 + i + abs(chat_id) * 10, name)
+        for i, name in enumerate(["Аня", "Борис", "Вера", "Глеб", "Даша", "Егор"][:n])
+    ]
     group = emu.add_group(chat_id, "Карточный клуб", members=users, admins=users[:1])
     # Updates may be served out of order (webhook workers behind a load balancer): the lobby
     # taps below must not overtake the /start that lets the bot write to each player.
     for u in users:
         await u.start_bot(answered=True)
     await users[0].send(group, "/start_game")
-    lobby = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30)
+    lobby = await emu.wait_message(
+        group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30
+    )
     for u in users[1:]:
         ans = await (await u.tap(lobby, "Играю")).answer(15)
         assert ans is not None and "url" not in ans, ans  # a url: the bot cannot write to them

@@ -82,7 +82,9 @@ def check_language(texts: list[str], lang: str, forbidden: set[str], where: str)
             assert not CYRILLIC.search(text.replace("Верю — не верю", "")), f"{where} ({lang}): Cyrillic in {text!r}"
         for frag in forbidden:  # whole words: "are due" is no English inside "giocare due"
             if frag in text:
-                assert not re.search(r"(?<!\w)" + re.escape(frag) + r"(?!\w)", text), f"{where} ({lang}): {frag!r} (another language) in {text!r}"
+                assert not re.search(r"(?<!\w)" + re.escape(frag) + r"(?!\w)", text), (
+                    f"{where} ({lang}): {frag!r} (another language) in {text!r}"
+                )
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -96,25 +98,45 @@ async def test_a_full_game_in_each_language(redis_server, tmp_path, lang):
     bot.start()
     try:
         codes = ["en", "fr", "it", "ru"]
-        users = [emu.add_user(500 + index * 10 + i, name, language_code=codes[(i + index) % 4]) for i, name in enumerate(["Ana", "Bo", "Cy", "Dee"])]
+        users = [
+            emu.add_user(500 + index * 10 + i, name, language_code=codes[(i + index) % 4])
+            for i, name in enumerate(["Ana", "Bo", "Cy", "Dee"])
+        ]
         group = emu.add_group(-2000 - index, "Club", members=users, admins=users[:1])
         for u in users:
             await u.start_bot()
         # player 2 chooses their own language in private chat
         await users[1].send(users[1].chat, "/language")
-        menu = await emu.wait_message(users[1].id, lambda m: any(b.get("callback_data", "").startswith("g:") for b in m.flat_buttons), timeout=30)
+        menu = await emu.wait_message(
+            users[1].id, lambda m: any(b.get("callback_data", "").startswith("g:") for b in m.flat_buttons), timeout=30
+        )
         assert (await (await users[1].tap(menu, f"g:0:{own}")).answer(15)) is not None
         # a player who is not an admin cannot set the group's language; the admin can
         await users[0].send(group, "/language")
-        menu = await emu.wait_message(group.id, lambda m: any(b.get("callback_data", "").startswith("g:") for b in m.flat_buttons), timeout=30)
+        menu = await emu.wait_message(
+            group.id, lambda m: any(b.get("callback_data", "").startswith("g:") for b in m.flat_buttons), timeout=30
+        )
         refused = await (await users[2].tap(menu, f"g:0:{lang}")).answer(15)
         assert refused.get("text")
         assert (await (await users[0].tap(menu, f"g:0:{lang}")).answer(15)) is not None
-        await emu.wait_for(lambda: menu.text == translator(lang).t("The group's language is now {language}.", language=translator(lang).t({"ru": "Russian", "en": "English", "fr": "French", "it": "Italian"}[lang])), timeout=15)
+        await emu.wait_for(
+            lambda: (
+                menu.text
+                == translator(lang).t(
+                    "The group's language is now {language}.",
+                    language=translator(lang).t(
+                        {"ru": "Russian", "en": "English", "fr": "French", "it": "Italian"}[lang]
+                    ),
+                )
+            ),
+            timeout=15,
+        )
         mark = len(emu.calls)
 
         await users[0].send(group, "/start_game")
-        lobby = await emu.wait_message(group.id, lambda m: any(b.get("callback_data", "").startswith("j:") for b in m.flat_buttons), timeout=30)
+        lobby = await emu.wait_message(
+            group.id, lambda m: any(b.get("callback_data", "").startswith("j:") for b in m.flat_buttons), timeout=30
+        )
         join = next(b for b in lobby.flat_buttons if b.get("callback_data", "").startswith("j:"))
         table = Table(emu, group, users, random.Random(11 + index))
         for u in users[1:]:
@@ -129,10 +151,20 @@ async def test_a_full_game_in_each_language(redis_server, tmp_path, lang):
         # after the game: /rules in the group (answered privately), /help in private chat
         await users[2].send(group, "/rules")
         await users[1].send(users[1].chat, "/help")
-        await emu.wait_for(lambda: len(texts_to(emu, users[2].id, mark)) and any("300" in t for t in texts_to(emu, users[2].id, mark)), timeout=30)
+        await emu.wait_for(
+            lambda: len(texts_to(emu, users[2].id, mark)) and any("300" in t for t in texts_to(emu, users[2].id, mark)),
+            timeout=30,
+        )
         await emu.wait_for(lambda: any("/board" in t for t in texts_to(emu, users[1].id, mark)), timeout=30)
 
-        hints = {translator(code).t(msg) for code in LANGUAGES for msg in ("I sent it to you in private chat.", "I can't write to you privately: open a chat with me, press «Start» and ask again.")}
+        hints = {
+            translator(code).t(msg)
+            for code in LANGUAGES
+            for msg in (
+                "I sent it to you in private chat.",
+                "I can't write to you privately: open a chat with me, press «Start» and ask again.",
+            )
+        }
         await emu.wait_for(lambda: any(m.text in hints for m in emu.chat_messages(group.id, from_bot=True)), timeout=30)
         group_hints = [m.text for m in emu.chat_messages(group.id, from_bot=True) if m.text in hints]
         assert group_hints == [translator(lang).t("I sent it to you in private chat.")]  # only the one after the game

@@ -54,8 +54,10 @@ async def test_six_and_four_player_games_in_parallel_no_429(redis_server, tmp_pa
         plays = await plays_of(redis)
         for g in (g6, g4):
             calls = group_calls(emu, g.id)
-            print(f"group {g.id}: {len(calls)} group calls for {plays.get(g.id)} plays "
-                  f"= {len(calls) / max(1, plays.get(g.id, 1)):.2f} per play")
+            print(
+                f"group {g.id}: {len(calls)} group calls for {plays.get(g.id)} plays "
+                f"= {len(calls) / max(1, plays.get(g.id, 1)):.2f} per play"
+            )
             assert plays.get(g.id, 0) > 0
     finally:
         bot.stop()
@@ -78,7 +80,9 @@ async def test_burst_of_lobby_taps_at_real_limits(redis_server, tmp_path):
         for u in users:
             await u.start_bot(answered=True)  # the creator is seated only once the bot may write to them
         await users[0].send(group, "/start_game")
-        lobby = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30)
+        lobby = await emu.wait_message(
+            group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30
+        )
         rng = random.Random(5)
         seated = {users[0].id}
         taps = []

@@ -60,7 +60,11 @@ async def _current_panel(table: Table):
 async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server, tmp_path):
     turn = 16.0
     each = [{}, {"wrapper": ("faketime", "-f", "+20s")}]  # the second process's clock runs 20 s ahead
-    async with running(redis_server, tmp_path, 11, processes=2, started=1, each=each, TURN_TIMEOUT=str(turn)) as (emu, (first, ahead), _url):
+    async with running(redis_server, tmp_path, 11, processes=2, started=1, each=each, TURN_TIMEOUT=str(turn)) as (
+        emu,
+        (first, ahead),
+        _url,
+    ):
         assert await active_of([first]) is first
         ahead.start()
         group, users = await open_table(emu, 3, "russian", chat_id=-1005)
@@ -74,8 +78,17 @@ async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server
         last = max(m.message_id for m in emu.chat_messages(group.id))
         first.kill9()
         assert await active_of([ahead], timeout=30) is ahead
-        auto = await emu.wait_message(group.id, lambda m: m.message_id > last and m.text and player.first_name in m.text, timeout=60)
-        sent = min(c["time"] for c in emu.calls if c["method"] == "sendMessage" and c["chat_id"] == group.id and c["ok"] and (c["result"] or {}).get("message_id") == auto.message_id)
+        auto = await emu.wait_message(
+            group.id, lambda m: m.message_id > last and m.text and player.first_name in m.text, timeout=60
+        )
+        sent = min(
+            c["time"]
+            for c in emu.calls
+            if c["method"] == "sendMessage"
+            and c["chat_id"] == group.id
+            and c["ok"]
+            and (c["result"] or {}).get("message_id") == auto.message_id
+        )
         waited = sent - turn_began
         print(f"turn of {turn:.0f} s: the automatic move came after {waited:.1f} s")
         assert waited >= turn - 1.0, (waited, ahead.log()[-3000:])

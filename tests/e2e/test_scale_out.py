@@ -80,17 +80,29 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
     await emu.start()
     ports = [free_port() for _ in range(3)]
     emu.webhook_targets = [f"http://127.0.0.1:{p}/hook" for p in ports]
-    bots = [BotProcess(emu, url, tmp_path / f"bot{i}.log", WEBHOOK_URL="https://bot.example/hook",
-                       WEBHOOK_LISTEN=f"127.0.0.1:{p}", WEBHOOK_SECRET="s3cret", RATE_GLOBAL_MAX="300",
-                       TURN_TIMEOUT=str(TURN), AI_PAUSE_MIN="0.3", AI_PAUSE_MAX="0.6")
-            for i, p in enumerate(ports)]
+    bots = [
+        BotProcess(
+            emu,
+            url,
+            tmp_path / f"bot{i}.log",
+            WEBHOOK_URL="https://bot.example/hook",
+            WEBHOOK_LISTEN=f"127.0.0.1:{p}",
+            WEBHOOK_SECRET="s3cret",
+            RATE_GLOBAL_MAX="300",
+            TURN_TIMEOUT=str(TURN),
+            AI_PAUSE_MIN="0.3",
+            AI_PAUSE_MAX="0.6",
+        )
+        for i, p in enumerate(ports)
+    ]
     for i, b in enumerate(bots):
         b.keep_data = i > 0  # one database, emptied once
         b.start()
     try:
         await emu.wait_for(lambda: emu.webhook.get("url"), timeout=30)
-        opened = await asyncio.gather(*(open_table(emu, 3 if i % 4 == 0 else 4, chat_id=-3000 - i, bots=int(i % 4 == 0))
-                                        for i in range(GAMES)))
+        opened = await asyncio.gather(
+            *(open_table(emu, 3 if i % 4 == 0 else 4, chat_id=-3000 - i, bots=int(i % 4 == 0)) for i in range(GAMES))
+        )
         tables = [DozyTable(emu, g, us, random.Random(f"{SEED}:{i}")) for i, (g, us) in enumerate(opened)]
         outcomes = await asyncio.wait_for(asyncio.gather(*(play_out(t) for t in tables), return_exceptions=True), 300)
         logs = [b.log() for b in bots]
@@ -100,8 +112,13 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
         print("longest wait for a button per game (s):", sorted(round(getattr(t, "longest", 0.0), 1) for t in tables))
         # two taps on one panel in two processes may reach Telegram in the other order
         # (docs/scaling.md, Known limits): counted, not asserted
-        print("'message is not modified' answers:", sum("not modified" in str(e.get("description", "")) for e in emu.errors),
-              "of", len(emu.calls), "Bot API calls")
+        print(
+            "'message is not modified' answers:",
+            sum("not modified" in str(e.get("description", "")) for e in emu.errors),
+            "of",
+            len(emu.calls),
+            "Bot API calls",
+        )
 
         # every process served updates, each with the secret header (PTB rejects others with 403)
         served = {target for target, _, status in emu.deliveries if status == 200}
@@ -109,7 +126,9 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
         # each process sets the same webhook (the Redis limiter's setWebhook lock is gone; with
         # one active process per bot, issue 14, only that one will call it)
         hooks = [c["params"] for c in emu.calls if c["method"] == "setWebhook"]
-        assert 1 <= len(hooks) <= 3 and {(h["url"], h["secret_token"]) for h in hooks} == {("https://bot.example/hook", "s3cret")}
+        assert 1 <= len(hooks) <= 3 and {(h["url"], h["secret_token"]) for h in hooks} == {
+            ("https://bot.example/hook", "s3cret")
+        }
         assert [e for e in emu.errors if e["error_code"] == 429] == []
         assert emu.violations == []
         for g, _ in opened:

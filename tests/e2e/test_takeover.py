@@ -148,7 +148,9 @@ async def wait_standby(bot: BotProcess, timeout: float = 30.0) -> dict:
     raise AssertionError(f"the restarted process did not answer /healthz in {timeout} s")
 
 
-async def kill_active(bots: list[BotProcess], rng: random.Random, taken_over: Callable[[], None] = lambda: None) -> float:
+async def kill_active(
+    bots: list[BotProcess], rng: random.Random, taken_over: Callable[[], None] = lambda: None
+) -> float:
     """``kill -9`` the active process; once another says active (``taken_over()`` is called
     then), restart the killed one (it must stand by) and check exactly one is active. Returns
     the take-over time (s)."""
@@ -172,7 +174,9 @@ async def kill_active(bots: list[BotProcess], rng: random.Random, taken_over: Ca
     return took
 
 
-async def play(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], rng: random.Random, kills: int) -> list[float]:
+async def play(
+    emu: BotAPIEmulator, table: Table, bots: list[BotProcess], rng: random.Random, kills: int
+) -> list[float]:
     """Play ``table`` to its end while ``kills`` times, at random taps, the active process is
     killed and restarted (:func:`kill_active`). Returns the take-over times."""
     times: list[float] = []
@@ -195,7 +199,9 @@ async def play(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], rng: r
                 times.append(await kill_active(bots, rng, may_play.clear if len(bots) == 2 else lambda: None))
             finally:
                 may_play.set()
-            print(f"take-over {len(times)}: {times[-1]:.2f} s (kill at tap {at}; the killed one restarted and standing by after {loop.time() - t0:.1f} s)")
+            print(
+                f"take-over {len(times)}: {times[-1]:.2f} s (kill at tap {at}; the killed one restarted and standing by after {loop.time() - t0:.1f} s)"
+            )
 
     killing = asyncio.create_task(killer())
     try:
@@ -223,8 +229,13 @@ def repeated_calls(emu: BotAPIEmulator, takeovers: list[float]) -> list[dict]:
     clock): a repeat counts against the last take-over begun before it."""
     out, seen = [], set()
     for e in emu.errors:
-        if not ((e["method"] in ("editMessageText", "editMessageReplyMarkup") and "message is not modified" in e["description"])
-                or (e["method"] == "deleteMessage" and "message to delete not found" in e["description"])):
+        if not (
+            (
+                e["method"] in ("editMessageText", "editMessageReplyMarkup")
+                and "message is not modified" in e["description"]
+            )
+            or (e["method"] == "deleteMessage" and "message to delete not found" in e["description"])
+        ):
             continue
         era = sum(1 for t in takeovers if t <= e["time"])
         key = (era, e["params"].get("chat_id"), e["params"].get("message_id"))
@@ -234,7 +245,9 @@ def repeated_calls(emu: BotAPIEmulator, takeovers: list[float]) -> list[dict]:
     return out
 
 
-def announcements(emu: BotAPIEmulator, table: Table, stored_table: Any, deal: list[str], log: list[dict]) -> tuple[list[str], list[str]]:
+def announcements(
+    emu: BotAPIEmulator, table: Table, stored_table: Any, deal: list[str], log: list[dict]
+) -> tuple[list[str], list[str]]:
     """The showdowns and beliefs the group should see, in order (from the stored record), and
     those of them it was sent, in the order sent."""
     from tgbot.game.play import event_to_dict
@@ -272,13 +285,17 @@ def in_order_once(expected: list[str], sent: list[list[str]]) -> int:
             if i < len(expected) and text == expected[i]:
                 i += 1
             else:
-                raise AssertionError(f"announcement in message {j} out of order or unknown: {text!r}; expected {expected[i] if i < len(expected) else None!r}")
+                raise AssertionError(
+                    f"announcement in message {j} out of order or unknown: {text!r}; expected {expected[i] if i < len(expected) else None!r}"
+                )
         before = sent[j]
     assert i == len(expected), f"{len(expected) - i} announcement(s) never sent, the first: {expected[i]!r}"
     return repeats
 
 
-async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], url: str, takeovers: list[float]) -> None:
+async def check_game(
+    emu: BotAPIEmulator, table: Table, bots: list[BotProcess], url: str, takeovers: list[float]
+) -> None:
     """The checks of the module docstring, on a finished game. ``takeovers``: when each take-over
     began (a kill or a pause; wall clock): each may cost an answer or a log line, and repeat a
     call per message."""
@@ -289,7 +306,9 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     assert len([m for m in emu.chat_messages(group.id) if m.text and "Игра окончена" in m.text]) == 1
 
     # every tap was answered, or Telegram refused the answer (re-processed after a take-over)
-    taps = {u["callback_query"]["id"]: (uid, u["callback_query"]) for uid, u in emu.updates.items() if "callback_query" in u}
+    taps = {
+        u["callback_query"]["id"]: (uid, u["callback_query"]) for uid, u in emu.updates.items() if "callback_query" in u
+    }
 
     def tried() -> set[str]:
         return {c["params"].get("callback_query_id") for c in emu.calls if c["method"] == "answerCallbackQuery"}
@@ -298,12 +317,17 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     for qid in taps:
         if qid in emu.answers:
             continue
-        refused = [e for e in emu.errors if e["method"] == "answerCallbackQuery" and e["params"].get("callback_query_id") == qid]
+        refused = [
+            e
+            for e in emu.errors
+            if e["method"] == "answerCallbackQuery" and e["params"].get("callback_query_id") == qid
+        ]
         assert refused and all(e["description"] == QUERY_TOO_OLD for e in refused), (qid, refused)
 
     # Bot API errors: none but those a take-over brings
     errors = [
-        e for e in emu.errors
+        e
+        for e in emu.errors
         # a tap re-processed after a take-over: Telegram refuses a second (or late) answer
         if not (e["method"] == "answerCallbackQuery" and e["description"] == QUERY_TOO_OLD)
         # a killed process's long poll is still open: the next one's first getUpdates may meet 409
@@ -313,7 +337,13 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     ]
     errors += repeated_calls(emu, takeovers)
     errors.sort(key=lambda e: e["time"])
-    assert errors == [], "\n".join(f"{e['time']:.3f} {e['method']} {e['params'].get('chat_id')}: {e['description']}" for e in errors) + "\n" + timeline() + "\n" + "\n\n".join(calls_before(emu, e) for e in errors)
+    assert errors == [], (
+        "\n".join(f"{e['time']:.3f} {e['method']} {e['params'].get('chat_id')}: {e['description']}" for e in errors)
+        + "\n"
+        + timeline()
+        + "\n"
+        + "\n\n".join(calls_before(emu, e) for e in errors)
+    )
     assert emu.violations == []
 
     # the stored game: its log replays to its state, every action explained once
@@ -341,7 +371,9 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     def norm(d: dict) -> dict:
         return {**d, "play": sorted(d["play"])} if "play" in d else d
 
-    by_turn: dict[int, list[tuple[str, dict, dict]]] = collections.defaultdict(list)  # turn -> (qid, tap's action, answer)
+    by_turn: dict[int, list[tuple[str, dict, dict]]] = collections.defaultdict(
+        list
+    )  # turn -> (qid, tap's action, answer)
     for qid, (uid, q) in taps.items():
         try:
             tap = decode(q["data"])
@@ -367,7 +399,10 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
             # a deadline's move committed by a process killed before it logged the line
             v = core.view(state, seat)
             strategy = stored.seats[seat].strategy
-            candidates = [core.auto.automatic_move(v), core.ai.make_player(strategy, seat, random.Random(f"{stored.seed}:{i}")).act(v)]
+            candidates = [
+                core.auto.automatic_move(v),
+                core.ai.make_player(strategy, seat, random.Random(f"{stored.seed}:{i}")).act(v),
+            ]
             if entry in [norm(action_to_dict(seat, c)) for c in candidates]:
                 sources.append("deadline, not logged")
         assert sources, (i, raw, by_turn.get(i))
@@ -383,8 +418,10 @@ async def check_game(emu: BotAPIEmulator, table: Table, bots: list[BotProcess], 
     beyond = [t for turn, ts in by_turn.items() if turn >= len(log) for t in ts if t[2].get("text") in APPLIED]
     assert beyond == []
     counted = answered_applied + len(deadline_moves)
-    print(f"actions logged {len(log)}: taps answered as applied {answered_applied} + deadline moves {len(deadline_moves)}"
-          f" (+ {len(log) - counted} whose answer or log line a take-over cost); deadlines fired {len(fired)}")
+    print(
+        f"actions logged {len(log)}: taps answered as applied {answered_applied} + deadline moves {len(deadline_moves)}"
+        f" (+ {len(log) - counted} whose answer or log line a take-over cost); deadlines fired {len(fired)}"
+    )
     assert 0 <= len(log) - counted <= lost, (len(log), answered_applied, len(deadline_moves))
 
     # the group saw every showdown and belief once, in order (a take-over may repeat the one in flight)
@@ -418,15 +455,19 @@ def calls_before(emu: BotAPIEmulator, error: dict, n: int = 8) -> str:
     """The last ``n`` calls to the chat of ``error`` up to it (a failure message's context)."""
     chat = error["params"].get("chat_id")
     calls = [c for c in emu.calls if c["chat_id"] == chat and c["time"] <= error["time"]][-n:]
-    return "\n".join(f"{c['time']:.3f} {c['method']} {c['params'].get('message_id', '')} ok={c['ok']} "
-                     f"{str(c['params'].get('text', ''))[:60]!r} {[b.get('callback_data') for row in (c['params'].get('reply_markup') or {}).get('inline_keyboard', []) for b in row][:6]}"
-                     for c in calls)
+    return "\n".join(
+        f"{c['time']:.3f} {c['method']} {c['params'].get('message_id', '')} ok={c['ok']} "
+        f"{str(c['params'].get('text', ''))[:60]!r} {[b.get('callback_data') for row in (c['params'].get('reply_markup') or {}).get('inline_keyboard', []) for b in row][:6]}"
+        for c in calls
+    )
 
 
 def report(name: str, times: list[float]) -> None:
     if times:
-        print(f"{name}: take-over times (s) {[round(t, 2) for t in times]}; min {min(times):.2f}, "
-              f"median {statistics.median(times):.2f}, max {max(times):.2f}")
+        print(
+            f"{name}: take-over times (s) {[round(t, 2) for t in times]}; min {min(times):.2f}, "
+            f"median {statistics.median(times):.2f}, max {max(times):.2f}"
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -470,7 +511,10 @@ async def test_kill_nine_of_the_active_one_of_three_webhook_processes(redis_serv
             finally:
                 await redis.aclose()
             # a forged update (no secret, or a wrong one) is refused by every process
-            forged = {"update_id": 999_999, "message": {"message_id": 1, "date": 0, "chat": {"id": 1, "type": "private"}, "text": "/start"}}
+            forged = {
+                "update_id": 999_999,
+                "message": {"message_id": 1, "date": 0, "chat": {"id": 1, "type": "private"}, "text": "/start"},
+            }
             for target in emu.webhook_targets:
                 for headers in ({}, {"X-Telegram-Bot-Api-Secret-Token": secret + "x"}):
                     status = await post_when_listening(target, forged, headers)
@@ -496,7 +540,9 @@ async def test_kill_nine_of_the_active_one_of_three_webhook_processes(redis_serv
         # (a delivery to a dead process is tried again on the next one: counted, not asserted,
         # as the one tap in flight at a kill need not be sent to the killed process)
         failed = [d for d in emu.deliveries if not (isinstance(d[2], int) and 200 <= d[2] < 300)]
-        print(f"webhook deliveries: {len(emu.deliveries)}, {len(failed)} of them failed and were tried again on the next process")
+        print(
+            f"webhook deliveries: {len(emu.deliveries)}, {len(failed)} of them failed and were tried again on the next process"
+        )
 
 
 async def test_a_paused_leader_is_fenced_and_steps_down(redis_server, tmp_path):

@@ -68,7 +68,7 @@ async def ended_cleanly(emu: BotAPIEmulator, group, url: str) -> dict:
     a log that replays to the stored state; returns the stored table (JSON)."""
     assert board_cards(emu, group.id) == 52
     assert emu.violations == [] and emu.errors == [], emu.errors[:3]
-    (t, deal, log), = await stored_games(url, group.id)
+    ((t, deal, log),) = await stored_games(url, group.id)
     check_replay(t, deal, log)
     return t
 
@@ -99,12 +99,19 @@ async def test_one_person_and_two_bots_play_a_game(redis_server, tmp_path):
         group = emu.add_group(-1005, "Клуб", members=[human], admins=[human])
         await human.start_bot()
         await human.send(group, "/timer")
-        menu = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "30 с" for b in m.flat_buttons), timeout=30)
-        assert (await (await human.tap(menu, "30 с")).answer(15))["text"] == translator("ru").t("Turn timer saved for the next games.")
+        menu = await emu.wait_message(
+            group.id, lambda m: m.from_bot and any(b.get("text") == "30 с" for b in m.flat_buttons), timeout=30
+        )
+        assert (await (await human.tap(menu, "30 с")).answer(15))["text"] == translator("ru").t(
+            "Turn timer saved for the next games."
+        )
         await human.send(group, "/start_game")
-        lobby = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30)
+        lobby = await emu.wait_message(
+            group.id, lambda m: m.from_bot and any(b.get("text") == "Играю" for b in m.flat_buttons), timeout=30
+        )
         await (await human.tap(lobby, "Добавить бота")).answer(15)
         await human.send(group, "/add_bot")
+
         def current():
             return next(m for m in emu.chat_messages(group.id) if m.message_id == lobby.message_id)
 
@@ -128,7 +135,9 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
         for _ in range(6):
             await table.step()
         await users[2].send(group, "/leave")
-        confirm = await emu.wait_message(group.id, lambda m: m.from_bot and any(b.get("text") == "Да, выйти" for b in m.flat_buttons), timeout=15)
+        confirm = await emu.wait_message(
+            group.id, lambda m: m.from_bot and any(b.get("text") == "Да, выйти" for b in m.flat_buttons), timeout=15
+        )
         assert (await (await users[2].tap(confirm, "Да, выйти")).answer(15)) is not None
         await emu.user_left(group, users[1])
         await emu.wait_for(lambda: len(texts(emu, group.id, LEFT)) == 2, timeout=20)
@@ -158,7 +167,7 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
         await asyncio.sleep(0.3)
         bot.start()
         await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
-        (t, deal, log), = await stored_games(url, group.id)
+        ((t, deal, log),) = await stored_games(url, group.id)
         check_replay(t, deal, log)
         assert all(s["player"] == "stand_in" and s["auto_moves"] == 2 for s in t["seats"])
         assert board_cards(emu, group.id) == 52
@@ -169,10 +178,12 @@ async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path
 async def test_two_processes_fire_each_timer_once(redis_server, tmp_path):
     """Two processes on one Redis (one active, one standing by); nobody taps: every timer fires
     once, in the active process."""
-    async with running(redis_server, tmp_path, 9, group_window=2.0, processes=2, **{**FAST, **QUICK, "TURN_TIMEOUT": "1.5"}) as (emu, bots, url):
+    async with running(
+        redis_server, tmp_path, 9, group_window=2.0, processes=2, **{**FAST, **QUICK, "TURN_TIMEOUT": "1.5"}
+    ) as (emu, bots, url):
         group, users = await open_table(emu, 3, "russian", chat_id=-1009)
         await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
-        (t, deal, log), = await stored_games(url, group.id)
+        ((t, deal, log),) = await stored_games(url, group.id)
         check_replay(t, deal, log)
         assert idle_log_count(bots, "auto") == 6  # 3 seats × 2 automatic moves, each once
         assert idle_log_count(bots, "reminded") == 6

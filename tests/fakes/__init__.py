@@ -6,9 +6,15 @@ Names are imported lazily so that ``python -m tests.fakes.botapi`` runs cleanly.
 from importlib import import_module
 
 _EXPORTS = {
-    "ApiError": "spec", "BotAPIEmulator": "botapi", "MessageRecord": "botapi",
-    "SimChat": "botapi", "SimUser": "botapi", "TapResult": "botapi",
-    "HTMLParseError": "html", "parse_html": "html", "Spec": "spec",
+    "ApiError": "spec",
+    "BotAPIEmulator": "botapi",
+    "MessageRecord": "botapi",
+    "SimChat": "botapi",
+    "SimUser": "botapi",
+    "TapResult": "botapi",
+    "HTMLParseError": "html",
+    "parse_html": "html",
+    "Spec": "spec",
 }
 __all__ = sorted(_EXPORTS)
 

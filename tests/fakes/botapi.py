@@ -48,13 +48,25 @@ from .spec import ApiError, FileRef, Spec, bad_request
 __all__ = ["ApiError", "BotAPIEmulator", "MessageRecord", "SimChat", "SimUser", "TapResult"]
 
 QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
-NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply "
-                "markup are exactly the same as a current content and reply markup of the message")
+NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply "
+    "markup are exactly the same as a current content and reply markup of the message"
+)
 #: update types Telegram delivers when allowed_updates is empty/unset
 DEFAULT_EXCLUDED_UPDATES = {"chat_member", "message_reaction", "message_reaction_count"}
-CHAT_ACTIONS = {"typing", "upload_photo", "record_video", "upload_video", "record_voice",
-                "upload_voice", "upload_document", "choose_sticker", "find_location",
-                "record_video_note", "upload_video_note"}
+CHAT_ACTIONS = {
+    "typing",
+    "upload_photo",
+    "record_video",
+    "upload_video",
+    "record_voice",
+    "upload_voice",
+    "upload_document",
+    "choose_sticker",
+    "find_location",
+    "record_video_note",
+    "upload_video_note",
+}
 #: GroupAnonymousBot: the sender of anonymous group admins' messages
 ANONYMOUS_ADMIN_ID = 1087968824
 #: InlineKeyboardButton.style: the values the Bot API documents (api.min.json). The Bot API
@@ -66,10 +78,11 @@ _COMMAND_RE = re.compile(r"^/([A-Za-z0-9_]{1,64})(?:@([A-Za-z0-9_]{1,64}))?")
 
 def _counted(method: str) -> bool:
     """Is ``method`` a sending/editing method subject to the message rate limits?"""
-    return ((method.startswith("send") and method != "sendChatAction")
-            or method.startswith("edit")
-            or method in {"copyMessage", "copyMessages", "forwardMessage", "forwardMessages",
-                          "stopPoll"})
+    return (
+        (method.startswith("send") and method != "sendChatAction")
+        or method.startswith("edit")
+        or method in {"copyMessage", "copyMessages", "forwardMessage", "forwardMessages", "stopPoll"}
+    )
 
 
 def _chat_id_of(chat: Any) -> int:
@@ -108,8 +121,7 @@ class SimUser:
         """The user's private chat with the bot."""
         return self.emu.chats[self.id]
 
-    async def send(self, chat: Any, text: str, *, thread_id: int | None = None,
-                   reply_to: Any = None) -> int | None:
+    async def send(self, chat: Any, text: str, *, thread_id: int | None = None, reply_to: Any = None) -> int | None:
         """Send ``text`` to ``chat`` (SimChat, SimUser = private chat, or id).
 
         Returns the update id, or None when the bot does not receive the message (privacy
@@ -188,8 +200,7 @@ class SimChat:
     def to_dict(self) -> dict:
         if self.type == "private":
             assert self.user is not None
-            d: dict[str, Any] = {"id": self.id, "type": "private",
-                                 "first_name": self.user.first_name}
+            d: dict[str, Any] = {"id": self.id, "type": "private", "first_name": self.user.first_name}
             if self.user.last_name:
                 d["last_name"] = self.user.last_name
             if self.user.username:
@@ -321,16 +332,29 @@ class BotAPIEmulator:
     ((scope JSON, language_code) -> commands), ``webhook``, ``menu_buttons``.
     """
 
-    def __init__(self, token: str = "123456:TEST", *, bot_username: str = "cheat_test_bot",
-                 bot_first_name: str = "Cheat Test Bot", spec: Spec | None = None,
-                 query_timeout: float = 15.0,
-                 group_rate: int = 20, group_window: float = 60.0,
-                 global_rate: int = 30, global_window: float = 1.0,
-                 private_rate: float = 1e9, private_window: float = 1.0,
-                 privacy_mode: bool = True, strict_unknown: bool = False,
-                 strict_amp: bool = True, first_update_id: int = 1,
-                 clock: Callable[[], float] = time.monotonic,
-                 host: str = "127.0.0.1", port: int = 0, control: bool = False):
+    def __init__(
+        self,
+        token: str = "123456:TEST",
+        *,
+        bot_username: str = "cheat_test_bot",
+        bot_first_name: str = "Cheat Test Bot",
+        spec: Spec | None = None,
+        query_timeout: float = 15.0,
+        group_rate: int = 20,
+        group_window: float = 60.0,
+        global_rate: int = 30,
+        global_window: float = 1.0,
+        private_rate: float = 1e9,
+        private_window: float = 1.0,
+        privacy_mode: bool = True,
+        strict_unknown: bool = False,
+        strict_amp: bool = True,
+        first_update_id: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        control: bool = False,
+    ):
         self.token = token
         self.bot_id = int(token.split(":", 1)[0])
         self.bot_username = bot_username
@@ -442,8 +466,7 @@ class BotAPIEmulator:
                 form = await request.post()
                 for key, value in form.items():
                     if isinstance(value, web.FileField):
-                        files[key] = FileRef(value.filename, value.content_type,
-                                             value.file.read())
+                        files[key] = FileRef(value.filename, value.content_type, value.file.read())
                     else:
                         raw[key] = value
             else:
@@ -486,27 +509,50 @@ class BotAPIEmulator:
             body, status = e.to_json(), e.code
             if e.violation:
                 self.violations.append(f"{method or name}: {e.description}")
-            self.errors.append({"method": method or name, "params": params or raw,
-                                "error_code": e.code, "description": e.description,
-                                "parameters": e.parameters, "time": time.time()})
+            self.errors.append(
+                {
+                    "method": method or name,
+                    "params": params or raw,
+                    "error_code": e.code,
+                    "description": e.description,
+                    "parameters": e.parameters,
+                    "time": time.time(),
+                }
+            )
         chat_id = params.get("chat_id", raw.get("chat_id"))
         if isinstance(chat_id, str) and re.fullmatch(r"-?\d+", chat_id):
             chat_id = int(chat_id)
-        self.calls.append({"method": method or name, "params": params or raw,
-                           "time": time.time(), "chat_id": chat_id, "ok": body["ok"],
-                           "result": body.get("result"), "error_code": body.get("error_code"),
-                           "description": body.get("description")})
+        self.calls.append(
+            {
+                "method": method or name,
+                "params": params or raw,
+                "time": time.time(),
+                "chat_id": chat_id,
+                "ok": body["ok"],
+                "result": body.get("result"),
+                "error_code": body.get("error_code"),
+                "description": body.get("description"),
+            }
+        )
         self._notify()
         return web.json_response(body, status=status)
 
     # ---------------------------------------------------------------- helpers
     def bot_user(self, *, full: bool = False) -> dict:
-        d: dict[str, Any] = {"id": self.bot_id, "is_bot": True, "first_name": self.bot_first_name,
-                             "username": self.bot_username}
+        d: dict[str, Any] = {
+            "id": self.bot_id,
+            "is_bot": True,
+            "first_name": self.bot_first_name,
+            "username": self.bot_username,
+        }
         if full:
-            d.update(can_join_groups=True, can_read_all_group_messages=not self.privacy_mode,
-                     supports_inline_queries=False, can_connect_to_business=False,
-                     has_main_web_app=False)
+            d.update(
+                can_join_groups=True,
+                can_read_all_group_messages=not self.privacy_mode,
+                supports_inline_queries=False,
+                can_connect_to_business=False,
+                has_main_web_app=False,
+            )
         return d
 
     def _msg(self, chat_id: int, message_id: int) -> MessageRecord | None:
@@ -516,15 +562,19 @@ class BotAPIEmulator:
         """Resolve a chat for any method: 400 chat not found / migrated."""
         chat = None
         if isinstance(chat_id, str):
-            chat = next((c for c in self.chats.values()
-                         if c.username and f"@{c.username}".lower() == chat_id.lower()), None)
+            chat = next(
+                (c for c in self.chats.values() if c.username and f"@{c.username}".lower() == chat_id.lower()), None
+            )
         else:
             chat = self.chats.get(chat_id)
         if chat is None or chat.deleted:
             raise ApiError(400, "Bad Request: chat not found")
         if chat.migrated_to is not None:
-            raise ApiError(400, "Bad Request: group chat was upgraded to a supergroup chat",
-                           {"migrate_to_chat_id": chat.migrated_to})
+            raise ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": chat.migrated_to},
+            )
         return chat
 
     def _writable_chat(self, chat_id: Any, *, writes: str | None = None) -> SimChat:
@@ -571,8 +621,9 @@ class BotAPIEmulator:
             raise ApiError(400, "Bad Request: TOPIC_CLOSED")
         return tid
 
-    def _format(self, text: str, parse_mode: str | None, entities: list | None, *,
-                limit: int, what: str) -> tuple[str, list[dict]]:
+    def _format(
+        self, text: str, parse_mode: str | None, entities: list | None, *, limit: int, what: str
+    ) -> tuple[str, list[dict]]:
         """Parse text like Telegram and check its length (``what``: 'message' or 'caption')."""
         if parse_mode and not entities:
             mode = parse_mode.lower()
@@ -591,8 +642,7 @@ class BotAPIEmulator:
         if what == "message" and not plain:
             raise bad_request("message text is empty")
         if utf16_len(plain) > limit:
-            raise bad_request("message is too long" if what == "message"
-                              else "message caption is too long")
+            raise bad_request("message is too long" if what == "message" else "message caption is too long")
         return plain, ents
 
     @staticmethod
@@ -603,8 +653,12 @@ class BotAPIEmulator:
             return bool(re.fullmatch(r"tg://[A-Za-z_]+(\?\S*)?", url))
         p = urlparse(url if "://" in url else "http://" + url)
         host = p.hostname or ""
-        return (p.scheme.lower() in ("http", "https") and "." in host
-                and not host.startswith(".") and not host.endswith("."))
+        return (
+            p.scheme.lower() in ("http", "https")
+            and "." in host
+            and not host.startswith(".")
+            and not host.endswith(".")
+        )
 
     def _markup(self, markup: dict | None) -> dict | None:
         """Check a reply_markup; normalise an inline keyboard (empty rows dropped)."""
@@ -619,20 +673,20 @@ class BotAPIEmulator:
             for b in row:
                 actions = [k for k in b if k not in ("text", "icon_custom_emoji_id", "style")]
                 if not actions:
-                    raise bad_request("can't parse inline keyboard button: Text buttons are "
-                                      "unallowed in the inline keyboard")
+                    raise bad_request(
+                        "can't parse inline keyboard button: Text buttons are unallowed in the inline keyboard"
+                    )
                 if len(actions) > 1:
-                    raise bad_request("can't parse inline keyboard button: exactly one of "
-                                      f"{', '.join(actions)} must be specified")
+                    raise bad_request(
+                        f"can't parse inline keyboard button: exactly one of {', '.join(actions)} must be specified"
+                    )
                 if "style" in b and b["style"] not in BUTTON_STYLES:
-                    raise bad_request("can't parse inline keyboard button: invalid button style "
-                                      "specified")
+                    raise bad_request("can't parse inline keyboard button: invalid button style specified")
                 if "callback_data" in b:
                     if not 1 <= len(b["callback_data"].encode("utf-8")) <= 64:
                         raise bad_request("BUTTON_DATA_INVALID")
                 if "url" in b and not self._valid_url(b["url"]):
-                    raise bad_request(f"inline keyboard button URL '{b['url']}' is invalid: "
-                                      "Wrong HTTP URL")
+                    raise bad_request(f"inline keyboard button URL '{b['url']}' is invalid: Wrong HTTP URL")
         if not rows:
             return None
         return {"inline_keyboard": rows}
@@ -659,8 +713,7 @@ class BotAPIEmulator:
                 dq.append(now)
 
     def _rate_windows(self, chat: SimChat | None) -> list[tuple[deque, float, float]]:
-        out: list[tuple[deque, float, float]] = [
-            (self._rate_global, self.global_rate, self.global_window)]
+        out: list[tuple[deque, float, float]] = [(self._rate_global, self.global_rate, self.global_window)]
         if chat is not None:
             dq = self._rate_chat.setdefault(chat.id, deque())
             if chat.type == "private":
@@ -697,8 +750,11 @@ class BotAPIEmulator:
 
     async def _api_getUpdates(self, params: dict) -> list[dict]:
         if self.webhook.get("url"):
-            raise ApiError(409, "Conflict: can't use getUpdates method while webhook is active; "
-                                "use deleteWebhook to delete the webhook first")
+            raise ApiError(
+                409,
+                "Conflict: can't use getUpdates method while webhook is active; "
+                "use deleteWebhook to delete the webhook first",
+            )
         self._poll_gen += 1
         gen = self._poll_gen
         self._notify()  # wakes an older poller, which then gets 409
@@ -718,8 +774,10 @@ class BotAPIEmulator:
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             if self._poll_gen != gen:
-                raise ApiError(409, "Conflict: terminated by other getUpdates request; make sure "
-                                    "that only one bot instance is running")
+                raise ApiError(
+                    409,
+                    "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+                )
             self._queue = [e for e in self._queue if self._is_allowed(e[0])]
             if self._queue or self._closing:
                 batch = sorted(self._queue, key=lambda e: e[0]["update_id"])[:limit]
@@ -762,7 +820,10 @@ class BotAPIEmulator:
                     headers["X-Telegram-Bot-Api-Secret-Token"] = self.webhook["secret_token"]
                 status: Any
                 try:
-                    async with sem, http.post(target, json=update, headers=headers, timeout=aiohttp.ClientTimeout(total=30)) as r:
+                    async with (
+                        sem,
+                        http.post(target, json=update, headers=headers, timeout=aiohttp.ClientTimeout(total=30)) as r,
+                    ):
                         status = r.status
                 except Exception as e:  # refused, reset, timeout: retried like Telegram
                     status = type(e).__name__
@@ -804,8 +865,11 @@ class BotAPIEmulator:
         return True
 
     def _api_getWebhookInfo(self, params: dict) -> dict:
-        d: dict[str, Any] = {"url": self.webhook.get("url", ""), "has_custom_certificate": False,
-                             "pending_update_count": len(self._queue)}
+        d: dict[str, Any] = {
+            "url": self.webhook.get("url", ""),
+            "has_custom_certificate": False,
+            "pending_update_count": len(self._queue),
+        }
         if self.webhook.get("url"):
             d["max_connections"] = self.webhook.get("max_connections", 40)
             if self.webhook.get("allowed_updates"):
@@ -813,15 +877,24 @@ class BotAPIEmulator:
         return d
 
     def _api_sendMessage(self, params: dict) -> dict:
-        plain, ents = self._format(params["text"], params.get("parse_mode"),
-                                   params.get("entities"), limit=4096, what="message")
+        plain, ents = self._format(
+            params["text"], params.get("parse_mode"), params.get("entities"), limit=4096, what="message"
+        )
         markup = self._markup(params.get("reply_markup"))
         chat = self._writable_chat(params["chat_id"], writes="text messages")
         thread = self._thread(chat, params)
         reply_to = self._reply_to(chat, params)
         self._rate_check("sendMessage", chat)
-        rec = self._new_message(chat, None, text=plain, html=params["text"], entities=ents,
-                                reply_markup=markup, thread_id=thread, reply_to=reply_to)
+        rec = self._new_message(
+            chat,
+            None,
+            text=plain,
+            html=params["text"],
+            entities=ents,
+            reply_markup=markup,
+            thread_id=thread,
+            reply_to=reply_to,
+        )
         self._rate_consume("sendMessage", chat)
         return rec.to_dict()
 
@@ -841,9 +914,9 @@ class BotAPIEmulator:
     def _api_sendDocument(self, params: dict) -> dict:
         caption, cents = None, []
         if params.get("caption"):
-            caption, cents = self._format(params["caption"], params.get("parse_mode"),
-                                          params.get("caption_entities"), limit=1024,
-                                          what="caption")
+            caption, cents = self._format(
+                params["caption"], params.get("parse_mode"), params.get("caption_entities"), limit=1024, what="caption"
+            )
         markup = self._markup(params.get("reply_markup"))
         chat = self._writable_chat(params["chat_id"], writes="documents")
         thread = self._thread(chat, params)
@@ -859,9 +932,17 @@ class BotAPIEmulator:
             if ref.content_type:
                 document["mime_type"] = ref.content_type
             document["file_size"] = len(ref.data)
-        rec = self._new_message(chat, None, document=document, file=ref, caption=caption,
-                                caption_entities=cents, reply_markup=markup, thread_id=thread,
-                                reply_to=reply_to)
+        rec = self._new_message(
+            chat,
+            None,
+            document=document,
+            file=ref,
+            caption=caption,
+            caption_entities=cents,
+            reply_markup=markup,
+            thread_id=thread,
+            reply_to=reply_to,
+        )
         self._rate_consume("sendDocument", chat)
         return rec.to_dict()
 
@@ -870,8 +951,9 @@ class BotAPIEmulator:
             return self._api_generic("editMessageText", params)
         if "text" not in params:
             raise bad_request("message text is empty")
-        plain, ents = self._format(params["text"], params.get("parse_mode"),
-                                   params.get("entities"), limit=4096, what="message")
+        plain, ents = self._format(
+            params["text"], params.get("parse_mode"), params.get("entities"), limit=4096, what="message"
+        )
         markup = self._markup(params.get("reply_markup"))
         chat, msg = self._target_message(params, action="edit")
         if not msg.from_bot:
@@ -905,7 +987,7 @@ class BotAPIEmulator:
 
     def _api_deleteMessage(self, params: dict) -> bool:
         chat, msg = self._target_message(params, action="delete")
-        if (not msg.from_bot and chat.type != "private" and chat.bot_status != "administrator"):
+        if not msg.from_bot and chat.type != "private" and chat.bot_status != "administrator":
             raise ApiError(400, "Bad Request: message can't be deleted")
         msg.deleted = True
         return True
@@ -916,8 +998,11 @@ class BotAPIEmulator:
             raise bad_request("MESSAGE_TOO_LONG")
         url = params.get("url")
         if url is not None and not re.fullmatch(
-                rf"(?:https?://)?(?:t|telegram)\.me/{re.escape(self.bot_username)}"
-                r"\?start=[A-Za-z0-9_-]{1,64}", url, re.I):
+            rf"(?:https?://)?(?:t|telegram)\.me/{re.escape(self.bot_username)}"
+            r"\?start=[A-Za-z0-9_-]{1,64}",
+            url,
+            re.I,
+        ):
             raise bad_request("URL_INVALID")
         q = self._queries.get(params["callback_query_id"])
         if q is None or q["answered"] or self.clock() - q["time"] > self.query_timeout:
@@ -938,10 +1023,17 @@ class BotAPIEmulator:
         if chat.type != "private" and chat.bot_status in ("left", "kicked"):
             self._writable_chat(chat.id)
         d = chat.to_dict()
-        d.update(accent_color_id=0, max_reaction_count=11,
-                 accepted_gift_types={"unlimited_gifts": False, "limited_gifts": False,
-                                      "unique_gifts": False, "premium_subscription": False,
-                                      "gifts_from_channels": False})
+        d.update(
+            accent_color_id=0,
+            max_reaction_count=11,
+            accepted_gift_types={
+                "unlimited_gifts": False,
+                "limited_gifts": False,
+                "unique_gifts": False,
+                "premium_subscription": False,
+                "gifts_from_channels": False,
+            },
+        )
         return d
 
     def _member(self, chat: SimChat, user_id: int) -> dict:
@@ -973,12 +1065,20 @@ class BotAPIEmulator:
 
     @staticmethod
     def _admin_dict(user: dict, *, can_be_edited: bool) -> dict:
-        d = {"status": "administrator", "user": user, "can_be_edited": can_be_edited,
-             "is_anonymous": False}
-        for right in ("can_manage_chat", "can_delete_messages", "can_manage_video_chats",
-                      "can_restrict_members", "can_promote_members", "can_change_info",
-                      "can_invite_users", "can_post_stories", "can_edit_stories",
-                      "can_delete_stories", "can_pin_messages"):
+        d = {"status": "administrator", "user": user, "can_be_edited": can_be_edited, "is_anonymous": False}
+        for right in (
+            "can_manage_chat",
+            "can_delete_messages",
+            "can_manage_video_chats",
+            "can_restrict_members",
+            "can_promote_members",
+            "can_change_info",
+            "can_invite_users",
+            "can_post_stories",
+            "can_edit_stories",
+            "can_delete_stories",
+            "can_pin_messages",
+        ):
             d[right] = right != "can_promote_members"
         return d
 
@@ -1038,8 +1138,7 @@ class BotAPIEmulator:
         return True
 
     def _api_getChatMenuButton(self, params: dict) -> dict:
-        return self.menu_buttons.get(params.get("chat_id"),
-                                     self.menu_buttons.get(None, {"type": "commands"}))
+        return self.menu_buttons.get(params.get("chat_id"), self.menu_buttons.get(None, {"type": "commands"}))
 
     def _api_generic(self, method: str, params: dict) -> Any:
         """A plausible ``ok`` answer for a valid method the emulator does not model."""
@@ -1065,8 +1164,14 @@ class BotAPIEmulator:
         return {}
 
     # ---------------------------------------------------------- simulation
-    def add_user(self, user_id: int, first_name: str, username: str | None = None,
-                 language_code: str | None = "ru", last_name: str | None = None) -> SimUser:
+    def add_user(
+        self,
+        user_id: int,
+        first_name: str,
+        username: str | None = None,
+        language_code: str | None = "ru",
+        last_name: str | None = None,
+    ) -> SimUser:
         """A user (positive id) with a private chat of the same id, not yet started."""
         if user_id <= 0 or user_id in self.chats:
             raise ValueError(f"bad or duplicate user id {user_id}")
@@ -1075,15 +1180,31 @@ class BotAPIEmulator:
         self.chats[user_id] = SimChat(self, user_id, "private", user=user)
         return user
 
-    def add_group(self, chat_id: int, title: str, members: list[SimUser] = (),
-                  admins: list[SimUser] = (), supergroup: bool = False, is_forum: bool = False,
-                  *, bot_status: str = "member", username: str | None = None) -> SimChat:
+    def add_group(
+        self,
+        chat_id: int,
+        title: str,
+        members: list[SimUser] = (),
+        admins: list[SimUser] = (),
+        supergroup: bool = False,
+        is_forum: bool = False,
+        *,
+        bot_status: str = "member",
+        username: str | None = None,
+    ) -> SimChat:
         """A group (negative id) the bot is already in (``bot_status`` member/administrator/
         left). The first admin is the creator; admins are members too."""
         if chat_id >= 0 or chat_id in self.chats:
             raise ValueError(f"bad or duplicate group id {chat_id}")
-        chat = SimChat(self, chat_id, "supergroup" if supergroup or is_forum else "group",
-                       title=title, is_forum=is_forum, bot_status=bot_status, username=username)
+        chat = SimChat(
+            self,
+            chat_id,
+            "supergroup" if supergroup or is_forum else "group",
+            title=title,
+            is_forum=is_forum,
+            bot_status=bot_status,
+            username=username,
+        )
         for u in list(members) + list(admins):
             chat.members[u.id] = u
         chat.admins = {u.id for u in admins}
@@ -1109,9 +1230,17 @@ class BotAPIEmulator:
     def _bot_in(self, chat: SimChat) -> bool:
         return chat.type == "private" or chat.bot_status in ("member", "administrator")
 
-    def _user_message(self, user: SimUser, chat: SimChat, text: str | None = None, *,
-                      thread_id: int | None = None, reply_to: int | None = None,
-                      service: dict | None = None, sender_chat: int | None = None) -> int | None:
+    def _user_message(
+        self,
+        user: SimUser,
+        chat: SimChat,
+        text: str | None = None,
+        *,
+        thread_id: int | None = None,
+        reply_to: int | None = None,
+        service: dict | None = None,
+        sender_chat: int | None = None,
+    ) -> int | None:
         entities = []
         if text:
             m = _COMMAND_RE.match(text)
@@ -1119,8 +1248,16 @@ class BotAPIEmulator:
                 entities = [{"type": "bot_command", "offset": 0, "length": m.end()}]
         if reply_to is None and not (service or {}).get("forum_topic_created"):
             reply_to = self._topic_reply(chat, thread_id)
-        rec = self._new_message(chat, user, text=text, entities=entities, thread_id=thread_id,
-                                reply_to=reply_to, service=service or {}, sender_chat=sender_chat)
+        rec = self._new_message(
+            chat,
+            user,
+            text=text,
+            entities=entities,
+            thread_id=thread_id,
+            reply_to=reply_to,
+            service=service or {},
+            sender_chat=sender_chat,
+        )
         if not self._bot_in(chat) or (service is None and not self._sees(chat, rec, text)):
             return None
         return self._queue_update("message", rec.to_dict())
@@ -1146,8 +1283,7 @@ class BotAPIEmulator:
             return replied is not None and replied.from_bot
         return False
 
-    def _user_sends(self, user: SimUser, chat: Any, text: str, *, thread_id: int | None,
-                    reply_to: Any) -> int | None:
+    def _user_sends(self, user: SimUser, chat: Any, text: str, *, thread_id: int | None, reply_to: Any) -> int | None:
         chat = self.chats[_chat_id_of(chat)]
         if chat.migrated_to is not None:
             raise ValueError(f"chat {chat.id} was migrated to {chat.migrated_to}")
@@ -1190,8 +1326,7 @@ class BotAPIEmulator:
             return None
         return self._queue_update("edited_message", rec.to_dict())
 
-    async def send_as_anonymous_admin(self, chat: Any, text: str, *,
-                                      thread_id: int | None = None) -> int | None:
+    async def send_as_anonymous_admin(self, chat: Any, text: str, *, thread_id: int | None = None) -> int | None:
         """An anonymous admin writes ``text`` in ``chat``: Telegram sends it from
         GroupAnonymousBot (id 1087968824, is_bot) with ``sender_chat`` = the group."""
         chat = self.chats[_chat_id_of(chat)]
@@ -1219,8 +1354,9 @@ class BotAPIEmulator:
         found = None
         for b in msg.flat_buttons:
             if isinstance(button, dict):
-                if b == button or (button.get("callback_data") is not None
-                                   and b.get("callback_data") == button.get("callback_data")):
+                if b == button or (
+                    button.get("callback_data") is not None and b.get("callback_data") == button.get("callback_data")
+                ):
                     found = b
                     break
             elif b.get("callback_data") == button:
@@ -1236,25 +1372,49 @@ class BotAPIEmulator:
         if "callback_data" not in found:
             raise ValueError(f"button {found!r} is not a callback button")
         qid = str(4_000_000_000_000_000_000 + next(self._qids) * 7919)
-        chat_instance = str((msg.chat_id * 2654435761) % (10 ** 19))
+        chat_instance = str((msg.chat_id * 2654435761) % (10**19))
         if msg.chat_id < 0:
             chat_instance = "-" + chat_instance
-        self._queries[qid] = {"time": self.clock(), "answered": False, "user": user,
-                              "message": msg, "data": found["callback_data"]}
-        uid = self._queue_update("callback_query", {
-            "id": qid, "from": user.to_dict(), "message": msg.to_dict(),
-            "chat_instance": chat_instance, "data": found["callback_data"]})
+        self._queries[qid] = {
+            "time": self.clock(),
+            "answered": False,
+            "user": user,
+            "message": msg,
+            "data": found["callback_data"],
+        }
+        uid = self._queue_update(
+            "callback_query",
+            {
+                "id": qid,
+                "from": user.to_dict(),
+                "message": msg.to_dict(),
+                "chat_instance": chat_instance,
+                "data": found["callback_data"],
+            },
+        )
         return TapResult(self, qid, uid, found["callback_data"])
 
     def _member_status(self, chat: SimChat, status: str, user: dict) -> dict:
         if status == "restricted":  # ChatMemberRestricted: may stay, may not write
             d: dict[str, Any] = {"status": "restricted", "user": user, "is_member": True, "until_date": 0}
-            for right in ("can_send_messages", "can_send_audios", "can_send_documents",
-                          "can_send_photos", "can_send_videos", "can_send_video_notes",
-                          "can_send_voice_notes", "can_send_polls", "can_send_other_messages",
-                          "can_add_web_page_previews", "can_react_to_messages", "can_edit_tag",
-                          "can_change_info", "can_invite_users", "can_pin_messages",
-                          "can_manage_topics"):
+            for right in (
+                "can_send_messages",
+                "can_send_audios",
+                "can_send_documents",
+                "can_send_photos",
+                "can_send_videos",
+                "can_send_video_notes",
+                "can_send_voice_notes",
+                "can_send_polls",
+                "can_send_other_messages",
+                "can_add_web_page_previews",
+                "can_react_to_messages",
+                "can_edit_tag",
+                "can_change_info",
+                "can_invite_users",
+                "can_pin_messages",
+                "can_manage_topics",
+            ):
                 d[right] = False
             return d
         if status == "kicked":
@@ -1265,14 +1425,18 @@ class BotAPIEmulator:
 
     def _queue_my_member(self, chat: SimChat, by: SimUser | dict, old: str, new: str) -> int:
         bot = self.bot_user()
-        return self._queue_update("my_chat_member", {
-            "chat": chat.to_dict(), "from": by if isinstance(by, dict) else by.to_dict(),
-            "date": int(time.time()),
-            "old_chat_member": self._member_status(chat, old, bot),
-            "new_chat_member": self._member_status(chat, new, bot)})
+        return self._queue_update(
+            "my_chat_member",
+            {
+                "chat": chat.to_dict(),
+                "from": by if isinstance(by, dict) else by.to_dict(),
+                "date": int(time.time()),
+                "old_chat_member": self._member_status(chat, old, bot),
+                "new_chat_member": self._member_status(chat, new, bot),
+            },
+        )
 
-    def _set_bot_status(self, chat: SimChat, status: str, by: SimUser | None, *,
-                        notify: bool = True) -> int | None:
+    def _set_bot_status(self, chat: SimChat, status: str, by: SimUser | None, *, notify: bool = True) -> int | None:
         """Change the bot's status; ``by=None`` means the bot itself (leaveChat). With
         ``notify=False`` no my_chat_member update is queued (Telegram's lost or never sent
         one: only the answers to the bot's calls tell it); returns the update id, or None."""
@@ -1292,29 +1456,24 @@ class BotAPIEmulator:
             return next(iter(chat.members.values()))
         raise ValueError(f"chat {chat.id} has no members to act")
 
-    async def remove_bot(self, chat: Any, by: SimUser | None = None, *,
-                         notify: bool = True) -> int | None:
+    async def remove_bot(self, chat: Any, by: SimUser | None = None, *, notify: bool = True) -> int | None:
         """An admin removes the bot: my_chat_member update (left in groups, kicked in
         supergroups; none with ``notify=False``); later sends answer 403 "bot was kicked from
         the ... chat"."""
         chat = self.chats[_chat_id_of(chat)]
         actor = self._default_actor(chat, by)
-        return self._set_bot_status(chat, "kicked" if chat.type == "supergroup" else "left",
-                                    actor, notify=notify)
+        return self._set_bot_status(chat, "kicked" if chat.type == "supergroup" else "left", actor, notify=notify)
 
-    async def restrict_bot(self, chat: Any, by: SimUser | None = None, *,
-                           notify: bool = True) -> int | None:
+    async def restrict_bot(self, chat: Any, by: SimUser | None = None, *, notify: bool = True) -> int | None:
         """An admin takes the bot's right to write (supergroups): my_chat_member update with
         status restricted (none with ``notify=False``); later sends and edits answer 400 (see
         :meth:`_write_refusal`)."""
         chat = self.chats[_chat_id_of(chat)]
         if chat.type != "supergroup":
             raise ValueError("members can be restricted in supergroups only")
-        return self._set_bot_status(chat, "restricted", self._default_actor(chat, by),
-                                    notify=notify)
+        return self._set_bot_status(chat, "restricted", self._default_actor(chat, by), notify=notify)
 
-    async def unrestrict_bot(self, chat: Any, by: SimUser | None = None, *,
-                             notify: bool = True) -> int | None:
+    async def unrestrict_bot(self, chat: Any, by: SimUser | None = None, *, notify: bool = True) -> int | None:
         """An admin gives the restricted bot its rights back: my_chat_member update restricted
         → member (none with ``notify=False``)."""
         chat = self.chats[_chat_id_of(chat)]
@@ -1339,8 +1498,9 @@ class BotAPIEmulator:
             raise ValueError("a private chat cannot be deleted for the bot")
         chat.deleted = True
 
-    async def close_topic(self, chat: Any, thread_id: int, by: SimUser | None = None, *,
-                          closed: bool = True) -> int | None:
+    async def close_topic(
+        self, chat: Any, thread_id: int, by: SimUser | None = None, *, closed: bool = True
+    ) -> int | None:
         """An admin closes (``closed=False``: reopens) a forum topic: a forum_topic_closed
         (reopened) service message in it; while closed, a send into it by a non-administrator
         answers 400 "Bad Request: TOPIC_CLOSED". Returns the service message's update id."""
@@ -1379,16 +1539,16 @@ class BotAPIEmulator:
         """``user`` leaves: chat_member update and a left_chat_member service message (its
         update id is returned)."""
         chat = self.chats[_chat_id_of(chat)]
-        old = ("creator" if user.id == chat.creator else
-               "administrator" if user.id in chat.admins else "member")
+        old = "creator" if user.id == chat.creator else "administrator" if user.id in chat.admins else "member"
         self._chat_member_update(chat, user, old, "left")
         uid = self._user_message(user, chat, service={"left_chat_member": user.to_dict()})
         chat.members.pop(user.id, None)
         chat.admins.discard(user.id)
         return uid
 
-    async def remove_user(self, chat: Any, user: SimUser, by: SimUser | None = None, *,
-                          notify: bool = True) -> int | None:
+    async def remove_user(
+        self, chat: Any, user: SimUser, by: SimUser | None = None, *, notify: bool = True
+    ) -> int | None:
         """An admin (``by``, default the creator) removes ``user``: banned ("kicked") from a
         supergroup, "left" a basic group. The user is no longer a member (sends to the group
         fail, getChatMember says so); a chat_member update (admin bots only, if allowed_updates
@@ -1400,8 +1560,7 @@ class BotAPIEmulator:
         actor = self._default_actor(chat, by)
         if actor.id == user.id or actor.id not in chat.admins:
             raise ValueError("only another member who is an admin removes a member")
-        old = ("creator" if user.id == chat.creator else
-               "administrator" if user.id in chat.admins else "member")
+        old = "creator" if user.id == chat.creator else "administrator" if user.id in chat.admins else "member"
         new = "kicked" if chat.type == "supergroup" else "left"
         chat.members.pop(user.id, None)
         chat.admins.discard(user.id)
@@ -1412,19 +1571,29 @@ class BotAPIEmulator:
             return None
         return self._user_message(actor, chat, service={"left_chat_member": user.to_dict()})
 
-    def _chat_member_update(self, chat: SimChat, user: SimUser, old: str, new: str,
-                            by: SimUser | None = None) -> int | None:
+    def _chat_member_update(
+        self, chat: SimChat, user: SimUser, old: str, new: str, by: SimUser | None = None
+    ) -> int | None:
         if chat.bot_status != "administrator":  # Telegram sends chat_member to admins only
             return None
         u = user.to_dict()
-        old_d = ({"status": "creator", "user": u, "is_anonymous": False} if old == "creator"
-                 else self._member_status(chat, old, u))
-        return self._queue_update("chat_member", {
-            "chat": chat.to_dict(), "from": (by or user).to_dict(), "date": int(time.time()),
-            "old_chat_member": old_d, "new_chat_member": self._member_status(chat, new, u)})
+        old_d = (
+            {"status": "creator", "user": u, "is_anonymous": False}
+            if old == "creator"
+            else self._member_status(chat, old, u)
+        )
+        return self._queue_update(
+            "chat_member",
+            {
+                "chat": chat.to_dict(),
+                "from": (by or user).to_dict(),
+                "date": int(time.time()),
+                "old_chat_member": old_d,
+                "new_chat_member": self._member_status(chat, new, u),
+            },
+        )
 
-    async def migrate_group(self, chat: Any, new_id: int, by: SimUser | None = None,
-                            *, notify: bool = True) -> SimChat:
+    async def migrate_group(self, chat: Any, new_id: int, by: SimUser | None = None, *, notify: bool = True) -> SimChat:
         """Upgrade a basic group to a supergroup ``new_id``: service messages with
         migrate_to_chat_id (old chat) and migrate_from_chat_id (new chat); afterwards calls
         to the old id answer 400 with parameters.migrate_to_chat_id. ``notify=False`` queues
@@ -1435,8 +1604,16 @@ class BotAPIEmulator:
         if new_id >= 0 or new_id in self.chats:
             raise ValueError(f"bad or duplicate supergroup id {new_id}")
         actor = self._default_actor(old, by)
-        new = SimChat(self, new_id, "supergroup", title=old.title, members=dict(old.members),
-                      admins=set(old.admins), creator=old.creator, bot_status=old.bot_status)
+        new = SimChat(
+            self,
+            new_id,
+            "supergroup",
+            title=old.title,
+            members=dict(old.members),
+            admins=set(old.admins),
+            creator=old.creator,
+            bot_status=old.bot_status,
+        )
         self.chats[new_id] = new
         if notify:
             self._user_message(actor, old, service={"migrate_to_chat_id": new_id})
@@ -1465,8 +1642,9 @@ class BotAPIEmulator:
         actor = self._default_actor(chat, by)
         tid = self._next_mid.get(chat.id, 1)
         chat.topics[tid] = name
-        self._user_message(actor, chat, thread_id=tid, service={
-            "forum_topic_created": {"name": name, "icon_color": 7322096}})
+        self._user_message(
+            actor, chat, thread_id=tid, service={"forum_topic_created": {"name": name, "icon_color": 7322096}}
+        )
         return tid
 
     def delete_topic(self, chat: Any, thread_id: int) -> None:
@@ -1482,15 +1660,16 @@ class BotAPIEmulator:
                 message.deleted = True
 
     # --------------------------------------------------------------- queries
-    def chat_messages(self, chat_id: Any, include_deleted: bool = False, *,
-                      from_bot: bool | None = None) -> list[MessageRecord]:
+    def chat_messages(
+        self, chat_id: Any, include_deleted: bool = False, *, from_bot: bool | None = None
+    ) -> list[MessageRecord]:
         """Messages of a chat in order (user messages too unless ``from_bot`` is set)."""
         msgs = self._messages.get(_chat_id_of(chat_id), {}).values()
-        return [m for m in msgs if (include_deleted or not m.deleted)
-                and (from_bot is None or m.from_bot == from_bot)]
+        return [m for m in msgs if (include_deleted or not m.deleted) and (from_bot is None or m.from_bot == from_bot)]
 
-    def last_message(self, chat_id: Any, predicate: Callable[[MessageRecord], Any] | None = None,
-                     *, from_bot: bool | None = True) -> MessageRecord | None:
+    def last_message(
+        self, chat_id: Any, predicate: Callable[[MessageRecord], Any] | None = None, *, from_bot: bool | None = True
+    ) -> MessageRecord | None:
         """The last non-deleted message (by default: sent by the bot) matching ``predicate``."""
         for m in reversed(self.chat_messages(chat_id, from_bot=from_bot)):
             if predicate is None or predicate(m):
@@ -1506,8 +1685,9 @@ class BotAPIEmulator:
 
     def calls_by(self, method: str | None = None, chat_id: Any = None) -> list[dict]:
         cid = None if chat_id is None else _chat_id_of(chat_id)
-        return [c for c in self.calls if (method is None or c["method"] == method)
-                and (cid is None or c["chat_id"] == cid)]
+        return [
+            c for c in self.calls if (method is None or c["method"] == method) and (cid is None or c["chat_id"] == cid)
+        ]
 
     @property
     def pending_updates(self) -> list[dict]:
@@ -1536,23 +1716,30 @@ class BotAPIEmulator:
         """Wait for the bot's answerCallbackQuery of ``query_id``; return its params."""
         return await self.wait_for(lambda: self.answers.get(query_id), timeout)
 
-    async def wait_message(self, chat_id: Any,
-                           predicate: Callable[[MessageRecord], Any] | None = None, *,
-                           since: int = 0, timeout: float = 10,
-                           from_bot: bool | None = True) -> MessageRecord:
+    async def wait_message(
+        self,
+        chat_id: Any,
+        predicate: Callable[[MessageRecord], Any] | None = None,
+        *,
+        since: int = 0,
+        timeout: float = 10,
+        from_bot: bool | None = True,
+    ) -> MessageRecord:
         """Wait for a message (by default from the bot) with message_id > ``since`` matching
         ``predicate`` (evaluated on its current, possibly edited, content)."""
-        return await self.wait_for(lambda: self.last_message(
-            chat_id, lambda m: m.message_id > since and (predicate is None or predicate(m)),
-            from_bot=from_bot), timeout)
+        return await self.wait_for(
+            lambda: self.last_message(
+                chat_id, lambda m: m.message_id > since and (predicate is None or predicate(m)), from_bot=from_bot
+            ),
+            timeout,
+        )
 
-    async def wait_call(self, method: str, chat_id: Any = None, *, count: int = 1,
-                        timeout: float = 10) -> dict:
+    async def wait_call(self, method: str, chat_id: Any = None, *, count: int = 1, timeout: float = 10) -> dict:
         """Wait until the bot made ``count`` calls of ``method`` (to ``chat_id``); return the
         last one."""
-        return await self.wait_for(lambda: len(self.calls_by(method, chat_id)) >= count
-                                   and self.calls_by(method, chat_id)[-1], timeout)
-
+        return await self.wait_for(
+            lambda: len(self.calls_by(method, chat_id)) >= count and self.calls_by(method, chat_id)[-1], timeout
+        )
 
     # ------------------------------------------------- control API (manual tries)
     async def _handle_control(self, request: web.Request) -> web.Response:
@@ -1570,14 +1757,17 @@ class BotAPIEmulator:
             q.update(await request.json())
         try:
             if action == "user":
-                u = self.add_user(int(q["id"]), q["first_name"], q.get("username"),
-                                  q.get("language_code", "ru"))
+                u = self.add_user(int(q["id"]), q["first_name"], q.get("username"), q.get("language_code", "ru"))
                 result: Any = u.to_dict()
             elif action == "group":
-                g = self.add_group(int(q["id"]), q["title"],
-                                   [self.users[int(i)] for i in q.get("members", [])],
-                                   [self.users[int(i)] for i in q.get("admins", [])],
-                                   bool(q.get("supergroup")), bool(q.get("is_forum")))
+                g = self.add_group(
+                    int(q["id"]),
+                    q["title"],
+                    [self.users[int(i)] for i in q.get("members", [])],
+                    [self.users[int(i)] for i in q.get("admins", [])],
+                    bool(q.get("supergroup")),
+                    bool(q.get("is_forum")),
+                )
                 result = g.to_dict()
             elif action == "start":
                 result = await self.users[int(q["user"])].start_bot(q.get("payload"))
@@ -1589,24 +1779,30 @@ class BotAPIEmulator:
                 by = self.users[int(q["by"])] if q.get("by") else None
                 result = await self.remove_user(int(q["chat"]), self.users[int(q["user"])], by)
             elif action == "send":
-                result = await self.users[int(q["user"])].send(
-                    int(q["chat"]), q["text"], thread_id=q.get("thread_id"))
+                result = await self.users[int(q["user"])].send(int(q["chat"]), q["text"], thread_id=q.get("thread_id"))
             elif action == "tap":
-                tap = await self.users[int(q["user"])].tap((int(q["chat"]), int(q["message_id"])),
-                                                           q["button"])
+                tap = await self.users[int(q["user"])].tap((int(q["chat"]), int(q["message_id"])), q["button"])
                 result = {"query_id": tap.query_id, "update_id": tap.update_id}
             elif action == "messages":
-                result = [dict(m.to_dict(), deleted=m.deleted)
-                          for m in self.chat_messages(int(q["chat_id"]), include_deleted=True)]
+                result = [
+                    dict(m.to_dict(), deleted=m.deleted)
+                    for m in self.chat_messages(int(q["chat_id"]), include_deleted=True)
+                ]
             elif action == "records":
-                result = {"violations": self.violations, "errors": self.errors,
-                          "unmodelled": self.unmodelled, "answers": self.answers}
+                result = {
+                    "violations": self.violations,
+                    "errors": self.errors,
+                    "unmodelled": self.unmodelled,
+                    "answers": self.answers,
+                }
             else:
-                return web.json_response({"ok": False, "description": "unknown action"},
-                                         status=404)
+                return web.json_response({"ok": False, "description": "unknown action"}, status=404)
         except (KeyError, ValueError, LookupError) as e:
-            return web.json_response({"ok": False, "description": f"{type(e).__name__}: {e}"}, status=400,
-                                     dumps=lambda o: json.dumps(o, ensure_ascii=False))
+            return web.json_response(
+                {"ok": False, "description": f"{type(e).__name__}: {e}"},
+                status=400,
+                dumps=lambda o: json.dumps(o, ensure_ascii=False),
+            )
         # readable as it comes (Cyrillic button texts unescaped), as a person reads the demo
         return web.json_response({"ok": True, "result": result}, dumps=lambda o: json.dumps(o, ensure_ascii=False))
 
@@ -1615,8 +1811,11 @@ async def _serve(args: argparse.Namespace) -> None:
     emu = BotAPIEmulator(args.token, port=args.port, control=True)
     await emu.start()
     if args.demo:
-        users = [emu.add_user(1001, "Алиса", "alice"), emu.add_user(1002, "Борис", "boris"),
-                 emu.add_user(1003, "Вера", "vera", "en")]
+        users = [
+            emu.add_user(1001, "Алиса", "alice"),
+            emu.add_user(1002, "Борис", "boris"),
+            emu.add_user(1003, "Вера", "vera", "en"),
+        ]
         for u in users:  # each presses Start, so the bot learns it may write to them
             await u.start_bot()
         emu.add_group(-100, "Demo group", members=users, admins=users[:1])
@@ -1631,8 +1830,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Telegram Bot API emulator")
     parser.add_argument("--port", type=int, default=8081)
     parser.add_argument("--token", default="123456:TEST")
-    parser.add_argument("--demo", action="store_true",
-                        help="create users 1001-1003 (started) and group -100")
+    parser.add_argument("--demo", action="store_true", help="create users 1001-1003 (started) and group -100")
     args = parser.parse_args(argv)
     try:
         asyncio.run(_serve(args))

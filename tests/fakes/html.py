@@ -145,8 +145,7 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
                     i += 1
                 attr = text[a_start:i]
                 if not attr:
-                    raise HTMLParseError(
-                        f'Empty attribute name in the tag "{tag}" at byte offset {boff(begin)}')
+                    raise HTMLParseError(f'Empty attribute name in the tag "{tag}" at byte offset {boff(begin)}')
                 while i < n and at(i) in _SPACES:
                     i += 1
                 if at(i) != "=":
@@ -155,7 +154,8 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
                         continue
                     raise HTMLParseError(
                         f'Expected equal sign in declaration of an attribute of the tag "{tag}" '
-                        f"at byte offset {boff(begin)}")
+                        f"at byte offset {boff(begin)}"
+                    )
                 i += 1
                 while i < n and at(i) in _SPACES:
                     i += 1
@@ -167,8 +167,7 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
                         i += 1
                     value = text[v_start:i].lower()
                     if at(i) not in _SPACES and at(i) != ">":
-                        raise HTMLParseError(
-                            f"Unexpected end of name token at byte offset {boff(v_start)}")
+                        raise HTMLParseError(f"Unexpected end of name token at byte offset {boff(v_start)}")
                 else:
                     quote = text[i]
                     i += 1
@@ -205,10 +204,8 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
                 elif tag == "tg-time" and attr == "format":
                     argument = value
             if tag == "span" and argument != "spoiler":
-                raise HTMLParseError(
-                    f'Tag "span" must have class "tg-spoiler" at byte offset {boff(begin)}')
-            stack.append({"tag": tag, "arg": argument, "u16": out_u16, "pos": len(out),
-                          "seq": begin, "date": date})
+                raise HTMLParseError(f'Tag "span" must have class "tg-spoiler" at byte offset {boff(begin)}')
+            stack.append({"tag": tag, "arg": argument, "u16": out_u16, "pos": len(out), "seq": begin, "date": date})
             i += 1  # skip '>'
         else:
             if not stack:
@@ -226,7 +223,8 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
             if end_name and end_name != open_["tag"]:
                 raise HTMLParseError(
                     f'Unmatched end tag at byte offset {boff(begin)}, expected "</{open_["tag"]}>", '
-                    f'found "</{end_name}>"')
+                    f'found "</{end_name}>"'
+                )
             stack.pop()
             i += 1
             length = out_u16 - open_["u16"]
@@ -235,7 +233,7 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
             tag, arg = open_["tag"], open_["arg"]
             ent: dict = {"type": _SIMPLE_TAGS[tag], "offset": open_["u16"], "length": length}
             if tag == "a":
-                url = arg or "".join(out[open_["pos"]:])
+                url = arg or "".join(out[open_["pos"] :])
                 if not _URL_RE.match(url):
                     continue  # Telegram silently drops links with invalid URLs
                 if not arg:
@@ -263,8 +261,7 @@ def parse_html(text: str, *, strict_amp: bool = True) -> tuple[str, list[dict]]:
                     ent["date_time_format"] = arg
             entities.append((open_["seq"], ent))
     if stack:
-        raise HTMLParseError(
-            f'Can\'t find end tag corresponding to start tag "{stack[-1]["tag"]}"')
+        raise HTMLParseError(f'Can\'t find end tag corresponding to start tag "{stack[-1]["tag"]}"')
     entities.sort(key=lambda se: (se[1]["offset"], -se[1]["length"], se[0]))
     return trim_formatted("".join(out), [e for _, e in entities])
 

@@ -33,8 +33,7 @@ class ApiError(Exception):
     limits, HTML...), as opposed to runtime answers (403 blocked, 429, not modified...).
     """
 
-    def __init__(self, code: int, description: str, parameters: dict | None = None,
-                 *, violation: bool = False):
+    def __init__(self, code: int, description: str, parameters: dict | None = None, *, violation: bool = False):
         super().__init__(description)
         self.code = code
         self.description = description
@@ -42,8 +41,7 @@ class ApiError(Exception):
         self.violation = violation
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {"ok": False, "error_code": self.code,
-                               "description": self.description}
+        out: dict[str, Any] = {"ok": False, "error_code": self.code, "description": self.description}
         if self.parameters:
             out["parameters"] = self.parameters
         return out
@@ -84,12 +82,8 @@ class Spec:
         self.methods: dict[str, dict] = data["methods"]
         self.types: dict[str, dict] = data["types"]
         self._lower = {name.lower(): name for name in self.methods}
-        self._fields = {
-            name: {f["name"]: f for f in t.get("fields", [])} for name, t in self.types.items()
-        }
-        self._method_fields = {
-            name: {f["name"]: f for f in m.get("fields", [])} for name, m in self.methods.items()
-        }
+        self._fields = {name: {f["name"]: f for f in t.get("fields", [])} for name, t in self.types.items()}
+        self._method_fields = {name: {f["name"]: f for f in m.get("fields", [])} for name, m in self.methods.items()}
         # abstract type -> (discriminator field, {value: subtype})
         self._disc: dict[str, tuple[str, dict[str, str]]] = {}
         for name, t in self.types.items():
@@ -135,8 +129,9 @@ class Spec:
         return self.methods[method].get("returns", [])
 
     # ------------------------------------------------------------- validation
-    def check_call(self, method: str, raw: dict[str, Any], files: dict[str, FileRef] | None = None,
-                   notes: list[str] | None = None) -> dict[str, Any]:
+    def check_call(
+        self, method: str, raw: dict[str, Any], files: dict[str, FileRef] | None = None, notes: list[str] | None = None
+    ) -> dict[str, Any]:
         """Validate and coerce the parameters of ``method``; return typed params.
 
         Raises :class:`ApiError` 400 (violation) for missing required parameters, values of a
@@ -157,12 +152,12 @@ class Spec:
                     continue
                 notes.append(f"{method}: unknown parameter {name!r}")
                 continue
-            out[name] = self._coerce(value, f["types"], name, files, notes, top=True,
-                                     attach_used=attach_used)
+            out[name] = self._coerce(value, f["types"], name, files, notes, top=True, attach_used=attach_used)
         for name, value in files.items():
             if name in fields and name not in out:
-                out[name] = self._coerce(value, fields[name]["types"], name, files, notes,
-                                         top=True, attach_used=attach_used)
+                out[name] = self._coerce(
+                    value, fields[name]["types"], name, files, notes, top=True, attach_used=attach_used
+                )
         for name, f in fields.items():
             if f["required"] and name not in out:
                 if name == "text":
@@ -172,8 +167,17 @@ class Spec:
                 raise bad_request(f'parameter "{name}" is required')
         return out
 
-    def _coerce(self, value: Any, types: list[str], path: str, files: dict[str, FileRef],
-                notes: list[str], *, top: bool = False, attach_used: set[str] | None = None) -> Any:
+    def _coerce(
+        self,
+        value: Any,
+        types: list[str],
+        path: str,
+        files: dict[str, FileRef],
+        notes: list[str],
+        *,
+        top: bool = False,
+        attach_used: set[str] | None = None,
+    ) -> Any:
         # a String-typed alternative must not swallow an object given as JSON text
         errors: list[ApiError] = []
         order = sorted(types, key=lambda t: (t == "String", t))
@@ -192,8 +196,16 @@ class Spec:
                 raise e
         raise errors[0]
 
-    def _coerce_one(self, value: Any, t: str, path: str, files: dict[str, FileRef],
-                    notes: list[str], top: bool, attach_used: set[str] | None) -> Any:
+    def _coerce_one(
+        self,
+        value: Any,
+        t: str,
+        path: str,
+        files: dict[str, FileRef],
+        notes: list[str],
+        top: bool,
+        attach_used: set[str] | None,
+    ) -> Any:
         if t == "Integer":
             if isinstance(value, bool):
                 raise bad_request(f'field "{path}" must be of type Integer')
@@ -228,7 +240,7 @@ class Spec:
             if isinstance(value, FileRef):
                 return value
             if isinstance(value, str) and value.startswith("attach://"):
-                name = value[len("attach://"):]
+                name = value[len("attach://") :]
                 if name in files:
                     if attach_used is not None:
                         attach_used.add(name)
@@ -236,13 +248,12 @@ class Spec:
                 raise bad_request(f"file attach://{name} not found in the request")
             raise bad_request(f'field "{path}" must be an uploaded file')
         if t.startswith("Array of "):
-            inner = t[len("Array of "):]
+            inner = t[len("Array of ") :]
             if isinstance(value, str):
                 value = self._loads(value, path)
             if not isinstance(value, list):
                 raise bad_request(f'field "{path}" must be an Array')
-            return [self._coerce(v, [inner], f"{path}[{k}]", files, notes)
-                    for k, v in enumerate(value)]
+            return [self._coerce(v, [inner], f"{path}[{k}]", files, notes) for k, v in enumerate(value)]
         # an object type
         if isinstance(value, str):
             value = self._loads(value, path)
@@ -257,8 +268,7 @@ class Spec:
             what = "reply keyboard markup" if path == "reply_markup" else path.replace("_", " ")
             raise bad_request(f"can't parse {what} JSON object") from None
 
-    def _coerce_object(self, obj: dict, t: str, path: str, files: dict[str, FileRef],
-                       notes: list[str]) -> dict:
+    def _coerce_object(self, obj: dict, t: str, path: str, files: dict[str, FileRef], notes: list[str]) -> dict:
         if t in self._disc:
             key, mapping = self._disc[t]
             sub = mapping.get(str(obj.get(key)))
@@ -320,7 +330,7 @@ class Spec:
                 problems.append(f"{path}: expected Array, got {obj!r}")
                 return
             for k, v in enumerate(obj):
-                self._check(v, [t[len("Array of "):]], f"{path}[{k}]", problems)
+                self._check(v, [t[len("Array of ") :]], f"{path}[{k}]", problems)
         elif t in self.types:
             if not isinstance(obj, dict):
                 problems.append(f"{path}: expected {t}, got {obj!r}")

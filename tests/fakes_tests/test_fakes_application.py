@@ -14,15 +14,21 @@ async def test_application_polling_roundtrip(emu):
     async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         name = html.escape(update.effective_user.first_name)
         await update.effective_chat.send_message(
-            f"<b>{name}</b> starts a game", reply_markup=InlineKeyboardMarkup(
-                [[InlineKeyboardButton("Join", callback_data="join")]]))
+            f"<b>{name}</b> starts a game",
+            reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("Join", callback_data="join")]]),
+        )
 
     async def join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await update.callback_query.answer("joined")
         await update.callback_query.edit_message_text("game on")
 
-    app = (Application.builder().token(emu.token).base_url(emu.base_url)
-           .defaults(Defaults(parse_mode=ParseMode.HTML)).build())
+    app = (
+        Application.builder()
+        .token(emu.token)
+        .base_url(emu.base_url)
+        .defaults(Defaults(parse_mode=ParseMode.HTML))
+        .build()
+    )
     app.add_handler(CommandHandler("newgame", newgame))
     app.add_handler(CallbackQueryHandler(join))
     async with app:

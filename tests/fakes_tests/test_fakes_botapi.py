@@ -44,9 +44,13 @@ def world(emu):
 # ------------------------------------------------------------------ protocol
 async def test_token_and_unknown_method(emu):
     assert await raw(emu, "getMe", token="1:BAD") == (
-        401, {"ok": False, "error_code": 401, "description": "Unauthorized"})
+        401,
+        {"ok": False, "error_code": 401, "description": "Unauthorized"},
+    )
     assert await raw(emu, "fooBar") == (
-        404, {"ok": False, "error_code": 404, "description": "Not Found: method not found"})
+        404,
+        {"ok": False, "error_code": 404, "description": "Not Found: method not found"},
+    )
     assert [e["error_code"] for e in emu.errors] == [401, 404]
 
 
@@ -59,9 +63,16 @@ async def test_get_me(bot, emu):
 
 async def test_json_body_form_and_query_string(world):
     emu, alice, _, group = world
-    status, body = await raw(emu, "sendMessage", json={
-        "chat_id": group.id, "text": "<b>x</b>", "parse_mode": "HTML",
-        "reply_markup": {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}})
+    status, body = await raw(
+        emu,
+        "sendMessage",
+        json={
+            "chat_id": group.id,
+            "text": "<b>x</b>",
+            "parse_mode": "HTML",
+            "reply_markup": {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]},
+        },
+    )
     assert status == 200 and body["result"]["entities"][0]["type"] == "bold"
     status, body = await raw(emu, "sendMessage", data={"chat_id": str(group.id), "text": "y"})
     assert status == 200 and body["result"]["message_id"] == 2
@@ -86,8 +97,7 @@ async def test_strict_unknown():
 
 async def test_type_violation(world):
     emu, _, _, group = world
-    status, body = await raw(emu, "sendMessage", json={"chat_id": group.id, "text": "x",
-                                                       "message_thread_id": "abc"})
+    status, body = await raw(emu, "sendMessage", json={"chat_id": group.id, "text": "x", "message_thread_id": "abc"})
     assert status == 400 and body["description"].startswith("Bad Request:")
     assert len(emu.violations) == 1 and emu.errors[-1]["error_code"] == 400
 
@@ -106,7 +116,9 @@ async def test_button_style_only_the_three_documented_values(bot, world):
 
 async def test_tg_time_reaches_the_message_as_a_date_time_entity(bot, world):
     _, _, _, group = world
-    msg = await bot.send_message(group.id, 'Ход <tg-time unix="1796131919" format="r">≈ 90 с</tg-time>', parse_mode="HTML")
+    msg = await bot.send_message(
+        group.id, 'Ход <tg-time unix="1796131919" format="r">≈ 90 с</tg-time>', parse_mode="HTML"
+    )
     assert msg.text == "Ход ≈ 90 с"
     with pytest.raises(BadRequest, match="(?i)invalid date format used"):
         await bot.send_message(group.id, '<tg-time unix="1796131919" format="x">≈ 90 с</tg-time>', parse_mode="HTML")
@@ -124,8 +136,7 @@ async def test_callback_data_bytes(bot, world):
 
 
 async def raw_send(emu, chat_id, markup):
-    status, body = await raw(emu, "sendMessage", json={"chat_id": chat_id, "text": "x",
-                                                       "reply_markup": markup})
+    status, body = await raw(emu, "sendMessage", json={"chat_id": chat_id, "text": "x", "reply_markup": markup})
     if status != 200:
         raise BadRequest(body["description"])
     return body
@@ -134,15 +145,18 @@ async def raw_send(emu, chat_id, markup):
 async def test_keyboard_shape(world):
     emu, _, _, group = world
     with pytest.raises(BadRequest, match="(?i)reply markup is too long"):
-        await raw_send(emu, group.id, {"inline_keyboard": [
-            [{"text": str(i), "callback_data": str(i)}] for i in range(101)]})
-    await raw_send(emu, group.id, {"inline_keyboard": [
-        [{"text": str(i), "callback_data": str(i)}] for i in range(100)]})
+        await raw_send(
+            emu, group.id, {"inline_keyboard": [[{"text": str(i), "callback_data": str(i)}] for i in range(101)]}
+        )
+    await raw_send(
+        emu, group.id, {"inline_keyboard": [[{"text": str(i), "callback_data": str(i)}] for i in range(100)]}
+    )
     with pytest.raises(BadRequest, match="(?i)Text buttons are unallowed"):
         await raw_send(emu, group.id, {"inline_keyboard": [[{"text": "a"}]]})
     with pytest.raises(BadRequest, match="(?i)exactly one"):
-        await raw_send(emu, group.id, {"inline_keyboard": [[
-            {"text": "a", "callback_data": "a", "url": "https://x.org"}]]})
+        await raw_send(
+            emu, group.id, {"inline_keyboard": [[{"text": "a", "callback_data": "a", "url": "https://x.org"}]]}
+        )
     with pytest.raises(BadRequest, match="(?i)Wrong HTTP URL"):
         await raw_send(emu, group.id, {"inline_keyboard": [[{"text": "a", "url": "nope"}]]})
     for url in ("https://t.me/cheat_test_bot?start=x", "tg://user?id=1", "t.me/x"):
@@ -157,8 +171,9 @@ async def test_text_length_after_parsing(bot, world):
     with pytest.raises(BadRequest, match="(?i)Message text is empty"):
         await bot.send_message(group.id, "<b> </b>", parse_mode="HTML")
     with pytest.raises(BadRequest, match="(?i)Message text is empty"):
-        await raw(emu, "sendMessage", json={"chat_id": group.id, "text": ""}) and \
-            (_ for _ in ()).throw(BadRequest("Message text is empty"))
+        await raw(emu, "sendMessage", json={"chat_id": group.id, "text": ""}) and (_ for _ in ()).throw(
+            BadRequest("Message text is empty")
+        )
     assert emu.errors[-1]["description"] == "Bad Request: message text is empty"
 
 
@@ -169,7 +184,8 @@ async def test_html_errors(bot, world):
     with pytest.raises(BadRequest, match="(?i)Can't find end tag"):
         await bot.send_message(group.id, "<b>a", parse_mode="HTML")
     assert emu.errors[-1]["description"] == (
-        'Bad Request: can\'t parse entities: Can\'t find end tag corresponding to start tag "b"')
+        "Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"b\""
+    )
     msg = await bot.send_message(group.id, "1 &lt; 2", parse_mode="HTML")
     assert msg.text == "1 < 2"
     rec = emu.last_message(group.id)
@@ -191,8 +207,7 @@ async def test_private_needs_start_and_block(bot, world):
     kinds = [next(k for k in u if k != "update_id") for u in emu.pending_updates]
     assert kinds == ["message", "my_chat_member", "my_chat_member", "message"]
     assert emu.pending_updates[0]["message"]["text"] == "/start g100"
-    assert emu.pending_updates[0]["message"]["entities"] == [
-        {"type": "bot_command", "offset": 0, "length": 6}]
+    assert emu.pending_updates[0]["message"]["entities"] == [{"type": "bot_command", "offset": 0, "length": 6}]
     assert [m.text for m in emu.chat_messages(alice, from_bot=True)] == ["hi", "again"]
 
 
@@ -211,14 +226,12 @@ async def test_unknown_chat(bot):
 async def test_edits(bot, world):
     emu, alice, _, group = world
     m = await bot.send_message(group.id, "one", reply_markup=kb([("A", "a")]))
-    edited = await bot.edit_message_text("two", group.id, m.message_id,
-                                         reply_markup=kb([("B", "b")]))
+    edited = await bot.edit_message_text("two", group.id, m.message_id, reply_markup=kb([("B", "b")]))
     assert isinstance(edited, telegram.Message) and edited.text == "two"
     with pytest.raises(BadRequest, match="(?i)Message is not modified"):
         await bot.edit_message_text("two", group.id, m.message_id, reply_markup=kb([("B", "b")]))
     assert emu.errors[-1]["description"] == NOT_MODIFIED
-    edited = await bot.edit_message_reply_markup(group.id, m.message_id,
-                                                 reply_markup=kb([("C", "c")]))
+    edited = await bot.edit_message_reply_markup(group.id, m.message_id, reply_markup=kb([("C", "c")]))
     assert edited.reply_markup.inline_keyboard[0][0].text == "C"
     await bot.edit_message_text("three", group.id, m.message_id)  # drops the keyboard
     rec = emu.last_message(group.id)
@@ -263,12 +276,14 @@ async def test_tap_and_answer(bot, world):
 
 async def test_tap_by_data_and_dict(world):
     emu, alice, _, group = world
-    await raw_send(emu, group.id, {"inline_keyboard": [[{"text": "A", "callback_data": "a"},
-                                                         {"text": "U", "url": "https://x.org"}]]})
+    await raw_send(
+        emu,
+        group.id,
+        {"inline_keyboard": [[{"text": "A", "callback_data": "a"}, {"text": "U", "url": "https://x.org"}]]},
+    )
     msg = emu.last_message(group.id)
     assert (await alice.tap(msg, "a")).data == "a"
-    assert (await alice.tap((group.id, msg.message_id), {"text": "A", "callback_data": "a"})
-            ).data == "a"
+    assert (await alice.tap((group.id, msg.message_id), {"text": "A", "callback_data": "a"})).data == "a"
     with pytest.raises(ValueError):
         await alice.tap(msg, "U")
     msg.deleted = True
@@ -284,14 +299,17 @@ async def test_answer_timeout_and_url():
         await raw_send(emu, alice.id, {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]})
         t1 = await alice.tap(emu.last_message(alice), "a")
         t2 = await alice.tap(emu.last_message(alice), "a")
-        status, body = await raw(emu, "answerCallbackQuery", json={
-            "callback_query_id": t1.query_id, "url": "https://example.org"})
+        status, body = await raw(
+            emu, "answerCallbackQuery", json={"callback_query_id": t1.query_id, "url": "https://example.org"}
+        )
         assert (status, body["description"]) == (400, "Bad Request: URL_INVALID")
-        status, _ = await raw(emu, "answerCallbackQuery", json={
-            "callback_query_id": t1.query_id, "text": "x" * 201})
+        status, _ = await raw(emu, "answerCallbackQuery", json={"callback_query_id": t1.query_id, "text": "x" * 201})
         assert status == 400
-        status, _ = await raw(emu, "answerCallbackQuery", json={
-            "callback_query_id": t1.query_id, "url": "https://t.me/cheat_test_bot?start=g-100"})
+        status, _ = await raw(
+            emu,
+            "answerCallbackQuery",
+            json={"callback_query_id": t1.query_id, "url": "https://t.me/cheat_test_bot?start=g-100"},
+        )
         assert status == 200 and t1.answered["url"].endswith("g-100")
         clock.t += 15.5
         status, body = await raw(emu, "answerCallbackQuery", json={"callback_query_id": t2.query_id})
@@ -356,8 +374,7 @@ async def test_allowed_updates_and_member_events(bot, world):
     ups = await bot.get_updates()
     assert [u.message.left_chat_member.id for u in ups] == [bob.id]  # chat_member dropped
     await emu.user_joined(group, bob)
-    ups = await bot.get_updates(offset=ups[-1].update_id + 1,
-                                allowed_updates=["message", "chat_member"])
+    ups = await bot.get_updates(offset=ups[-1].update_id + 1, allowed_updates=["message", "chat_member"])
     assert ups[0].chat_member.new_chat_member.status == "member"
     assert ups[1].message.new_chat_members[0].id == bob.id
 
@@ -368,8 +385,9 @@ async def test_removed_members_are_no_members(bot, emu):
     an admin bot, the left_chat_member message from the admin), and adding them back lifts it."""
     alice, bob, carol = emu.add_user(1001, "Алиса"), emu.add_user(1002, "Bob"), emu.add_user(1003, "Carol")
     group = emu.add_group(-100, "Cards", members=[bob, carol], admins=[alice])
-    forum = emu.add_group(-1001, "Forum", members=[bob, carol], admins=[alice], is_forum=True,
-                          bot_status="administrator")
+    forum = emu.add_group(
+        -1001, "Forum", members=[bob, carol], admins=[alice], is_forum=True, bot_status="administrator"
+    )
     await emu.remove_user(group, bob)
     assert (await bot.get_chat_member(group.id, bob.id)).status == "left"
     with pytest.raises(ValueError, match="not a member"):
@@ -490,7 +508,13 @@ async def test_closed_and_deleted_topics(bot, emu):
     await bot.send_message(forum.id, "General is open")
     await emu.close_topic(forum, tid, closed=False)
     await bot.send_message(forum.id, "reopened", message_thread_id=tid)
-    kinds = [k for u in await bot.get_updates() if u.message for k in ("forum_topic_closed", "forum_topic_reopened") if getattr(u.message, k)]
+    kinds = [
+        k
+        for u in await bot.get_updates()
+        if u.message
+        for k in ("forum_topic_closed", "forum_topic_reopened")
+        if getattr(u.message, k)
+    ]
     assert kinds == ["forum_topic_closed", "forum_topic_reopened"]
     emu.delete_topic(forum, tid)
     with pytest.raises(BadRequest, match="(?i)message thread not found"):
@@ -522,11 +546,13 @@ async def test_group_rate_limit():
             assert status == 200
             clock.t += 1
         status, body = await raw(emu, "sendMessage", json={"chat_id": -1, "text": "x"})
-        assert status == 429 and body == {"ok": False, "error_code": 429,
-                                          "description": "Too Many Requests: retry after 3",
-                                          "parameters": {"retry_after": 3}}
-        status, _ = await raw(emu, "editMessageText", json={"chat_id": -1, "message_id": 1,
-                                                            "text": "e"})
+        assert status == 429 and body == {
+            "ok": False,
+            "error_code": 429,
+            "description": "Too Many Requests: retry after 3",
+            "parameters": {"retry_after": 3},
+        }
+        status, _ = await raw(emu, "editMessageText", json={"chat_id": -1, "message_id": 1, "text": "e"})
         assert status == 429  # edits count like sends
         status, _ = await raw(emu, "sendChatAction", json={"chat_id": -1, "action": "typing"})
         assert status == 200
@@ -564,8 +590,7 @@ async def test_ptb_sees_retry_after():
 # ------------------------------------------------------------------- the rest
 async def test_documents_and_chat_info(bot, world):
     emu, alice, bob, group = world
-    m = await bot.send_document(group.id, b"log bytes", filename="game.txt",
-                                caption="<i>Log</i>", parse_mode="HTML")
+    m = await bot.send_document(group.id, b"log bytes", filename="game.txt", caption="<i>Log</i>", parse_mode="HTML")
     assert m.document.file_name == "game.txt" and m.caption == "Log"
     rec = emu.last_message(group)
     assert rec.file.data == b"log bytes" and rec.document["file_name"] == "game.txt"
@@ -579,8 +604,7 @@ async def test_documents_and_chat_info(bot, world):
 
 async def test_commands_menu_and_generic(bot, emu):
     await bot.set_my_commands([("start", "Начать")], language_code="ru")
-    await bot.set_my_commands([("start", "Start")],
-                              scope=telegram.BotCommandScopeAllGroupChats())
+    await bot.set_my_commands([("start", "Start")], scope=telegram.BotCommandScopeAllGroupChats())
     assert [c.description for c in await bot.get_my_commands(language_code="ru")] == ["Начать"]
     assert await bot.get_my_commands() == ()
     assert await bot.delete_my_commands(language_code="ru") is True
@@ -627,12 +651,16 @@ async def test_control_api():
             assert (await c.post(f"{root}/_sim/user", json={"id": 5, "first_name": "E"})).json()["ok"]
             r = await c.post(f"{root}/_sim/start", json={"user": 5, "payload": "p"})
             assert r.json()["result"] == 1
-            r = await c.post(f"{emu.base_url}{emu.token}/sendMessage", json={
-                "chat_id": 5, "text": "hi",
-                "reply_markup": {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}})
+            r = await c.post(
+                f"{emu.base_url}{emu.token}/sendMessage",
+                json={
+                    "chat_id": 5,
+                    "text": "hi",
+                    "reply_markup": {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]},
+                },
+            )
             mid = r.json()["result"]["message_id"]
-            r = await c.post(f"{root}/_sim/tap", json={"user": 5, "chat": 5, "message_id": mid,
-                                                       "button": "A"})
+            r = await c.post(f"{root}/_sim/tap", json={"user": 5, "chat": 5, "message_id": mid, "button": "A"})
             assert r.json()["result"]["query_id"]
             r = await c.get(f"{root}/_sim/messages", params={"chat_id": 5})
             assert [m["text"] for m in r.json()["result"]] == ["/start p", "hi"]

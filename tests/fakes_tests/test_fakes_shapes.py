@@ -11,15 +11,17 @@ async def test_updates_and_results_conform(bot, emu):
     alice = emu.add_user(1001, "Алиса", username="alice", last_name="K")
     bob = emu.add_user(1002, "Bob", language_code=None)
     group = emu.add_group(-100, "Cards", members=[alice, bob], admins=[alice])
-    forum = emu.add_group(-1005, "Forum", members=[alice], admins=[alice], is_forum=True,
-                          bot_status="administrator")
+    forum = emu.add_group(-1005, "Forum", members=[alice], admins=[alice], is_forum=True, bot_status="administrator")
     await alice.start_bot("x")
     alice.block_bot()
     await alice.start_bot()
     await alice.send(group, "/new")
-    m = await bot.send_message(group.id, "<b>hi</b>", parse_mode="HTML",
-                               reply_markup=telegram.InlineKeyboardMarkup(
-                                   [[telegram.InlineKeyboardButton("A", callback_data="a")]]))
+    m = await bot.send_message(
+        group.id,
+        "<b>hi</b>",
+        parse_mode="HTML",
+        reply_markup=telegram.InlineKeyboardMarkup([[telegram.InlineKeyboardButton("A", callback_data="a")]]),
+    )
     await bob.send(group, "re", reply_to=emu.last_message(group))
     await alice.tap(emu.last_message(group), "a")
     tid = await emu.create_topic(forum, "T")
@@ -45,8 +47,7 @@ async def test_updates_and_results_conform(bot, emu):
     for call in emu.calls:
         if call["ok"]:
             returns = spec.returns(call["method"])
-            problems += spec.check_object("|".join(returns), call["result"]) \
-                if len(returns) == 1 else []
+            problems += spec.check_object("|".join(returns), call["result"]) if len(returns) == 1 else []
             if len(returns) > 1:
                 attempts = [spec.check_object(r, call["result"]) for r in returns]
                 problems += min(attempts, key=len)
@@ -55,7 +56,6 @@ async def test_updates_and_results_conform(bot, emu):
     assert len(emu.updates) >= 14
 
 
-@pytest.mark.parametrize("typ", ["Message", "Update", "ChatMemberUpdated", "CallbackQuery",
-                                 "ChatFullInfo", "User"])
+@pytest.mark.parametrize("typ", ["Message", "Update", "ChatMemberUpdated", "CallbackQuery", "ChatFullInfo", "User"])
 def test_known_types(typ):
     assert typ in Spec.load().types

@@ -14,7 +14,14 @@ from tgbot.game.table import Change, Seat, Status, Table
 NAMES = ["Аня", "Борис", "Вера", "Глеб", "Даша", "Егор"]
 
 
-def lobby(n: int = 0, gid: str = "G1", creator: int = 1, now: float = 1000.0, timeout: float = 900.0, thread: int | None = None) -> Table:
+def lobby(
+    n: int = 0,
+    gid: str = "G1",
+    creator: int = 1,
+    now: float = 1000.0,
+    timeout: float = 900.0,
+    thread: int | None = None,
+) -> Table:
     t = open_lobby(gid, -100, thread, creator, "Клуб", now, timeout)
     for i in range(n):
         t = join(t, Seat(creator + i, NAMES[i % 6]), now, timeout).table

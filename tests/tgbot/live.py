@@ -33,15 +33,17 @@ class Live:
 
     def __init__(self, emu: BotAPIEmulator, redis_url: str, **settings: object) -> None:
         self.emu = emu
-        self.settings = Settings(**{
-            "BOT_TOKEN": emu.token,
-            "REDIS_URL": redis_url,
-            "TELEGRAM_BASE_URL": emu.base_url,
-            "RATE_GROUP_MAX": emu.group_rate,
-            "RATE_GROUP_PERIOD": emu.group_window,
-            "HTTP_LISTEN": "127.0.0.1:0",
-            **settings,
-        })
+        self.settings = Settings(
+            **{
+                "BOT_TOKEN": emu.token,
+                "REDIS_URL": redis_url,
+                "TELEGRAM_BASE_URL": emu.base_url,
+                "RATE_GROUP_MAX": emu.group_rate,
+                "RATE_GROUP_PERIOD": emu.group_window,
+                "HTTP_LISTEN": "127.0.0.1:0",
+                **settings,
+            }
+        )
         self.app = None
         self.runner: Runner | None = None
         self._task: asyncio.Task | None = None
@@ -54,7 +56,9 @@ class Live:
         app = build_application(self.settings)
         self.runner = Runner(app, self.settings)
         self._task = asyncio.create_task(self.runner.run())
-        await self.emu.wait_for(lambda: self.runner.role == "active" and self.runner.consumer is not None or self._task.done(), 20)
+        await self.emu.wait_for(
+            lambda: self.runner.role == "active" and self.runner.consumer is not None or self._task.done(), 20
+        )
         if self._task.done():
             self._task.result()
         self.app = app
@@ -93,7 +97,9 @@ class Live:
 
     # -- a game ---------------------------------------------------------------------------
 
-    async def open_game(self, group: SimChat, players: list[SimUser], *, thread_id: int | None = None, start: bool = True) -> str:
+    async def open_game(
+        self, group: SimChat, players: list[SimUser], *, thread_id: int | None = None, start: bool = True
+    ) -> str:
         """``players[0]`` opens a lobby in ``group`` (topic), the others join, and it starts.
         Every player starts the bot first. Returns the game id."""
         emu = self.emu
@@ -102,7 +108,9 @@ class Live:
                 await u.start_bot(answered=True, timeout=20)  # the join below must not overtake it
         since = max((m.message_id for m in emu.chat_messages(group.id)), default=0)
         await players[0].send(group, "/start_game", thread_id=thread_id)
-        lobby = await emu.wait_message(group.id, lambda m: cb(m, "j:") and m.thread_id == thread_id, since=since, timeout=20)
+        lobby = await emu.wait_message(
+            group.id, lambda m: cb(m, "j:") and m.thread_id == thread_id, since=since, timeout=20
+        )
         gid = cb(lobby, "j:")[0]["callback_data"][2:]
         for u in players[1:]:
             await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)

@@ -59,7 +59,11 @@ def _bot_texts(emu, chat_id):
 
 def _window(emu, chat_id):
     """The bot's counted calls to a chat in Telegram's last group window (with a margin)."""
-    return [c for c in emu.calls_by(None, chat_id) if counted(c["method"]) and c["time"] > time.time() - emu.group_window * 1.05]
+    return [
+        c
+        for c in emu.calls_by(None, chat_id)
+        if counted(c["method"]) and c["time"] > time.time() - emu.group_window * 1.05
+    ]
 
 
 class PriorityLog:
@@ -144,11 +148,19 @@ async def test_a_bystanders_flood_never_delays_the_showdown_at_real_limits(real_
     # handled in order), or, as before the fix, the flood's replies have filled the window
     last, helps = bystanders[0], _bot_texts(emu, bystanders[0].id).count(views.help_text("ru"))
     await last.send(group, "/help")
-    await emu.wait_for(lambda: len(_window(emu, group.id)) >= emu.group_rate or _bot_texts(emu, last.id).count(views.help_text("ru")) > helps, 120)
+    await emu.wait_for(
+        lambda: (
+            len(_window(emu, group.id)) >= emu.group_rate
+            or _bot_texts(emu, last.id).count(views.help_text("ru")) > helps
+        ),
+        120,
+    )
     tapped = time.time()
     await (await doubter.tap(panel, cb(panel, "c:")[0])).answer(15)
     doubt = translator("ru").t("{challenger}: «I doubt it!»", challenger=views.name(table, table.seat_of(doubter.id)))
-    showdown = await emu.wait_for(lambda: next((c for c in _sends(emu, group.id) if doubt in c["params"]["text"]), None), 90)
+    showdown = await emu.wait_for(
+        lambda: next((c for c in _sends(emu, group.id) if doubt in c["params"]["text"]), None), 90
+    )
     assert showdown["time"] - tapped < SHOWDOWN_SLACK, f"the showdown waited {showdown['time'] - tapped:.1f} s"
     await live.settle(60)
     # the group heard nothing of the flood (in a forum, the first /start_game opened a lobby in
@@ -156,7 +168,7 @@ async def test_a_bystanders_flood_never_delays_the_showdown_at_real_limits(real_
     # written to were answered privately
     replies = [call for call in log.calls[flood_start:] if call[2]]
     assert len(replies) <= (REPLY_CAP if forum else 0), replies
-    for u in bystanders[1 if forum else 0:3]:
+    for u in bystanders[1 if forum else 0 : 3]:
         texts = [c["params"]["text"] for c in _sends(emu, u.id)]
         assert views.rules("ru") in texts  # /rules
         assert views.note("notify_on_private", "ru", group=views.group_title(group.title)) in texts  # /notify_me
@@ -166,7 +178,10 @@ async def test_a_bystanders_flood_never_delays_the_showdown_at_real_limits(real_
     assert _bot_texts(emu, group.id)[-1] == views.board(await live.store.load(gid), emu.bot_username).text
     assert [e for e in emu.errors if e["error_code"] == 429] == []
     # every group message a handler sent is a reply, every one the sync sent the game's
-    assert {(priority, by_handler) for _, priority, by_handler in log.calls} == {(Priority.REPLY, True), (Priority.GAME, False)}
+    assert {(priority, by_handler) for _, priority, by_handler in log.calls} == {
+        (Priority.REPLY, True),
+        (Priority.GAME, False),
+    }
     assert emu.violations == []
 
 

@@ -49,9 +49,21 @@ STRICT = "#!lua\n"
 #: through the store (keeps the module near 20 s).
 TAPS = 250
 #: The modules whose Lua scripts are checked.
-SCRIPT_MODULES = ("tgbot.owner.store", "tgbot.storage.stats", "tgbot.process.lease", "tgbot.ingest.stream", "tgbot.views.sync")  # (the rate limiter has none)
+SCRIPT_MODULES = (
+    "tgbot.owner.store",
+    "tgbot.storage.stats",
+    "tgbot.process.lease",
+    "tgbot.ingest.stream",
+    "tgbot.views.sync",
+)  # (the rate limiter has none)
 #: Scripts that must be among those checked (the commit, the fencing, the lease, the ingest).
-REQUIRED_SCRIPTS = {"tgbot.owner.store._COMMIT", "tgbot.owner.store._RAISE_EPOCH", "tgbot.process.lease._ACQUIRE", "tgbot.process.lease._RELEASE", "tgbot.ingest.stream._INGEST"}
+REQUIRED_SCRIPTS = {
+    "tgbot.owner.store._COMMIT",
+    "tgbot.owner.store._RAISE_EPOCH",
+    "tgbot.process.lease._ACQUIRE",
+    "tgbot.process.lease._RELEASE",
+    "tgbot.ingest.stream._INGEST",
+}
 
 
 def _text(value: object) -> str:
@@ -74,7 +86,7 @@ class SlotGuard:
         """Record a command about to be sent; a script's body gets the strict shebang."""
         name = _text(tokens[0]).upper()
         if name in ("EVAL", "EVALSHA"):
-            self.scripts.append((name, [_text(k) for k in tokens[3:3 + int(_text(tokens[2]))]]))
+            self.scripts.append((name, [_text(k) for k in tokens[3 : 3 + int(_text(tokens[2]))]]))
         at = 1 if name == "EVAL" else 2 if name == "SCRIPT" and _text(tokens[1]).upper() == "LOAD" else None
         if at is not None and not _text(tokens[at]).startswith("#!"):
             tokens[at] = STRICT + _text(tokens[at])
@@ -82,10 +94,17 @@ class SlotGuard:
 
     def problems(self, caplog: pytest.LogCaptureFixture) -> list[str]:
         """Scripts declared over several slots, Redis errors, errors logged."""
-        out = [f"{name} over slots {sorted({_slot(k) for k in keys})}: {keys}" for name, keys in self.scripts if len({_slot(k) for k in keys}) > 1]
+        out = [
+            f"{name} over slots {sorted({_slot(k) for k in keys})}: {keys}"
+            for name, keys in self.scripts
+            if len({_slot(k) for k in keys}) > 1
+        ]
         out += [f"{type(e).__name__}: {e}" for e in self.errors]
-        out += [f"logged by {r.name}: {r.getMessage()} {r.exc_info[1] if r.exc_info else ''}" for r in caplog.records
-                if r.levelno >= logging.ERROR and not r.getMessage().startswith(_REDIS_PY_GC_NOTE)]
+        out += [
+            f"logged by {r.name}: {r.getMessage()} {r.exc_info[1] if r.exc_info else ''}"
+            for r in caplog.records
+            if r.levelno >= logging.ERROR and not r.getMessage().startswith(_REDIS_PY_GC_NOTE)
+        ]
         return out
 
     def nodes(self, client: RedisCluster) -> set[str]:
@@ -144,7 +163,7 @@ def _calls(body: str, fn: str) -> list[list[str]]:
     out = []
     for m in re.finditer(rf"(?<!function )\b{fn}\(", body):
         depth, args, cur = 1, [], ""
-        for ch in body[m.end():]:
+        for ch in body[m.end() :]:
             depth += ch == "("
             depth -= ch == ")"
             if depth == 0:
@@ -162,11 +181,18 @@ def test_every_script_names_its_keys_in_KEYS():
     # Scripts the game below does not run (a contested chat index, a lease released, a
     # webhook's ingest) are checked by reading: every key a script touches is KEYS[...], or the
     # parameter of a local function that is only ever called with KEYS[...].
-    scripts = {f"{m}.{name}": value for m in SCRIPT_MODULES for name, value in vars(importlib.import_module(m)).items()
-               if isinstance(value, str) and "redis.call(" in value}
+    scripts = {
+        f"{m}.{name}": value
+        for m in SCRIPT_MODULES
+        for name, value in vars(importlib.import_module(m)).items()
+        if isinstance(value, str) and "redis.call(" in value
+    }
     assert REQUIRED_SCRIPTS <= set(scripts), sorted(scripts)
     for name, body in scripts.items():
-        helpers = {fn: [p.strip() for p in params.split(",")] for fn, params in re.findall(r"local function (\w+)\(([\w, ]+)\)", body)}
+        helpers = {
+            fn: [p.strip() for p in params.split(",")]
+            for fn, params in re.findall(r"local function (\w+)\(([\w, ]+)\)", body)
+        }
         as_key: set[str] = set()  # helper parameters a redis.call uses as its key
         for cmd, key in re.findall(r"redis\.call\('(\w+)'\s*(?:,\s*([^,)]+))?", body):
             if cmd == "TIME":
@@ -228,8 +254,10 @@ async def test_a_burst_waits_for_a_connection_instead_of_failing(redis_cluster):
     bare = RedisCluster.from_url(redis_cluster.url, decode_responses=True, max_connections=2)
     try:
         await gated.set("cheat:burst", "x")
-        got = await asyncio.gather(*(gated.get("cheat:burst") for _ in range(100)),
-                                   *(gated.pipeline(transaction=False).get("cheat:burst").get("cheat:other").execute() for _ in range(20)))
+        got = await asyncio.gather(
+            *(gated.get("cheat:burst") for _ in range(100)),
+            *(gated.pipeline(transaction=False).get("cheat:burst").get("cheat:other").execute() for _ in range(20)),
+        )
         assert got[:100] == ["x"] * 100 and got[100:] == [["x", None]] * 20
         with pytest.raises(MaxConnectionsError):  # what redis-py's own cluster client does
             await asyncio.gather(*(bare.get("cheat:burst") for _ in range(100)))

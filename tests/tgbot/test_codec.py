@@ -58,10 +58,38 @@ def test_round_trip(tap):
 
 @pytest.mark.parametrize(
     "data",
-    [None, "", "zzz", "j", "j:", "j:a:b", "j:" + "a" * 17, "j:a b", "j:ä", "p:abc:1:77", "p:abc:x:77:7",
-     "p:abc:-1:77:7", "p:abc:1234567:7:7", "p:abc:1:77777:7", "p:abc:1:7Z:7", "p:abc:1:77:Z", "p:abc:1:77:77",
-     "p:abc:1:77:", "k:abc:1", "c:abc", "c:abc:1:2", "b:abc:", "v:abc:Classic", "v:abc:", "v:abc:abcdefghijklm",
-     "r:abc:1", "x:abc:", ":abc", "J:abc", "p:abc:1:77:7:"],
+    [
+        None,
+        "",
+        "zzz",
+        "j",
+        "j:",
+        "j:a:b",
+        "j:" + "a" * 17,
+        "j:a b",
+        "j:ä",
+        "p:abc:1:77",
+        "p:abc:x:77:7",
+        "p:abc:-1:77:7",
+        "p:abc:1234567:7:7",
+        "p:abc:1:77777:7",
+        "p:abc:1:7Z:7",
+        "p:abc:1:77:Z",
+        "p:abc:1:77:77",
+        "p:abc:1:77:",
+        "k:abc:1",
+        "c:abc",
+        "c:abc:1:2",
+        "b:abc:",
+        "v:abc:Classic",
+        "v:abc:",
+        "v:abc:abcdefghijklm",
+        "r:abc:1",
+        "x:abc:",
+        ":abc",
+        "J:abc",
+        "p:abc:1:77:7:",
+    ],
 )
 def test_malformed_raises_bad_callback(data):
     with pytest.raises(CallbackDataError):
@@ -187,9 +215,11 @@ def _mutants() -> st.SearchStrategy[str]:
     """Callback data near what the bot renders: a real encoding with a character inserted,
     replaced or dropped, plus arbitrary text."""
     real = st.sampled_from([encode(t) for t in TAPS])
+
     def mutate(data: str, i: int, ch: str, how: int) -> str:
         i %= len(data) + 1
         return [data[:i] + ch + data[i:], data[:i] + ch + data[i + 1 :], data[:i] + data[i + 1 :]][how]
+
     return st.one_of(
         st.builds(mutate, real, st.integers(0, 64), st.sampled_from(list(_ALPHABET)), st.integers(0, 2)),
         st.text(alphabet=_ALPHABET, max_size=70),
@@ -207,7 +237,20 @@ def test_decode_accepts_only_what_encode_produces(data):
     assert encode(tap) == data
 
 
-@pytest.mark.parametrize("data", ["k:abc:1²:", "k:abc:²:", "j:abc\n", "j:abc\n\n", "c:abc:03", "p:abc:1:7:7\n", "j:äbc", "v:abc:classic\n", "w:-100:60\n"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        "k:abc:1²:",
+        "k:abc:²:",
+        "j:abc\n",
+        "j:abc\n\n",
+        "c:abc:03",
+        "p:abc:1:7:7\n",
+        "j:äbc",
+        "v:abc:classic\n",
+        "w:-100:60\n",
+    ],
+)
 def test_odd_data_is_refused(data):
     with pytest.raises(CallbackDataError):
         decode(data)

@@ -82,11 +82,16 @@ def test_bots_in_lobby_and_ai_moves_deterministic():
     t = lobby(1)
     t = add_bot(t, ("Bot A", "Bot B"), 0, 900).table
     t = add_bot(t, ("Bot A", "Bot B"), 0, 900).table
-    assert [(s.user_id, s.name, s.player, s.strategy) for s in t.seats[1:]] == [(-1, "Bot A", "bot", "counting"), (-2, "Bot B", "bot", "counting")]
+    assert [(s.user_id, s.name, s.player, s.strategy) for s in t.seats[1:]] == [
+        (-1, "Bot A", "bot", "counting"),
+        (-2, "Bot B", "bot", "counting"),
+    ]
     t3 = add_bot(remove_bot(t, 0, 900).table, ("Bot A", "Bot B"), 0, 900).table
     assert [s.user_id for s in t3.seats] == [1, -1, -2]
     assert remove_bot(lobby(2), 0, 900).reply == "no_bot"
-    only_bots = add_bot(add_bot(add_bot(lobby(0), ("A",), 0, 9).table, ("A", "B"), 0, 9).table, ("A", "B", "C"), 0, 9).table
+    only_bots = add_bot(
+        add_bot(add_bot(lobby(0), ("A",), 0, 9).table, ("A", "B"), 0, 9).table, ("A", "B", "C"), 0, 9
+    ).table
     with pytest.raises(RefusedError) as e:
         start(only_bots, None, True, 1, now=0)
     assert e.value.code == "no_human"
@@ -126,6 +131,7 @@ def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
 
 def test_panels_show_time_left_ai_hold_and_take_back():
     from tgbot import views
+
     t = _game(timeout=90, now=1_700_000_000.0)
     seat = t.state.current
     p = views.panel(t, seat)
@@ -145,9 +151,14 @@ def test_panels_show_time_left_ai_hold_and_take_back():
 
 def test_announcements_of_timers_and_leaving():
     from tgbot import views
+
     t = _game()
-    for note in ({"kind": "auto", "seat": 0, "ai": True}, {"kind": "left", "seat": 1}, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0},
-                 {"kind": "cancelled", "reason": "abandoned"}):
+    for note in (
+        {"kind": "auto", "seat": 0, "ai": True},
+        {"kind": "left", "seat": 1},
+        {"kind": "remind", "seat": 2, "to": 3, "end": 100.0},
+        {"kind": "cancelled", "reason": "abandoned"},
+    ):
         text = views.announcement(t, note)
         assert text and "{" not in text
     remind = views.announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})

@@ -60,7 +60,9 @@ def _group_texts(emu, group_id):
 # -- 1. private chat unreachable ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("fault,error", [("blocked", "bot was blocked by the user"), ("never_started", "bot can't initiate conversation")])
+@pytest.mark.parametrize(
+    "fault,error", [("blocked", "bot was blocked by the user"), ("never_started", "bot can't initiate conversation")]
+)
 async def test_unreachable_player_told_once_rest_served_panel_back_on_start(live, fault, error):
     emu = live.emu
     a, b, c, d = _people(emu)
@@ -179,7 +181,10 @@ async def test_group_upgraded_seen_only_through_400(live):
     sup = await emu.migrate_group(group, -1003005, notify=False)
     await live.play_one(gid, users)
     await live.settle()
-    assert any(e.get("parameters", {}).get("migrate_to_chat_id") == sup.id or "upgraded" in e["description"] for e in emu.errors)
+    assert any(
+        e.get("parameters", {}).get("migrate_to_chat_id") == sup.id or "upgraded" in e["description"]
+        for e in emu.errors
+    )
     t = await live.store.load(gid)
     assert t.chat_id == sup.id
     assert (await live.store.chat_game(sup.id, None)).id == gid
@@ -189,8 +194,12 @@ async def test_group_upgraded_seen_only_through_400(live):
 
 def _migrate_updates(emu, group, sup):
     """The ids of the service-message updates of ``group``'s upgrade to ``sup``."""
-    return [uid for uid, u in emu.updates.items() if (u.get("message") or {}).get("migrate_to_chat_id") == sup.id
-            or (u.get("message") or {}).get("migrate_from_chat_id") == group.id]
+    return [
+        uid
+        for uid, u in emu.updates.items()
+        if (u.get("message") or {}).get("migrate_to_chat_id") == sup.id
+        or (u.get("message") or {}).get("migrate_from_chat_id") == group.id
+    ]
 
 
 async def _finish_and_count(live, gid):
@@ -228,7 +237,9 @@ async def test_group_upgrade_carries_settings_leaderboard_and_notify_list(live):
         assert await store.redis.smembers(f"{store.keys.prefix}:notify:{sup.id}") == {str(d.id)}
         assert await store.redis.smembers(f"{store.keys.prefix}:user:{d.id}:notify") == {str(sup.id)}
         assert (await store.chat_game(sup.id, None)).id == gid2
-        assert not await store.redis.exists(store.keys.chat_settings(group.id), f"{store.keys.prefix}:notify:{group.id}", *store.keys.board(group.id))
+        assert not await store.redis.exists(
+            store.keys.chat_settings(group.id), f"{store.keys.prefix}:notify:{group.id}", *store.keys.board(group.id)
+        )
         for uid in _migrate_updates(emu, group, sup):
             emu.redeliver(uid)
         await live.settle()
@@ -249,15 +260,24 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
     await _group_data(live, group, d)
     # the supergroup's id has data already (its admins were quick): it is kept, the rest added
     await store.set_chat_settings(-1003014, lang="en")
-    await store.redis.hset(store.keys.board(-1003014)[0], mapping={f"{a.id}:games": 2, f"{a.id}:wins": 2, f"{a.id}:name": "Anya"})
+    await store.redis.hset(
+        store.keys.board(-1003014)[0], mapping={f"{a.id}:games": 2, f"{a.id}:wins": 2, f"{a.id}:name": "Anya"}
+    )
     sup = await emu.migrate_group(group, -1003014, notify=False)
     await live.play_one(gid2, users)  # the board's edit meets the 400 naming the supergroup
     await live.settle()
     for delivery in range(2):  # the service messages come late, then once more
         assert (await store.load(gid2)).chat_id == sup.id
-        assert await store.chat_settings(sup.id) == replace(await store.chat_settings(0), lang="en", variant="classic", seating="shuffle")
+        assert await store.chat_settings(sup.id) == replace(
+            await store.chat_settings(0), lang="en", variant="classic", seating="shuffle"
+        )
         merged = await store.redis.hgetall(store.keys.board(sup.id)[0])
-        assert merged == {**board, f"{a.id}:games": str(int(board[f"{a.id}:games"]) + 2), f"{a.id}:wins": str(int(board[f"{a.id}:wins"]) + 2), f"{a.id}:name": "Anya"}
+        assert merged == {
+            **board,
+            f"{a.id}:games": str(int(board[f"{a.id}:games"]) + 2),
+            f"{a.id}:wins": str(int(board[f"{a.id}:wins"]) + 2),
+            f"{a.id}:name": "Anya",
+        }
         assert await store.redis.smembers(f"{store.keys.prefix}:notify:{sup.id}") == {str(d.id)}
         await emu.announce_migration(group)
         await live.settle()
@@ -365,8 +385,11 @@ async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
     assert actor_id(upd) == 0
     with pytest.raises(RefusedError):
         seat_for(upd)
-    upd2 = Update(2, message=Message(2, now, grp, from_user=User(136817688, "Channel", True), sender_chat=chan, text="/stop_game"))
+    upd2 = Update(
+        2, message=Message(2, now, grp, from_user=User(136817688, "Channel", True), sender_chat=chan, text="/stop_game")
+    )
     from tgbot.handlers.identity import is_anonymous_admin
+
     assert actor_id(upd2) == 0 and not is_anonymous_admin(upd2)
 
 
@@ -386,7 +409,9 @@ async def test_bot_removed_ends_games_cleanly(live):
     assert await live.store.chat_game(group.id, None) is None
     assert gid not in live.app.bot_data["services"].timers._handles  # an ended game keeps no timer
     for u in (a, b, c):
-        assert any("удалили" in (m.text or "") or "removed" in (m.text or "") for m in emu.chat_messages(u.id, from_bot=True)), u
+        assert any(
+            "удалили" in (m.text or "") or "removed" in (m.text or "") for m in emu.chat_messages(u.id, from_bot=True)
+        ), u
     # nothing keeps retrying the group
     live.app.bot_data["services"].syncer.request(gid)
     await live.settle()

@@ -29,11 +29,15 @@ live = live_fixture(DB)
 # -- 6. transient errors are not "the user blocked the bot" ----------------------------------
 
 
-@pytest.mark.parametrize("error", [
-    ApiError(500, "Internal Server Error"),
-    ApiError(502, "Bad Gateway"),
-    ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1}),
-], ids=["500", "502", "429"])
+@pytest.mark.parametrize(
+    "error",
+    [
+        ApiError(500, "Internal Server Error"),
+        ApiError(502, "Bad Gateway"),
+        ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1}),
+    ],
+    ids=["500", "502", "429"],
+)
 async def test_transient_errors_never_mark_a_player_unreachable(live, error):
     emu = live.emu
     a, b, c = (emu.add_user(1600 + i, n) for i, n in enumerate(("Аня", "Борис", "Вера")))
@@ -165,7 +169,11 @@ async def test_announcements_that_waited_for_the_group_go_out_as_one_message(liv
     emu.fault = None
     await emu.wait_message(group.id, lambda m: (m.text or "").count("Заявка") == 2, since=since, timeout=20)
     await live.settle()
-    showdowns = [m.text for m in emu.chat_messages(group.id, from_bot=True) if m.message_id > since and "Заявка" in (m.text or "")]
+    showdowns = [
+        m.text
+        for m in emu.chat_messages(group.id, from_bot=True)
+        if m.message_id > since and "Заявка" in (m.text or "")
+    ]
     assert len(showdowns) == 1, showdowns
     assert [part.count("Заявка") for part in showdowns[0].split("\n\n")] == [1, 1]  # one paragraph each
     assert emu.violations == []

@@ -79,7 +79,9 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         # /stop_game by a non-admin non-creator is refused
         n_before = len(emu.chat_messages(group.id, from_bot=True))
         await b.send(group, "/stop_game")
-        refusal = await emu.wait_message(group.id, lambda m: views.answer("not_allowed", "ru") in (m.text or ""), timeout=15)
+        refusal = await emu.wait_message(
+            group.id, lambda m: views.answer("not_allowed", "ru") in (m.text or ""), timeout=15
+        )
         assert refusal.message_id > 0 and len(emu.chat_messages(group.id, from_bot=True)) > n_before
         assert (await load(gid)).live
 

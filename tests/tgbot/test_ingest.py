@@ -14,8 +14,16 @@ LEASE_VALUE = "holder-1 1"
 
 
 def update(update_id: int, text: str = "/start") -> dict:
-    return {"update_id": update_id, "message": {"message_id": update_id, "date": 0, "text": text,
-                                                "chat": {"id": 5, "type": "private"}, "from": {"id": 5, "is_bot": False, "first_name": "Вера"}}}
+    return {
+        "update_id": update_id,
+        "message": {
+            "message_id": update_id,
+            "date": 0,
+            "text": text,
+            "chat": {"id": 5, "type": "private"},
+            "from": {"id": 5, "is_bot": False, "first_name": "Вера"},
+        },
+    }
 
 
 async def ready(redis) -> Ingest:

@@ -98,7 +98,9 @@ def _markups(lang: str):
         yield views.timer_menu(lang, -100, current, TIMER_CHOICES).markup
         for shuffle in (False, True):
             for variant in ("russian", "classic"):
-                cfg = SimpleNamespace(variant=variant, lang=lang, shuffle=shuffle)  # what settings_menu reads of a ChatSettings
+                cfg = SimpleNamespace(
+                    variant=variant, lang=lang, shuffle=shuffle
+                )  # what settings_menu reads of a ChatSettings
                 yield views.settings_menu(lang, -100, cfg, current, TIMER_CHOICES, 3600).markup
     for group in (True, False):
         yield views.language_menu(lang, group).markup

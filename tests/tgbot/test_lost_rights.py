@@ -46,7 +46,9 @@ async def _game(live, base: int, kind: str) -> tuple:
     emu = live.emu
     people = [emu.add_user(base + i, name) for i, name in enumerate(NAMES)]
     chat_id = -base if kind == "group" else -1_000_000_000_000 - base
-    group = emu.add_group(chat_id, "Клуб", members=people, admins=people[:1], supergroup=kind == "supergroup", is_forum=kind == "forum")
+    group = emu.add_group(
+        chat_id, "Клуб", members=people, admins=people[:1], supergroup=kind == "supergroup", is_forum=kind == "forum"
+    )
     topic = await emu.create_topic(group, "Стол") if kind == "forum" else None
     gid = await live.open_game(group, people, thread_id=topic)
     return group, topic, gid, {u.id: u for u in people}
@@ -152,7 +154,9 @@ async def test_at_most_the_last_twenty_announcements_are_kept(live):
     await live.play_one(gid, users)
     shown = _bot_messages_since(emu, group, since)
     # the held announcements, in order, a paragraph each, together (within Telegram's text limit)
-    assert "\n\n".join(m.text for m in shown[:-1]).split("\n\n") == [views.plain(views.announcement(table, note)) for note in held]
+    assert "\n\n".join(m.text for m in shown[:-1]).split("\n\n") == [
+        views.plain(views.announcement(table, note)) for note in held
+    ]
     assert len(shown[:-1]) < len(held) and all(len(m.text) <= 4096 for m in shown[:-1])
     assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE])
     assert emu.violations == []
@@ -179,7 +183,11 @@ async def test_a_group_unwritable_for_the_lobby_timeout_retires_its_game(live):
     assert all("15" in text for text in texts.values())  # «… уже 15 минут …»
     await live.settle()
     table = await live.store.load(gid)
-    assert table.status is Status.CANCELLED and table.ended == RetireReason.UNWRITABLE and table.group_access is GroupAccess.GONE
+    assert (
+        table.status is Status.CANCELLED
+        and table.ended == RetireReason.UNWRITABLE
+        and table.group_access is GroupAccess.GONE
+    )
     assert table.deadline is None and gid not in live.app.bot_data["services"].timers._handles
     assert gid not in await live.store.live_games() and await live.store.chat_game(group.id, None) is None
     assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")  # no result: never counted
@@ -235,21 +243,24 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
 # -- the pieces: Telegram's answers, the table's transitions, its timer -----------------------
 
 
-@pytest.mark.parametrize("error,refusal", [
-    (BadRequest("Bad Request: not enough rights to send text messages to the chat"), GroupRefusal.UNWRITABLE),
-    (BadRequest("Bad Request: have no rights to send a message"), GroupRefusal.UNWRITABLE),
-    (BadRequest("Bad Request: TOPIC_CLOSED"), GroupRefusal.UNWRITABLE),
-    (BadRequest("Bad Request: CHAT_WRITE_FORBIDDEN"), GroupRefusal.UNWRITABLE),
-    (Forbidden("Forbidden: not enough rights to send text messages to the chat"), GroupRefusal.UNWRITABLE),
-    (BadRequest("Bad Request: chat not found"), GroupRefusal.CHAT_GONE),
-    (BadRequest("Bad Request: message thread not found"), GroupRefusal.TOPIC_GONE),
-    (BadRequest("Bad Request: TOPIC_DELETED"), GroupRefusal.TOPIC_GONE),
-    (Forbidden("Forbidden: the group chat was deleted"), GroupRefusal.CHAT_GONE),
-    (Forbidden("Forbidden: bot was kicked from the supergroup chat"), GroupRefusal.BOT_REMOVED),
-    (Forbidden("Forbidden: bot is not a member of the supergroup chat"), GroupRefusal.BOT_REMOVED),
-    (BadRequest("Bad Request: message is too long"), None),
-    (BadRequest("Bad Request: message to edit not found"), None),
-])
+@pytest.mark.parametrize(
+    "error,refusal",
+    [
+        (BadRequest("Bad Request: not enough rights to send text messages to the chat"), GroupRefusal.UNWRITABLE),
+        (BadRequest("Bad Request: have no rights to send a message"), GroupRefusal.UNWRITABLE),
+        (BadRequest("Bad Request: TOPIC_CLOSED"), GroupRefusal.UNWRITABLE),
+        (BadRequest("Bad Request: CHAT_WRITE_FORBIDDEN"), GroupRefusal.UNWRITABLE),
+        (Forbidden("Forbidden: not enough rights to send text messages to the chat"), GroupRefusal.UNWRITABLE),
+        (BadRequest("Bad Request: chat not found"), GroupRefusal.CHAT_GONE),
+        (BadRequest("Bad Request: message thread not found"), GroupRefusal.TOPIC_GONE),
+        (BadRequest("Bad Request: TOPIC_DELETED"), GroupRefusal.TOPIC_GONE),
+        (Forbidden("Forbidden: the group chat was deleted"), GroupRefusal.CHAT_GONE),
+        (Forbidden("Forbidden: bot was kicked from the supergroup chat"), GroupRefusal.BOT_REMOVED),
+        (Forbidden("Forbidden: bot is not a member of the supergroup chat"), GroupRefusal.BOT_REMOVED),
+        (BadRequest("Bad Request: message is too long"), None),
+        (BadRequest("Bad Request: message to edit not found"), None),
+    ],
+)
 def test_telegrams_answers_say_how_a_group_refuses(error, refusal):
     assert group_refusal(error) is refusal
 
@@ -260,7 +271,11 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     assert "group_access" not in json.loads(game.to_json())  # stored as before while writable
     shut = group_unwritable(game, 1000.0, 900.0)
     table = shut.table
-    assert shut.reply == "unwritable" and (table.group_access, table.unwritable_since, table.retire_at) == (GroupAccess.UNWRITABLE, 1000.0, 1900.0)
+    assert shut.reply == "unwritable" and (table.group_access, table.unwritable_since, table.retire_at) == (
+        GroupAccess.UNWRITABLE,
+        1000.0,
+        1900.0,
+    )
     assert group_unwritable(table, 1500.0, 900.0).table is table  # the first refusal counts
     assert Table.from_json(table.to_json()) == table
     # the timer: a try of the group every minute, then the retirement
@@ -268,8 +283,15 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     assert play.on_deadline(table, 1899.0).reply == "stale"
     retired = play.on_deadline(table, 1900.0)
     assert retired.reply == "retired" and not retired.outbox  # there is no group to tell
-    assert (retired.table.status, retired.table.ended, retired.table.group_access) == (Status.CANCELLED, "unwritable", GroupAccess.GONE)
-    assert play.next_timer(retired.table, 1900.0) is None and group_gone(retired.table, RetireReason.CHAT_GONE).reply == "stale"
+    assert (retired.table.status, retired.table.ended, retired.table.group_access) == (
+        Status.CANCELLED,
+        "unwritable",
+        GroupAccess.GONE,
+    )
+    assert (
+        play.next_timer(retired.table, 1900.0) is None
+        and group_gone(retired.table, RetireReason.CHAT_GONE).reply == "stale"
+    )
     # a message went through: no retirement, no more tries
     back = group_writable(table).table
     assert (back.group_access, back.unwritable_since, back.retire_at) == (GroupAccess.WRITABLE, None, None)

@@ -18,14 +18,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("BOT_TOKEN", "REDIS_URL", "TELEGRAM_BASE_URL", "WEBHOOK_URL", "HTTP_LISTEN")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("BOT_TOKEN", "REDIS_URL", "TELEGRAM_BASE_URL", "WEBHOOK_URL", "HTTP_LISTEN")
+    }
     env["HTTP_LISTEN"] = "127.0.0.1:0"  # /healthz on a free port (never the default 8080)
     env.update(extra)
     return env
 
 
 def _run(env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [sys.executable, "-m", "tgbot"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30
+    )
 
 
 def _one_line(p: subprocess.CompletedProcess, *words: str) -> None:
@@ -49,11 +55,14 @@ def test_a_wrong_setting_exits_2_one_line():
     assert len(p.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("setting", "word"), [
-    ({"LOG_LEVEL": "chatty"}, "LOG_LEVEL"),
-    ({"WEBHOOK_SECRET": "not/a secret"}, "WEBHOOK_SECRET"),
-    ({"AI_PAUSE_MIN": "5", "AI_PAUSE_MAX": "2"}, "AI_PAUSE_MIN"),
-])
+@pytest.mark.parametrize(
+    ("setting", "word"),
+    [
+        ({"LOG_LEVEL": "chatty"}, "LOG_LEVEL"),
+        ({"WEBHOOK_SECRET": "not/a secret"}, "WEBHOOK_SECRET"),
+        ({"AI_PAUSE_MIN": "5", "AI_PAUSE_MAX": "2"}, "AI_PAUSE_MIN"),
+    ],
+)
 def test_settings_out_of_range_exit_2_one_line(setting, word):
     p = _run(_env(BOT_TOKEN="1:x", **setting))
     _one_line(p, word)
@@ -69,7 +78,9 @@ def test_unreachable_redis_exits_2_one_line():
 
 def test_cluster_node_with_unserved_slots_exits_2_one_line():
     # a node in cluster mode that no cluster was formed with: no slot is served
-    node = RedisServer(extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", str(free_port())])
+    node = RedisServer(
+        extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", str(free_port())]
+    )
     try:
         _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=node.url)), "Redis", str(node.port))
     finally:
@@ -98,10 +109,26 @@ def test_a_sentinel_or_replica_given_the_wrong_way_exits_2_one_line():
     servers = RedisSentinelServers(sentinels=1)
     try:
         sentinel, replica, primary = servers.sentinel_ports[0], servers.replicas[0].port, servers.primary.port
-        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{sentinel}/0")), "Redis", "Sentinel", "redis+sentinel://")
-        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{replica}/0")), "Redis", "replica", str(primary))
-        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis+sentinel://127.0.0.1:{primary}/cheat")), "Redis", "not a Redis Sentinel")
-        _one_line(_run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis-sentinel://127.0.0.1:{sentinel}/cheat")), "Redis", "redis+sentinel://", "'redis-sentinel'")
+        _one_line(
+            _run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{sentinel}/0")),
+            "Redis",
+            "Sentinel",
+            "redis+sentinel://",
+        )
+        _one_line(
+            _run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{replica}/0")), "Redis", "replica", str(primary)
+        )
+        _one_line(
+            _run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis+sentinel://127.0.0.1:{primary}/cheat")),
+            "Redis",
+            "not a Redis Sentinel",
+        )
+        _one_line(
+            _run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis-sentinel://127.0.0.1:{sentinel}/cheat")),
+            "Redis",
+            "redis+sentinel://",
+            "'redis-sentinel'",
+        )
     finally:
         servers.stop()
 
@@ -122,8 +149,13 @@ async def test_memory_store_warns_and_starts(tmp_path):
     await emu.start()
     log = tmp_path / "bot.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "tgbot"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                env=_env(BOT_TOKEN=emu.token, TELEGRAM_BASE_URL=emu.base_url, PYTHONUNBUFFERED="1"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tgbot"],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=_env(BOT_TOKEN=emu.token, TELEGRAM_BASE_URL=emu.base_url, PYTHONUNBUFFERED="1"),
+        )
     try:
         # it took the lease of the embedded store: the take-over registers the commands (the
         # emulator records a getUpdates only when its long poll of 10 s ends: not waited for)
@@ -147,7 +179,10 @@ async def test_memory_store_warns_and_starts(tmp_path):
     assert emu.violations == []
 
 
-@pytest.mark.parametrize("given", ["http://127.0.0.1:8081", "http://127.0.0.1:8081/", "http://127.0.0.1:8081/bot", "http://127.0.0.1:8081/bot/"])
+@pytest.mark.parametrize(
+    "given",
+    ["http://127.0.0.1:8081", "http://127.0.0.1:8081/", "http://127.0.0.1:8081/bot", "http://127.0.0.1:8081/bot/"],
+)
 def test_the_bot_api_base_ends_in_bot(given):
     from tgbot.settings import Settings
 

@@ -177,7 +177,10 @@ async def test_a_member_leaving_a_forum_loses_seats_in_every_topic(live):
     forum = emu.add_group(-1001030, TITLE, members=[a, b, c, d], admins=[a], is_forum=True)
     first = await emu.create_topic(forum, "Стол 1")
     second = await emu.create_topic(forum, "Стол 2")
-    games = [await live.open_game(forum, [a, b, c], thread_id=first), await live.open_game(forum, [d, b, c], thread_id=second)]
+    games = [
+        await live.open_game(forum, [a, b, c], thread_id=first),
+        await live.open_game(forum, [d, b, c], thread_id=second),
+    ]
     # b leaves the group: Telegram's service message comes in General, not in the topics
     await emu.user_left(forum, b)
     await live.settle()

@@ -32,6 +32,8 @@ BOT = "123456"
 def _marker(bot_id: str) -> str:
     """The key holding the bot's storage schema: ``cheat:<bot_id>:schema``."""
     return Keys(bot_prefix(bot_id)).schema()
+
+
 OTHER = "999"  # another bot already on schema 2: its keys stay as they are
 FIXTURE: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "b5f3182_keys.json").read_text(encoding="utf-8"))
 OLD: dict[str, dict[str, Any]] = FIXTURE["keys"]
@@ -67,7 +69,11 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
 
 def renamed(key: str, value: Any) -> Any:
     """A b5f3182 key's value with schema 3's field names (game hashes, leaderboards)."""
-    for kind, renames in ((":game", mig.GAME_FIELDS), (":chatcfg:", mig.CHAT_SETTINGS_FIELDS), (":user:", mig.USER_FIELDS)):
+    for kind, renames in (
+        (":game", mig.GAME_FIELDS),
+        (":chatcfg:", mig.CHAT_SETTINGS_FIELDS),
+        (":user:", mig.USER_FIELDS),
+    ):
         if kind in key and isinstance(value, dict):
             return {renames.get(field, field): v for field, v in value.items()}
     if ":top:" in key and isinstance(value, dict):
@@ -141,8 +147,13 @@ async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
     client: Client, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, logger="tgbot.storage.migrate")
-    assert await mig.migrate(client, BOT) == len(OLD) + 7  # keys moved, then 7 hashes renamed: 2 games, 1 board, 1 chat, 3 users
-    want = [f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*", "storage schema 3: fields renamed in 7 hashes"]
+    assert (
+        await mig.migrate(client, BOT) == len(OLD) + 7
+    )  # keys moved, then 7 hashes renamed: 2 games, 1 board, 1 chat, 3 users
+    want = [
+        f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*",
+        "storage schema 3: fields renamed in 7 hashes",
+    ]
     assert [r.getMessage() for r in caplog.records] == want
     sent = record_commands(client, monkeypatch)
     assert await mig.migrate(client, BOT) == 0
@@ -234,8 +245,15 @@ def test_a_table_of_a_later_schema_is_refused() -> None:
 
 
 SPELLED_OUT = {
-    "chat": "chat_id", "thread": "thread_id", "turn": "action_count", "dk": "deadline_kind", "te": "turn_end",
-    "tt": "turn_timeout", "ad": "ai_delay", "ap": "ai_pause", "access": "group_access",
+    "chat": "chat_id",
+    "thread": "thread_id",
+    "turn": "action_count",
+    "dk": "deadline_kind",
+    "te": "turn_end",
+    "tt": "turn_timeout",
+    "ad": "ai_delay",
+    "ap": "ai_pause",
+    "access": "group_access",
 }
 
 
@@ -249,21 +267,58 @@ def test_a_schema_2_table_loads_with_every_field() -> None:
     """Every field a schema-2 table could hold (its seats' set fields, a link offer, a group that
     refuses messages) comes back under its own name."""
     raw = json.loads(FIXTURE["tables"][LIVE]) | {
-        "schema": 2, "link_offers": [104], "access": "unwritable", "unwritable_since": 1760000010.0, "retire_at": 1760000910.0,
-        "seats": [[101, "Аня", {"lang": "en", "auto": 1}], [102, "Борис", {"ai": True, "left": True}], [-1, "Bot A", {"bot": "counting"}]],
+        "schema": 2,
+        "link_offers": [104],
+        "access": "unwritable",
+        "unwritable_since": 1760000010.0,
+        "retire_at": 1760000910.0,
+        "seats": [
+            [101, "Аня", {"lang": "en", "auto": 1}],
+            [102, "Борис", {"ai": True, "left": True}],
+            [-1, "Bot A", {"bot": "counting"}],
+        ],
     }
     table = Table.from_json(json.dumps(raw))
-    assert (table.id, table.chat_id, table.thread_id, table.creator, table.title, table.lang) == ("AbC123xy", -100, None, 101, "Group -100", "ru")
-    assert (table.status, table.variant, table.action_count, table.version, table.seed) == (Status.PLAYING, "russian", 4, 9, 11)
+    assert (table.id, table.chat_id, table.thread_id, table.creator, table.title, table.lang) == (
+        "AbC123xy",
+        -100,
+        None,
+        101,
+        "Group -100",
+        "ru",
+    )
+    assert (table.status, table.variant, table.action_count, table.version, table.seed) == (
+        Status.PLAYING,
+        "russian",
+        4,
+        9,
+        11,
+    )
     assert (table.deadline, table.created, table.outbox_seq, table.ended) == (1760000060.0, 1760000000.0, 0, None)
-    assert (table.deadline_kind, table.turn_end, table.turn_timeout, table.ai_delay, table.ai_pause) == ("remind", 1760000075.0, 60.0, 3.0, (1.0, 3.0))
-    assert (table.link_offers, table.group_access, table.unwritable_since, table.retire_at) == ((104,), "unwritable", 1760000010.0, 1760000910.0)
+    assert (table.deadline_kind, table.turn_end, table.turn_timeout, table.ai_delay, table.ai_pause) == (
+        "remind",
+        1760000075.0,
+        60.0,
+        3.0,
+        (1.0, 3.0),
+    )
+    assert (table.link_offers, table.group_access, table.unwritable_since, table.retire_at) == (
+        (104,),
+        "unwritable",
+        1760000010.0,
+        1760000910.0,
+    )
     assert table.state is not None and table.state.to_dict() == raw["state"]
-    assert [(seat.user_id, seat.name, seat.lang, seat.player, seat.strategy, seat.auto_moves) for seat in table.seats] == [
-        (101, "Аня", "en", "person", "counting", 1), (102, "Борис", None, "left", "counting", 0), (-1, "Bot A", None, "bot", "counting", 0)
+    assert [
+        (seat.user_id, seat.name, seat.lang, seat.player, seat.strategy, seat.auto_moves) for seat in table.seats
+    ] == [
+        (101, "Аня", "en", "person", "counting", 1),
+        (102, "Борис", None, "left", "counting", 0),
+        (-1, "Bot A", None, "bot", "counting", 0),
     ]
     assert json.loads(table.to_json())["seats"] == [
-        {"user_id": 101, "name": "Аня", "lang": "en", "auto_moves": 1}, {"user_id": 102, "name": "Борис", "player": "left"},
+        {"user_id": 101, "name": "Аня", "lang": "en", "auto_moves": 1},
+        {"user_id": 102, "name": "Борис", "player": "left"},
         {"user_id": -1, "name": "Bot A", "player": "bot"},
     ]
     assert {**json.loads(table.to_json()), "seats": None} == {**spelled_out(raw), "seats": None}

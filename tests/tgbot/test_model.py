@@ -80,8 +80,12 @@ def test_variant_and_cancel_permissions():
 
 def test_lobby_transitions_refused_once_started():
     t, _ = started(4)
-    for fn in (lambda: join(t, Seat(77, "Z"), 0, 900), lambda: add_bot(t, ("B",), 0, 900),
-               lambda: start(t, 1, False, 1), lambda: set_variant(t, 1, "classic", False, 0, 900)):
+    for fn in (
+        lambda: join(t, Seat(77, "Z"), 0, 900),
+        lambda: add_bot(t, ("B",), 0, 900),
+        lambda: start(t, 1, False, 1),
+        lambda: set_variant(t, 1, "classic", False, 0, 900),
+    ):
         with pytest.raises(RefusedError) as e:
             fn()
         assert e.value.code == "not_in_lobby"
@@ -129,8 +133,16 @@ def test_act_refuses_stale_turn_non_seated_and_maps_engine_errors():
         with pytest.raises(RefusedError) as e:
             act(t, uid, t.action_count, core.Play((missing,), missing))
         assert e.value.code == "cards_not_in_hand"
-    for code in ("not_seated", "stale", "not_your_turn", "challenge_not_allowed", "believe_not_allowed", "cards_not_in_hand"):
+    for code in (
+        "not_seated",
+        "stale",
+        "not_your_turn",
+        "challenge_not_allowed",
+        "believe_not_allowed",
+        "cards_not_in_hand",
+    ):
         from tgbot import views
+
         assert views.answer(code, "ru") != views.answer("bad_button", "ru"), code
 
 
@@ -161,9 +173,14 @@ def test_full_ai_game_replays_from_log(n, variant, seed):
     assert [o["seq"] for o in outbox] == list(range(1, len(outbox) + 1)) == list(range(1, last.outbox_seq + 1))
     assert outbox[-1]["kind"] == "GameEnded" and outbox[-1]["places"] == list(last.state.result.places)
     # the log, through the record format, replays to the same result
-    rec = Record.from_dict({"format": "cheat-record/1", "variant": variant,
-                            "hands": [[str(r) for r in Hand.from_str(h).ranks()] for h in deal],
-                            "actions": log})
+    rec = Record.from_dict(
+        {
+            "format": "cheat-record/1",
+            "variant": variant,
+            "hands": [[str(r) for r in Hand.from_str(h).ranks()] for h in deal],
+            "actions": log,
+        }
+    )
     out = replay(rec)
     assert out.error is None and out.applied == len(log)
     assert out.state == last.state

@@ -18,7 +18,20 @@ FALLBACK = "Игрок 9"
 
 @pytest.mark.parametrize(
     "raw",
-    [None, "", "   ", "\u200b\u200c\u200d", "\u200e\u200f\u202e", "\u3164", "\u3164\u3164", "\u2800", "\u115f\u1160", "\ufeff", "\n\t", "\u0301\u0301"],
+    [
+        None,
+        "",
+        "   ",
+        "\u200b\u200c\u200d",
+        "\u200e\u200f\u202e",
+        "\u3164",
+        "\u3164\u3164",
+        "\u2800",
+        "\u115f\u1160",
+        "\ufeff",
+        "\n\t",
+        "\u0301\u0301",
+    ],
 )
 def test_invisible_names_fall_back(raw):
     assert views.clean_name(raw, FALLBACK) == FALLBACK

@@ -19,14 +19,37 @@ SRC = Path(tgbot.__file__).resolve().parent
 
 #: Calls whose string arguments reach users.
 SENDING = {
-    "send_message", "reply_text", "edit_message_text", "edit_text", "answer", "InlineKeyboardButton", "BotCommand",
-    "_button", "Rendered", "_reply", "reply", "tell", "set_my_commands", "set_my_description", "set_my_short_description",
+    "send_message",
+    "reply_text",
+    "edit_message_text",
+    "edit_text",
+    "answer",
+    "InlineKeyboardButton",
+    "BotCommand",
+    "_button",
+    "Rendered",
+    "_reply",
+    "reply",
+    "tell",
+    "set_my_commands",
+    "set_my_description",
+    "set_my_short_description",
 }
 #: Calls whose string arguments are msgids or never shown.
 EXEMPT_CALLS = {"t", "n", "N_", "Np_", "debug", "info", "warning", "error", "exception", "critical"}
 #: Technical strings allowed where users could see them.
-ALLOWED = {"<b>", "</b>", "https://t.me/", "?start=", "https://t.me/{bot_username}", '<tg-time unix="', '" format="r">', "</tg-time>",
-           r"^/start(@\w+)?\s+", "sync-"}  # a command's pattern; a task's name
+ALLOWED = {
+    "<b>",
+    "</b>",
+    "https://t.me/",
+    "?start=",
+    "https://t.me/{bot_username}",
+    '<tg-time unix="',
+    '" format="r">',
+    "</tg-time>",
+    r"^/start(@\w+)?\s+",
+    "sync-",
+}  # a command's pattern; a task's name
 #: Words in a literal: two letters in a row (A/J/Q/K-style single letters are rank codes).
 WORD = re.compile(r"[^\W\d_]{2,}")
 
@@ -74,7 +97,14 @@ def _user_facing(tree: ast.AST, fstrings: bool) -> list[ast.Constant]:
             fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             on_render = isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "render"
             if fname in SENDING and not on_render:  # views.answer(code, lang) takes an answer code
-                for arg in [*node.args, *(k.value for k in node.keywords if k.arg not in ("callback_data", "parse_mode", "url", "language_code", "scope"))]:
+                for arg in [
+                    *node.args,
+                    *(
+                        k.value
+                        for k in node.keywords
+                        if k.arg not in ("callback_data", "parse_mode", "url", "language_code", "scope")
+                    ),
+                ]:
                     found += _text_parts(arg)
         if fstrings and isinstance(node, ast.JoinedStr):
             found += [v for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
@@ -107,7 +137,7 @@ def scan(source: str, fstrings: bool = True) -> list[str]:
 
 
 def test_scan_finds_literals():
-    sample = '''
+    sample = """
 async def f(bot, msg, tr, x):
     await bot.send_message(1, "Game over")
     await msg.reply_text(tr.t("Game over"))
@@ -117,7 +147,7 @@ async def f(bot, msg, tr, x):
     await query.answer(tr.t("ok"))
     await bot.send_message(1, "<b>" + tr.t("x") + "</b>")
     await bot.send_message(1, "Игра")
-'''
+"""
     assert [b.split(": ", 1)[1] for b in scan(sample)] == ["'Game over'", "'Join'", "' cards left'", "'Игра'"]
 
 

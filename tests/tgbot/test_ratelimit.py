@@ -27,8 +27,16 @@ from tgbot.process.ratelimit import (
     counted,
 )
 
-UNCOUNTED = ("answerCallbackQuery", "getUpdates", "deleteMessage", "setMyCommands", "getMe", "getChatMember",
-             "setWebhook", "sendChatAction")
+UNCOUNTED = (
+    "answerCallbackQuery",
+    "getUpdates",
+    "deleteMessage",
+    "setMyCommands",
+    "getMe",
+    "getChatMember",
+    "setWebhook",
+    "sendChatAction",
+)
 
 
 async def settle() -> None:
@@ -76,8 +84,15 @@ class Rig:
         self.limiter = RateLimiter(**params, clock=self.clock, sleep=self.clock.sleep)
         self.made: list[tuple[str, float]] = []
 
-    def call(self, chat: int | None, label: str, endpoint: str = "sendMessage", errors: tuple[Exception, ...] = (),
-             gate: asyncio.Event | None = None, **rate_limit_args: Any) -> asyncio.Task:
+    def call(
+        self,
+        chat: int | None,
+        label: str,
+        endpoint: str = "sendMessage",
+        errors: tuple[Exception, ...] = (),
+        gate: asyncio.Event | None = None,
+        **rate_limit_args: Any,
+    ) -> asyncio.Task:
         """Start one call; it raises ``errors`` one after the other at its first attempts,
         and (given ``gate``) stays in flight until the gate opens."""
         left = list(errors)
@@ -91,7 +106,9 @@ class Rig:
             return True
 
         data = {"chat_id": chat} if chat is not None else {}
-        return asyncio.ensure_future(self.limiter.process_request(callback, (), {}, endpoint, data, rate_limit_args or None))
+        return asyncio.ensure_future(
+            self.limiter.process_request(callback, (), {}, endpoint, data, rate_limit_args or None)
+        )
 
     def labels(self) -> list[str]:
         return [label for label, _ in self.made]
@@ -360,18 +377,22 @@ async def test_a_process_that_is_not_active_calls_nothing_but_get_me_and_get_upd
 
     limiter.may_call = may_call
     for endpoint in ("sendMessage", "editMessageText", "answerCallbackQuery", "deleteMessage", "getMe", "getUpdates"):
+
         async def call(endpoint: str = endpoint) -> str:
             made.append(endpoint)
             return endpoint
+
         try:
             await limiter.process_request(call, (), {}, endpoint, {"chat_id": 1}, None)
         except ratelimit.NotActiveError:
             pass
     assert made == ["getMe", "getUpdates"]
     active[0] = True
+
     async def send() -> str:
         made.append("sendMessage")
         return "sent"
+
     assert await limiter.process_request(send, (), {}, "sendMessage", {"chat_id": 1}, None) == "sent"
 
 

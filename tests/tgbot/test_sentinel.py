@@ -74,7 +74,9 @@ async def _fail_over(servers: RedisSentinelServers) -> None:
 
 
 def test_url_parts() -> None:
-    got = parse_sentinel_url("redis+sentinel://bot:p%3Aw@a.example:26380,b.example,[::1]:5000/cheat/3?sentinel_password=s%20p")
+    got = parse_sentinel_url(
+        "redis+sentinel://bot:p%3Aw@a.example:26380,b.example,[::1]:5000/cheat/3?sentinel_password=s%20p"
+    )
     assert got.sentinels == [("a.example", 26380), ("b.example", 26379), ("::1", 5000)]
     assert (got.service, got.db, got.username, got.password, got.sentinel_password) == ("cheat", 3, "bot", "p:w", "s p")
     plain = parse_sentinel_url("redis+sentinel://s1/cheat")
@@ -83,18 +85,21 @@ def test_url_parts() -> None:
     assert parse_sentinel_url("redis+sentinel://:@s1/cheat").password == ""
 
 
-@pytest.mark.parametrize("url, words", [
-    ("redis://s1:26379/cheat", "scheme"),
-    ("redis+sentinel://s1:26379", "service"),
-    ("redis+sentinel://s1:26379/", "service"),
-    ("redis+sentinel://s1:26379/cheat/0/x", "service"),
-    ("redis+sentinel://s1:26379/cheat/zero", "database"),
-    ("redis+sentinel:///cheat", "host"),
-    ("redis+sentinel://s1,,s2/cheat", "host"),
-    ("redis+sentinel://s1:port/cheat", "port"),
-    ("redis+sentinel://s1:70000/cheat", "port"),
-    ("redis+sentinel://:secret@s1/cheat?password=secret", "sentinel_password"),
-])
+@pytest.mark.parametrize(
+    "url, words",
+    [
+        ("redis://s1:26379/cheat", "scheme"),
+        ("redis+sentinel://s1:26379", "service"),
+        ("redis+sentinel://s1:26379/", "service"),
+        ("redis+sentinel://s1:26379/cheat/0/x", "service"),
+        ("redis+sentinel://s1:26379/cheat/zero", "database"),
+        ("redis+sentinel:///cheat", "host"),
+        ("redis+sentinel://s1,,s2/cheat", "host"),
+        ("redis+sentinel://s1:port/cheat", "port"),
+        ("redis+sentinel://s1:70000/cheat", "port"),
+        ("redis+sentinel://:secret@s1/cheat?password=secret", "sentinel_password"),
+    ],
+)
 def test_malformed_urls_are_refused(url: str, words: str) -> None:
     with pytest.raises(ValueError, match=words) as e:
         parse_sentinel_url(url)

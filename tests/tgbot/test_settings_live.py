@@ -58,7 +58,9 @@ async def test_game_end_stats_once_play_again_and_record(live):
     assert [await stats.totals(live.store, u.id) for u in (a, b, c)] == before
     # the result names every player's bluffs; every panel is final, only the record button
     result = emu.last_message(group.id, lambda m: "bluff" in (m.text or "") or "блеф" in (m.text or ""))
-    assert result is not None and all(views.plain(views.name(t, i)).strip("\u2068\u2069") in result.text for i in range(3))
+    assert result is not None and all(
+        views.plain(views.name(t, i)).strip("\u2068\u2069") in result.text for i in range(3)
+    )
     # the final board comes under the result, «Сыграть ещё» at hand; the lobby's message far up is gone
     final = emu.last_message(group.id)
     assert cb(final, "n:") and final.message_id > result.message_id

@@ -52,7 +52,12 @@ async def test_a_finished_game_counts_once_from_its_record(store):
     for i, seat in enumerate(t.seats):
         tot, places = await stats.totals(store, seat.user_id)
         assert tot.games == 1 and tot.wins == int(want[i].won) and tot.place_sum == want[i].place
-        assert (tot.bluffs, tot.bluffs_caught, tot.challenges, tot.piles_taken) == (want[i].bluffs, want[i].bluffs_caught, want[i].challenges, want[i].piles_taken)
+        assert (tot.bluffs, tot.bluffs_caught, tot.challenges, tot.piles_taken) == (
+            want[i].bluffs,
+            want[i].bluffs_caught,
+            want[i].challenges,
+            want[i].piles_taken,
+        )
         assert places == {want[i].place: 1}
     wins = [(await stats.totals(store, s.user_id))[0].wins for s in t.seats]
     assert sum(wins) == (0 if t.state.result.draw else 1)
@@ -157,7 +162,9 @@ def test_shuffled_seating_follows_the_seed():
     assert [s.user_id for s in a.seats] == [s.user_id for s in b.seats]
     assert sorted(s.user_id for s in a.seats) == [1, 2, 3, 4, 5]
     assert [s.user_id for s in plain.seats] == [1, 2, 3, 4, 5]
-    assert any([s.user_id for s in start(t, 1, False, k, shuffle=True).table.seats] != [1, 2, 3, 4, 5] for k in range(5))
+    assert any(
+        [s.user_id for s in start(t, 1, False, k, shuffle=True).table.seats] != [1, 2, 3, 4, 5] for k in range(5)
+    )
 
 
 def test_kick_hands_the_seat_to_the_ai_and_needs_a_manager():
@@ -202,7 +209,9 @@ async def _group_with_data(store):
 
 async def _assert_moved_once(store, t, before):
     """Everything of OLD is NEW's, added once, NEW's own data kept; nothing is left under OLD."""
-    assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="fr", variant="classic", seating="shuffle")
+    assert await store.chat_settings(NEW) == replace(
+        await store.chat_settings(-1), lang="fr", variant="classic", seating="shuffle"
+    )
     assert await store.chat_turn_timeout(NEW, 90.0) == 30.0
     board = await store.redis.hgetall(store.keys.board(NEW)[0])
     for seat in t.seats:
@@ -215,7 +224,12 @@ async def _assert_moved_once(store, t, before):
     assert await store.redis.smembers(f"cheat:notify:{NEW}") == {"7", "8", "9"}
     for user in (7, 8):
         assert await store.redis.smembers(f"cheat:user:{user}:notify") == {str(NEW)}
-    left = [store.keys.chat_settings(OLD), f"cheat:notify:{OLD}", *store.keys.board(OLD), *store.keys.board_handoff(OLD)]
+    left = [
+        store.keys.chat_settings(OLD),
+        f"cheat:notify:{OLD}",
+        *store.keys.board(OLD),
+        *store.keys.board_handoff(OLD),
+    ]
     assert await store.redis.exists(*left) == 0
     assert await store.chat_moved_to(OLD) == NEW
 

@@ -55,7 +55,9 @@ async def test_concurrent_joins_both_seated(store):
 
 async def test_many_concurrent_joins(store):
     await store.create(lobby(0, gid="g"))
-    res = await asyncio.gather(*[store.transact("g", lambda t, i=i: game_lobby.join(t, Seat(100 + i, str(i)), 1000, 900)) for i in range(5)])
+    res = await asyncio.gather(
+        *[store.transact("g", lambda t, i=i: game_lobby.join(t, Seat(100 + i, str(i)), 1000, 900)) for i in range(5)]
+    )
     t = await store.load("g")
     assert sorted(s.user_id for s in t.seats) == [100, 101, 102, 103, 104]
     assert all(r.change.reply == "joined" for r in res)
@@ -63,7 +65,9 @@ async def test_many_concurrent_joins(store):
 
 async def test_same_user_twice_seated_once(store):
     await store.create(lobby(1, gid="g"))
-    r1, r2 = await asyncio.gather(*[store.transact("g", lambda t: game_lobby.join(t, Seat(10, "A"), 1000, 900)) for _ in range(2)])
+    r1, r2 = await asyncio.gather(
+        *[store.transact("g", lambda t: game_lobby.join(t, Seat(10, "A"), 1000, 900)) for _ in range(2)]
+    )
     t = await store.load("g")
     assert [s.user_id for s in t.seats] == [1, 10]
     assert sorted([r1.change.reply, r2.change.reply]) == ["already_joined", "joined"]
@@ -126,9 +130,13 @@ async def test_log_and_outbox_committed_with_state(store):
     seat = table.state.current
     v = core.view(table.state, seat)
     r = v.hand.ranks()[0]
-    d1 = await store.transact("q", lambda t: game_play.act(t, t.seats[seat].user_id, t.action_count, core.Play((r,), r)))
+    d1 = await store.transact(
+        "q", lambda t: game_play.act(t, t.seats[seat].user_id, t.action_count, core.Play((r,), r))
+    )
     nxt = d1.change.table
-    d2 = await store.transact("q", lambda t: game_play.act(t, t.seats[t.state.current].user_id, t.action_count, core.Challenge()))
+    d2 = await store.transact(
+        "q", lambda t: game_play.act(t, t.seats[t.state.current].user_id, t.action_count, core.Challenge())
+    )
     stored = await store.load("q")
     assert stored.action_count == 2 and stored.version == 4
     _, log = await store.record("q")
@@ -165,17 +173,12 @@ async def test_claim_chat_takes_over_a_dead_index(store):
     assert await store.redis.get(store.keys.chat(-5, 3)) == "new"
 
 
-
-
 async def test_dm_flag(store):
     assert not await store.can_dm(5)
     await store.set_dm(5, True)
     assert await store.can_dm(5)
     await store.set_dm(5, False)
     assert not await store.can_dm(5)
-
-
-
 
 
 async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_server):
@@ -199,7 +202,6 @@ async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_
         await admin.aclose()
 
 
-
 # -- exactly once: a second delivery of an update is recognised from what its commit stored -----
 
 
@@ -211,7 +213,11 @@ def _deliver(update_id: int):
 async def _stored(store: Store, gid: str) -> tuple[Table, int, int]:
     """The game as Redis holds it (not the copy in memory): table, log length, outbox length."""
     raw = await store.redis.hget(store.keys.game(gid), "table")
-    return Table.from_json(raw), await store.redis.llen(store.keys.log(gid)), await store.redis.llen(store.keys.outbox(gid))
+    return (
+        Table.from_json(raw),
+        await store.redis.llen(store.keys.log(gid)),
+        await store.redis.llen(store.keys.outbox(gid)),
+    )
 
 
 async def test_a_second_delivery_of_an_update_is_applied_once(store):
@@ -249,7 +255,9 @@ async def test_a_second_delivery_of_an_update_is_applied_once(store):
     # a first delivery of another update is never taken for a second one
     token = _deliver(501)
     try:
-        assert (await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
+        assert (
+            await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))
+        ).change.reply == "joined"
     finally:
         current_update.reset(token)
     assert [s.user_id for s in (await _stored(store, "g"))[0].seats] == [1, 10, 11]
@@ -273,7 +281,9 @@ async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_co
     token = _deliver(700)
     try:
         assert (await other.transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))).change.reply == "ok"
-        assert (await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))).change.reply == "joined"
+        assert (
+            await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))
+        ).change.reply == "joined"
     finally:
         current_update.reset(token)
     assert sorted(await store.redis.zrange(store.keys.applied("g"), 0, -1)) == ["700.0", "700.1"]
@@ -322,8 +332,15 @@ async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
     store._commit_script = sent_twice
     token = _deliver(77)
     try:
-        done = await store.transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900).__class__(
-            game_lobby.join(t, Seat(10, "B"), 1000, 900).table, log=[{"x": 1}], outbox=[{"seq": 1, "kind": "k"}], reply=Answer.JOINED))
+        done = await store.transact(
+            "g",
+            lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900).__class__(
+                game_lobby.join(t, Seat(10, "B"), 1000, 900).table,
+                log=[{"x": 1}],
+                outbox=[{"seq": 1, "kind": "k"}],
+                reply=Answer.JOINED,
+            ),
+        )
     finally:
         current_update.reset(token)
         store._commit_script = script
@@ -333,7 +350,13 @@ async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
     assert table == done.change.table == await store.load("g")  # memory and Redis agree
     assert (nlog, nout) == (1, 1)  # log and outbox appended once
     # the same script run twice by hand: committed, then "applied already"
-    args_keys = [store.keys.game("h"), store.keys.log("h"), store.keys.outbox("h"), store.keys.telegram("h"), store.keys.applied("h")]
+    args_keys = [
+        store.keys.game("h"),
+        store.keys.log("h"),
+        store.keys.outbox("h"),
+        store.keys.telegram("h"),
+        store.keys.applied("h"),
+    ]
     argv = ["", "1", lobby(0, gid="h").to_json(), "", "0", "0", "5.0", 5, "0"]
     assert [await script(keys=args_keys, args=argv) for _ in range(2)] == [1, -2]
 
@@ -449,7 +472,11 @@ async def test_a_load_racing_a_commit_never_caches_an_older_table(store, ending)
     store.redis.pipeline = pipeline
     racing = asyncio.create_task(store.load("r"))
     await read.wait()
-    fn = (lambda t: game_lobby.cancel(t, 1, False)) if ending else (lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
+    fn = (
+        (lambda t: game_lobby.cancel(t, 1, False))
+        if ending
+        else (lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
+    )
     committing = asyncio.create_task(store.transact("r", fn))
     for _ in range(20):
         await asyncio.sleep(0)

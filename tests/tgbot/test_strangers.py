@@ -35,7 +35,9 @@ def _first_call(emu, since, method, test):
 
 def _answered_first(emu, since, code, method, test=lambda call: True):
     """The tap answered with ``code`` was answered before the first such ``method`` call (issue 15 item 6)."""
-    answered = _first_call(emu, since, "answerCallbackQuery", lambda call: call["params"].get("text") == views.answer(code, "ru"))
+    answered = _first_call(
+        emu, since, "answerCallbackQuery", lambda call: call["params"].get("text") == views.answer(code, "ru")
+    )
     return answered < _first_call(emu, since, method, test)
 
 
@@ -116,8 +118,13 @@ REFUSALS = {views.answer(code, "ru") for code in ("not_seated", "not_allowed", "
 async def _snapshot(live, gid, chat_id):
     store = live.store
     t = await store.load(gid)
-    return (t.to_json(), await store.chat_settings(chat_id), await store.chat_turn_timeout(chat_id, 0),
-            await store.redis.hgetall(store.keys.game(gid)), (await store.chat_game(chat_id, None)).id if await store.chat_game(chat_id, None) else None)
+    return (
+        t.to_json(),
+        await store.chat_settings(chat_id),
+        await store.chat_turn_timeout(chat_id, 0),
+        await store.redis.hgetall(store.keys.game(gid)),
+        (await store.chat_game(chat_id, None)).id if await store.chat_game(chat_id, None) else None,
+    )
 
 
 async def _press_all(live, stranger, messages, gid, chat_id, skip=("j:",)):
@@ -178,7 +185,13 @@ async def test_every_button_refuses_a_stranger(live):
     idle = (t.state.current + 1) % 3
     from dataclasses import replace
     from tgbot.game import table as game_table
-    await live.store.transact(gid, lambda cur: game_table.Change(replace(cur, seats=game_table.with_seat(cur.seats, idle, player=game_table.Player.STAND_IN))))
+
+    await live.store.transact(
+        gid,
+        lambda cur: game_table.Change(
+            replace(cur, seats=game_table.with_seat(cur.seats, idle, player=game_table.Player.STAND_IN))
+        ),
+    )
     live.app.bot_data["services"].syncer.request(gid)
     await a.send(group, "/leave")
     await a.send(group, "/stop_game")

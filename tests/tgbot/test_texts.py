@@ -48,6 +48,7 @@ def _labels(rendered: views.Rendered) -> list[str]:
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_partly_picked_rank_shows_a_dot_per_card_held_filled_when_picked(lang):
     """«✓Q 1/3» read as a fraction; now «Q ●○○»: one of the three Queens held is picked."""
+
     def three_of_a_rank(table: Table, _) -> bool:
         hand = table.state.hands[table.state.current]
         return table.state.phase is core.Phase.PLAYING and max(hand[rank] for rank in hand.distinct()) >= 3
@@ -67,7 +68,9 @@ def test_a_partly_picked_rank_shows_a_dot_per_card_held_filled_when_picked(lang)
     assert f"{short} ●●" + "○" * (held - 2) in two
     single = next((other for other in hand.distinct() if hand[other] == 1), None)
     if single is not None:  # a rank held once is ticked
-        assert f"✓ {rank_short(translator(lang), single)}" in _labels(views.panel(table, seat, Hand.from_ranks([single]).to_str()))
+        assert f"✓ {rank_short(translator(lang), single)}" in _labels(
+            views.panel(table, seat, Hand.from_ranks([single]).to_str())
+        )
 
 
 # -- 2. the turn line on the other players' panels ----------------------------------------------
@@ -117,7 +120,12 @@ def test_the_result_says_how_many_of_each_players_bluffs_were_caught(lang):
     table, notes = _first(lambda t, _: t.status is Status.OVER, steps=5000)
     table = _in(table, lang)
     ended = next(note for note in notes if note["kind"] == NoteKind.GAME_ENDED)
-    figures = [SeatStats(bluffs=6, bluffs_caught=2), SeatStats(bluffs=1), SeatStats(), SeatStats(bluffs=3, bluffs_caught=3)]
+    figures = [
+        SeatStats(bluffs=6, bluffs_caught=2),
+        SeatStats(bluffs=1),
+        SeatStats(),
+        SeatStats(bluffs=3, bluffs_caught=3),
+    ]
     text = views.announcement(table, ended, figures)
     assert text.count(BLUFFS[lang]) == 1
     assert "caught: " not in text
@@ -131,7 +139,9 @@ def test_every_panel_after_a_showdown_says_what_happened_until_the_next_play(lan
     """After «I doubt it!» the pile is empty and the round's claims gone: every panel (the
     challenger's, the player's, the others') now carries the group's announcement of the
     showdown in one line; the next play takes it off."""
-    table, notes = _first(lambda t, notes: t.status is Status.PLAYING and any(n["kind"] == NoteKind.CHALLENGE_RESOLVED for n in notes))
+    table, notes = _first(
+        lambda t, notes: t.status is Status.PLAYING and any(n["kind"] == NoteKind.CHALLENGE_RESOLVED for n in notes)
+    )
     table = _in(table, lang)
     note = next(n for n in notes if n["kind"] == NoteKind.CHALLENGE_RESOLVED)
     assert table.showdown == note
@@ -158,12 +168,22 @@ def test_a_belief_at_the_final_check_stays_on_the_final_panels():
 # -- 4. /board once the game has ended -------------------------------------------------------------
 
 ENDED = {
-    "en": ("The last game here is over. {result}\n/start_game starts a new one.", "The last game here ended without a result."),
-    "ru": ("Последняя игра здесь окончена. {result}\n/start_game открывает набор в новую игру.", "Последняя игра здесь закончилась без результата."),
-    "fr": ("La dernière partie ici est terminée. {result}\n/start_game ouvre les inscriptions pour une nouvelle partie.",
-           "La dernière partie ici s’est terminée sans résultat."),
-    "it": ("L’ultima partita qui è finita. {result}\n/start_game apre le iscrizioni per una nuova partita.",
-           "L’ultima partita qui si è chiusa senza risultato."),
+    "en": (
+        "The last game here is over. {result}\n/start_game starts a new one.",
+        "The last game here ended without a result.",
+    ),
+    "ru": (
+        "Последняя игра здесь окончена. {result}\n/start_game открывает набор в новую игру.",
+        "Последняя игра здесь закончилась без результата.",
+    ),
+    "fr": (
+        "La dernière partie ici est terminée. {result}\n/start_game ouvre les inscriptions pour une nouvelle partie.",
+        "La dernière partie ici s’est terminée sans résultat.",
+    ),
+    "it": (
+        "L’ultima partita qui è finita. {result}\n/start_game apre le iscrizioni per una nuova partita.",
+        "L’ultima partita qui si è chiusa senza risultato.",
+    ),
 }
 
 
@@ -178,7 +198,9 @@ def test_without_a_game_the_group_hears_how_the_last_one_ended(lang):
     assert views.no_game(lang, stopped_game).split("\n")[1] == finished.split("\n")[1]
     nothing = translator(lang).t("There is no game here. /start_game opens one.")
     assert views.no_game(lang, None) == nothing
-    assert views.no_game(lang, replace(started()[0], status=Status.CANCELLED, state=None)) == nothing  # a lobby never started
+    assert (
+        views.no_game(lang, replace(started()[0], status=Status.CANCELLED, state=None)) == nothing
+    )  # a lobby never started
 
 
 async def test_the_store_knows_a_chats_last_game_once_it_has_ended(store):

@@ -17,7 +17,14 @@ DB = 6
 live = live_fixture(DB)
 
 #: Today's name → the name before issue 15.
-_OLD = {"panel_message": "p", "panel_state": "pk", "panel_digest": "pd", "turn_panel_sent": "pt", "unreachable": "nr", "told_retired": "x"}
+_OLD = {
+    "panel_message": "p",
+    "panel_state": "pk",
+    "panel_digest": "pd",
+    "turn_panel_sent": "pt",
+    "unreachable": "nr",
+    "told_retired": "x",
+}
 
 
 def _old_name(field: str) -> str:
@@ -30,7 +37,17 @@ def _old_name(field: str) -> str:
 
 
 def test_old_names_are_read_as_todays():
-    stored = {"p0": "11", "pk0": "state", "pd0": "digest", "pt0": "3", "nr1": "1", "x2": "1", "b": "7", "bh": "board", "p12": "5"}
+    stored = {
+        "p0": "11",
+        "pk0": "state",
+        "pd0": "digest",
+        "pt0": "3",
+        "nr1": "1",
+        "x2": "1",
+        "b": "7",
+        "bh": "board",
+        "p12": "5",
+    }
     current, old = fields.with_current_names(stored | {"panel_message:1": "21", "p1": "20"})
     assert current == {
         fields.panel_message(0): "11", fields.panel_state(0): "state", fields.panel_digest(0): "digest",

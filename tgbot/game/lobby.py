@@ -31,7 +31,15 @@ MAX_LINK_OFFERS = 32
 
 
 def open_lobby(
-    game_id: str, chat_id: int, thread_id: int | None, creator: int, title: str, now: float, timeout: float, variant: str = "russian", lang: str = "ru"
+    game_id: str,
+    chat_id: int,
+    thread_id: int | None,
+    creator: int,
+    title: str,
+    now: float,
+    timeout: float,
+    variant: str = "russian",
+    lang: str = "ru",
 ) -> Table:
     """A new lobby with no players; it expires ``timeout`` seconds after its last change."""
     table = Table(game_id, chat_id, thread_id, creator, title=title, lang=lang, variant=variant, created=now)
@@ -90,7 +98,14 @@ def join_by_link(table: Table, seat: Seat, now: float, timeout: float) -> Change
 
 
 def add_bot(
-    table: Table, names: tuple[str, ...], now: float, timeout: float, strategy: str = "counting", *, user_id: int | None = None, is_admin: bool = False
+    table: Table,
+    names: tuple[str, ...],
+    now: float,
+    timeout: float,
+    strategy: str = "counting",
+    *,
+    user_id: int | None = None,
+    is_admin: bool = False,
 ) -> Change:
     """Seat an AI player (creator or chat admin; ``user_id`` None: the table itself): a negative
     user id unique in the table, the first of ``names`` (msgids) no AI player uses yet."""
@@ -105,7 +120,9 @@ def add_bot(
     return Change(_touch(table, now, timeout, seats=seats), reply=Answer.BOT_ADDED)
 
 
-def remove_bot(table: Table, now: float, timeout: float, *, user_id: int | None = None, is_admin: bool = False) -> Change:
+def remove_bot(
+    table: Table, now: float, timeout: float, *, user_id: int | None = None, is_admin: bool = False
+) -> Change:
     """Take the last AI player out of the lobby (creator or chat admin; else ``no_bot``)."""
     _in_lobby(table)
     _managed(table, user_id, is_admin)
@@ -172,8 +189,15 @@ def set_seat_lang(table: Table, user_id: int, lang: str | None) -> Change:
 
 
 def start(
-    table: Table, user_id: int | None, is_admin: bool, seed: int, now: float | None = None, turn_timeout: float | None = None,
-    ai_delay: float | None = None, ai_pause: tuple[float, float] | None = None, shuffle: bool = False,
+    table: Table,
+    user_id: int | None,
+    is_admin: bool,
+    seed: int,
+    now: float | None = None,
+    turn_timeout: float | None = None,
+    ai_delay: float | None = None,
+    ai_pause: tuple[float, float] | None = None,
+    shuffle: bool = False,
 ) -> Change:
     """Deal and start (creator or chat admin; ``user_id`` None: the table itself, at 6 seats).
     Needs 3 to 6 seats, one a person. With ``now`` (epoch seconds) the first turn's timer is set;
@@ -188,9 +212,18 @@ def start(
     if shuffle:
         random.Random(f"{seed}:seats").shuffle(seats)
     state = core.new_game(len(seats), table.variant, random.Random(seed))
-    new = replace(table, seats=tuple(seats), status=Status.PLAYING, state=state, seed=seed, action_count=0, link_offers=(),
-                  turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
-                  ai_delay=table.ai_delay if ai_delay is None else ai_delay, ai_pause=table.ai_pause if ai_pause is None else ai_pause)
+    new = replace(
+        table,
+        seats=tuple(seats),
+        status=Status.PLAYING,
+        state=state,
+        seed=seed,
+        action_count=0,
+        link_offers=(),
+        turn_timeout=table.turn_timeout if turn_timeout is None else turn_timeout,
+        ai_delay=table.ai_delay if ai_delay is None else ai_delay,
+        ai_pause=table.ai_pause if ai_pause is None else ai_pause,
+    )
     return Change(schedule(new, now), deal=[hand.to_str() for hand in state.hands], reply=Answer.STARTED)
 
 
@@ -221,9 +254,12 @@ def rematch(old: Table, game_id: str, creator: int, now: float, timeout: float, 
         raise RefusedError(Answer.NOT_IN_LOBBY)
     seats = tuple(
         Seat(seat.user_id, seat.name, seat.lang, Player.PERSON if seat.human else Player.BOT, seat.strategy)
-        for seat in old.seats if not seat.human or seat.user_id in reachable
+        for seat in old.seats
+        if not seat.human or seat.user_id in reachable
     )
-    new = open_lobby(game_id, old.chat_id, old.thread_id, creator, old.title, now, timeout, variant=old.variant, lang=old.lang)
+    new = open_lobby(
+        game_id, old.chat_id, old.thread_id, creator, old.title, now, timeout, variant=old.variant, lang=old.lang
+    )
     return replace(new, seats=seats[:MAX_PLAYERS])
 
 

@@ -34,7 +34,11 @@ AUTO_TO_AI = 2
 #: The reminder fires when this fraction of the turn time has passed (a quarter is left).
 REMIND_AT = 0.75
 #: The engine events the group is told of, as outbox notes.
-_ANNOUNCED = {core.ChallengeResolved: NoteKind.CHALLENGE_RESOLVED, core.Believed: NoteKind.BELIEVED, core.GameEnded: NoteKind.GAME_ENDED}
+_ANNOUNCED = {
+    core.ChallengeResolved: NoteKind.CHALLENGE_RESOLVED,
+    core.Believed: NoteKind.BELIEVED,
+    core.GameEnded: NoteKind.GAME_ENDED,
+}
 #: The events that turn a play over: their note stays on the table (``showdown``) for the panels.
 _SHOWDOWNS = (core.ChallengeResolved, core.Believed)
 
@@ -54,7 +58,9 @@ def schedule(table: Table, now: float | None) -> Table:
     if table.seats[table.state.current].by_ai:
         return replace(table, deadline=now + ai_pause(table), deadline_kind=DeadlineKind.AI, turn_end=None)
     end = now + table.turn_timeout
-    return replace(table, deadline=now + table.turn_timeout * REMIND_AT, deadline_kind=DeadlineKind.REMIND, turn_end=end)
+    return replace(
+        table, deadline=now + table.turn_timeout * REMIND_AT, deadline_kind=DeadlineKind.REMIND, turn_end=end
+    )
 
 
 def on_deadline(table: Table, now: float) -> Change:
@@ -166,7 +172,13 @@ def _apply(table: Table, seat: int, action: core.Action, now: float | None, repl
     if state.result is not None:
         new = replace(new, status=Status.OVER, ended=Ending.FINISHED)
     if reply is None:
-        reply = Answer.PLAYED if isinstance(action, core.Play) else Answer.CHALLENGED if isinstance(action, core.Challenge) else Answer.BELIEVED
+        reply = (
+            Answer.PLAYED
+            if isinstance(action, core.Play)
+            else Answer.CHALLENGED
+            if isinstance(action, core.Challenge)
+            else Answer.BELIEVED
+        )
     return Change(schedule(new, now), log=[action_to_dict(seat, action)], outbox=notes, reply=reply)
 
 

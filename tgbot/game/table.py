@@ -136,11 +136,21 @@ class Seat:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``user_id``, ``name`` and the fields not at their default."""
-        return {item.name: getattr(self, item.name) for item in fields(self) if item.default != getattr(self, item.name) or item.name in ("user_id", "name")}
+        return {
+            item.name: getattr(self, item.name)
+            for item in fields(self)
+            if item.default != getattr(self, item.name) or item.name in ("user_id", "name")
+        }
 
 
 #: Fields :meth:`Table.to_json` leaves out while they hold these values.
-_LEFT_OUT_AT = {"link_offers": (), "group_access": GroupAccess.WRITABLE, "unwritable_since": None, "retire_at": None, "showdown": None}
+_LEFT_OUT_AT = {
+    "link_offers": (),
+    "group_access": GroupAccess.WRITABLE,
+    "unwritable_since": None,
+    "retire_at": None,
+    "showdown": None,
+}
 
 
 @dataclass(frozen=True)
@@ -222,24 +232,35 @@ class Table:
         del data["schema"]
         kind, state = data.get("deadline_kind"), data["state"]
         try:
-            return cls(**{
-                **data,
-                "status": Status(data["status"]),
-                "seats": tuple(Seat(**{**seat, "player": Player(seat.get("player", Player.PERSON))}) for seat in data["seats"]),
-                "state": core.GameState.from_dict(state) if state is not None else None,
-                "deadline_kind": DeadlineKind(kind) if kind is not None else None,
-                "ai_pause": tuple(data.get("ai_pause", AI_PAUSE)),
-                "link_offers": tuple(int(user_id) for user_id in data.get("link_offers", ())),
-                "group_access": GroupAccess(data.get("group_access", GroupAccess.WRITABLE)),
-            })
+            return cls(
+                **{
+                    **data,
+                    "status": Status(data["status"]),
+                    "seats": tuple(
+                        Seat(**{**seat, "player": Player(seat.get("player", Player.PERSON))}) for seat in data["seats"]
+                    ),
+                    "state": core.GameState.from_dict(state) if state is not None else None,
+                    "deadline_kind": DeadlineKind(kind) if kind is not None else None,
+                    "ai_pause": tuple(data.get("ai_pause", AI_PAUSE)),
+                    "link_offers": tuple(int(user_id) for user_id in data.get("link_offers", ())),
+                    "group_access": GroupAccess(data.get("group_access", GroupAccess.WRITABLE)),
+                }
+            )
         except TypeError as error:
             raise ValueError(f"table fields: {error}") from None
 
 
 #: Schema 2 → 3: the abbreviated keys spelled out.
 _RENAMED_IN_3 = {
-    "chat": "chat_id", "thread": "thread_id", "turn": "action_count", "dk": "deadline_kind", "te": "turn_end",
-    "tt": "turn_timeout", "ad": "ai_delay", "ap": "ai_pause", "access": "group_access",
+    "chat": "chat_id",
+    "thread": "thread_id",
+    "turn": "action_count",
+    "dk": "deadline_kind",
+    "te": "turn_end",
+    "tt": "turn_timeout",
+    "ad": "ai_delay",
+    "ap": "ai_pause",
+    "access": "group_access",
 }
 
 
@@ -260,8 +281,22 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
 def _seat_3(user_id: int, name: str, flags: dict[str, Any] | None = None) -> dict[str, Any]:
     """A seat stored by schemas 1 and 2 (``[user_id, name, {lang, bot, ai, left, auto}]``) as schema 3's dict."""
     flags = flags or {}
-    player = Player.BOT if flags.get("bot") else Player.LEFT if flags.get("left") else Player.STAND_IN if flags.get("ai") else Player.PERSON
-    seat = {"user_id": user_id, "name": name, "lang": flags.get("lang"), "player": player, "auto_moves": flags.get("auto", 0)}
+    player = (
+        Player.BOT
+        if flags.get("bot")
+        else Player.LEFT
+        if flags.get("left")
+        else Player.STAND_IN
+        if flags.get("ai")
+        else Player.PERSON
+    )
+    seat = {
+        "user_id": user_id,
+        "name": name,
+        "lang": flags.get("lang"),
+        "player": player,
+        "auto_moves": flags.get("auto", 0),
+    }
     return seat | ({"strategy": flags["bot"]} if flags.get("bot") else {})
 
 

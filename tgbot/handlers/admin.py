@@ -109,7 +109,9 @@ async def _settings_menu(services: Services, chat_id: int, language: str | None 
     """The /settings menu as stored now, in the chat's language (``language`` is not used)."""
     chat_settings = await services.store.chat_settings(chat_id)
     turn_timeout = await services.store.chat_turn_timeout(chat_id, services.settings.turn_timeout)
-    return views.settings_menu(i18n.pick_language(chat_settings.lang), chat_id, chat_settings, turn_timeout, TIMER_CHOICES, LONG_TIMER)
+    return views.settings_menu(
+        i18n.pick_language(chat_settings.lang), chat_id, chat_settings, turn_timeout, TIMER_CHOICES, LONG_TIMER
+    )
 
 
 async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -80,7 +80,9 @@ TAPS: tuple[tuple[TapAction, tuple[Op, ...]], ...] = (
 JOIN_LINK = filters.Regex(rf"^/start(@\w+)?\s+{lobby.JOIN_PAYLOAD}\S")
 
 
-def build_application(settings: Settings, request: BaseRequest | None = None) -> Application[Any, Any, Any, Any, Any, Any]:
+def build_application(
+    settings: Settings, request: BaseRequest | None = None
+) -> Application[Any, Any, Any, Any, Any, Any]:
     """The bot's Application, without an Updater. ``request``: the HTTP layer of every Bot API
     call (default PTB's httpx; the benchmark passes a fake)."""
     # Telegram's limits (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
@@ -94,10 +96,16 @@ def build_application(settings: Settings, request: BaseRequest | None = None) ->
     builder = Application.builder().updater(None)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
-    defaults = Defaults(parse_mode=ParseMode.HTML, do_quote=False, link_preview_options=LinkPreviewOptions(is_disabled=True))
+    defaults = Defaults(
+        parse_mode=ParseMode.HTML, do_quote=False, link_preview_options=LinkPreviewOptions(is_disabled=True)
+    )
     application = (
-        builder.token(settings.bot_token).base_url(settings.telegram_base_url).base_file_url(settings.base_file_url)
-        .defaults(defaults).rate_limiter(limiter).build()
+        builder.token(settings.bot_token)
+        .base_url(settings.telegram_base_url)
+        .base_file_url(settings.base_file_url)
+        .defaults(defaults)
+        .rate_limiter(limiter)
+        .build()
     )
     application.bot_data["settings"] = settings
     _add_commands(application)

@@ -57,7 +57,9 @@ class ReplyBudget:
     """Each person's replies per group: (group id, user id) → (clock seconds, command key) of
     the replies posted within ``window`` seconds, at most ``cap``. ``clock``: for tests."""
 
-    def __init__(self, window: float = REPLY_WINDOW, cap: int = REPLY_CAP, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, window: float = REPLY_WINDOW, cap: int = REPLY_CAP, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.window, self.cap, self._clock = window, cap, clock
         self._posted: dict[tuple[int, int], deque[tuple[float, str]]] = {}
         self._sweep_at = 1024  # forget people without a recent reply when this many are known
@@ -67,7 +69,9 @@ class ReplyBudget:
         ``None`` when it may be posted, else why not (nothing is spent)."""
         now = self._clock()
         if len(self._posted) >= self._sweep_at:
-            self._posted = {key: posted for key, posted in self._posted.items() if posted and posted[-1][0] > now - self.window}
+            self._posted = {
+                key: posted for key, posted in self._posted.items() if posted and posted[-1][0] > now - self.window
+            }
             self._sweep_at = 2 * len(self._posted) + 1024
         posted = self._posted.setdefault((chat_id, user_id), deque())
         while posted and posted[0][0] <= now - self.window:
@@ -115,7 +119,9 @@ class Asker:
     async def hush(self) -> Hush | None:
         """Why no reply may be posted (``None``: it may); decided (and spent) once."""
         if not self.decided:
-            self.verdict = Hush.GAME if await self._bystander() else self.budget.take(self.chat_id, self.user_id, self.command)
+            self.verdict = (
+                Hush.GAME if await self._bystander() else self.budget.take(self.chat_id, self.user_id, self.command)
+            )
             self.decided = True
             if self.verdict is not None:
                 log.debug("reply to %s in %s not posted: %s", self.user_id, self.chat_id, self.verdict)

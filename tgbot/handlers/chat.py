@@ -62,7 +62,9 @@ async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         await services.syncer.group_rights_changed(chat.id, _can_write(new))
 
 
-async def set_reachable(services: Services, user_id: int, reachable: bool, telegram_language: str | None = None) -> None:
+async def set_reachable(
+    services: Services, user_id: int, reachable: bool, telegram_language: str | None = None
+) -> None:
     """Record whether the bot may write to ``user_id`` (and their Telegram app's language, when
     known). Lost: their seats in running games are marked unreachable (each group is told once).
     Regained: their panels come back."""
@@ -87,7 +89,9 @@ async def _end_chat_games(services: Services, chat_id: int) -> None:
     """The bot is out of ``chat_id``: its live games end without result."""
     for table in await services.store.chat_games(chat_id):
         try:
-            await services.store.transact(table.id, lambda table: game_lobby.cancel(table, None, True, reason="bot_removed"))
+            await services.store.transact(
+                table.id, lambda table: game_lobby.cancel(table, None, True, reason="bot_removed")
+            )
         except RefusedError:
             continue
         log.info("game %s ended: bot removed from chat %s", table.id, chat_id)

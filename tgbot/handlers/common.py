@@ -302,7 +302,9 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.warning("update met a Redis failure: %s", context.error)
         return
     if isinstance(context.error, ThrottledError):
-        log.info("a reply was dropped: its chat is over Telegram's message limit for %.0f s more", context.error.seconds)
+        log.info(
+            "a reply was dropped: its chat is over Telegram's message limit for %.0f s more", context.error.seconds
+        )
     else:
         log.error("error while handling an update", exc_info=context.error)
     if isinstance(update, Update) and update.callback_query is not None:

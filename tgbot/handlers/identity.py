@@ -97,7 +97,11 @@ def replied_user(update: Update) -> User | None:
     replied = message.reply_to_message if message is not None else None
     if message is None or replied is None or replied.from_user is None or replied.forum_topic_created is not None:
         return None
-    if message.is_topic_message and message.message_thread_id is not None and replied.message_id == message.message_thread_id:
+    if (
+        message.is_topic_message
+        and message.message_thread_id is not None
+        and replied.message_id == message.message_thread_id
+    ):
         return None
     return replied.from_user
 

@@ -27,7 +27,9 @@ async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     await reply(update, menu.text, menu.markup)
 
 
-async def set_group_language(services: Services, chat_id: int, message: MaybeInaccessibleMessage | None, language: str) -> None:
+async def set_group_language(
+    services: Services, chat_id: int, message: MaybeInaccessibleMessage | None, language: str
+) -> None:
     """Store the group's language; the open lobby of the message's topic follows it."""
     await services.store.set_chat_settings(chat_id, lang=language)
     thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
@@ -51,7 +53,9 @@ async def set_language(press: Press) -> TapDone:
     else:
         await services.store.set_user_lang(press.user_id, language)
         for table in await services.store.user_games(press.user_id):
-            await services.store.transact(table.id, lambda table: game_lobby.set_seat_lang(table, press.user_id, language))
+            await services.store.transact(
+                table.id, lambda table: game_lobby.set_seat_lang(table, press.user_id, language)
+            )
             services.syncer.request(table.id)
 
     async def confirm() -> None:

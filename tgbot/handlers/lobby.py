@@ -52,7 +52,15 @@ async def start_transition(services: Services, table: Table, user_id: int | None
     ai_delay = settings.rate_group_period / settings.rate_group_max
     ai_pause = (settings.ai_pause_min, settings.ai_pause_max)
     return lambda table: game_lobby.start(
-        table, user_id, admin, seed, now=now, shuffle=shuffle, turn_timeout=turn_timeout, ai_delay=ai_delay, ai_pause=ai_pause
+        table,
+        user_id,
+        admin,
+        seed,
+        now=now,
+        shuffle=shuffle,
+        turn_timeout=turn_timeout,
+        ai_delay=ai_delay,
+        ai_pause=ai_pause,
     )
 
 
@@ -99,7 +107,9 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     now, timeout = services.now(), services.settings.lobby_timeout
     creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
     variant = (await services.store.chat_settings(chat.id)).variant or "russian"
-    table = game_lobby.open_lobby(game_id, chat.id, thread, creator, chat.title or "", now, timeout, variant=variant, lang=language)
+    table = game_lobby.open_lobby(
+        game_id, chat.id, thread, creator, chat.title or "", now, timeout, variant=variant, lang=language
+    )
     if creator and await services.store.can_dm(creator):
         table = game_lobby.join(table, await new_seat(services, update, chat.id), now, timeout).table
     users = await open_lobby(services, table)
@@ -116,7 +126,10 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     now, timeout = services.now(), services.settings.lobby_timeout
     user_id, admin = await may_manage(context, table, update)
     change = await command_transact(
-        services, update, table, language,
+        services,
+        update,
+        table,
+        language,
         lambda table: game_lobby.add_bot(table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
     )
     if change is not None:
@@ -139,7 +152,9 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await reply(update, rendered.text, rendered.markup)
     else:
         now, timeout = services.now(), services.settings.lobby_timeout
-        await command_transact(services, update, table, language, lambda table: game_lobby.leave(table, user.id, now, timeout))
+        await command_transact(
+            services, update, table, language, lambda table: game_lobby.leave(table, user.id, now, timeout)
+        )
 
 
 # -- taps ------------------------------------------------------------------------------------------
@@ -213,7 +228,9 @@ async def manage(press: Press) -> TapDone:
     transitions: dict[Op, Transition] = {
         Op.CANCEL: lambda table: game_lobby.cancel(table, user_id, admin),
         Op.VARIANT: lambda table: game_lobby.set_variant(table, user_id, tap.arg, admin, now, timeout),
-        Op.ADDBOT: lambda table: game_lobby.add_bot(table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+        Op.ADDBOT: lambda table: game_lobby.add_bot(
+            table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin
+        ),
         Op.RMBOT: lambda table: game_lobby.remove_bot(table, now, timeout, user_id=user_id, is_admin=admin),
     }
     if tap.op is Op.START:
@@ -245,7 +262,9 @@ async def play_again(press: Press) -> TapDone:
     except RefusedError:
         await services.store.release_chat(old.chat_id, old.thread_id, game_id)
         raise
-    invited = await open_lobby(services, table) + [seat.user_id for seat in old.seats if seat.human and seat.user_id != presser]
+    invited = await open_lobby(services, table) + [
+        seat.user_id for seat in old.seats if seat.human and seat.user_id != presser
+    ]
 
     async def invite() -> None:
         background(notify_lobby(services, table, list(dict.fromkeys(invited))))

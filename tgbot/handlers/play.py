@@ -72,7 +72,9 @@ async def act(press: Press) -> TapDone:
 async def take_back(press: Press) -> TapDone:
     """The player takes their seat back from the AI."""
     now = press.services.now()
-    done = await press.services.store.transact(press.tap.game_id, lambda table: game_play.take_back(table, press.user_id, now))
+    done = await press.services.store.transact(
+        press.tap.game_id, lambda table: game_play.take_back(table, press.user_id, now)
+    )
     return TapDone(done.change.reply, done.change.table)
 
 

@@ -28,10 +28,13 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     assert user is not None
     await set_reachable(services, user.id, True, user.language_code)
     translator = i18n.translator(await private_language(services, update))
-    await reply(update, translator.t(
-        "Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; "
-        "I will send your cards here. /rules explains the game."
-    ))
+    await reply(
+        update,
+        translator.t(
+            "Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; "
+            "I will send your cards here. /rules explains the game."
+        ),
+    )
 
 
 async def join_by_link(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -117,7 +120,9 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if target is None or target.is_bot:
         return
     totals, places = await stats.totals(services_of(context).store, target.id)
-    await _answer_quietly(update, context, lambda language: views.stats_text(language, target.full_name, totals, places))
+    await _answer_quietly(
+        update, context, lambda language: views.stats_text(language, target.full_name, totals, places)
+    )
 
 
 async def top_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -139,7 +144,9 @@ async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     else:
         await services.store.want_notify(chat.id, user.id)
         if await budget.hush(update) is budget.Hush.GAME:  # a bystander of a running game: privately
-            await tell(services, user.id, views.note("notify_on_private", language, group=views.group_title(chat.title or "")))
+            await tell(
+                services, user.id, views.note("notify_on_private", language, group=views.group_title(chat.title or ""))
+            )
         else:
             await reply(update, views.note("notify_on", language))
 

@@ -63,6 +63,8 @@ class Poller:
         """One long poll, its updates as Telegram sent them. Raises what PTB raises (``Conflict``...)."""
         parameters = {"offset": offset or None, "timeout": self.timeout, "allowed_updates": Update.ALL_TYPES}
         result = await self.bot.do_api_request(
-            "getUpdates", api_kwargs={name: value for name, value in parameters.items() if value is not None},
-            read_timeout=self.timeout + _POLL_SLACK)
+            "getUpdates",
+            api_kwargs={name: value for name, value in parameters.items() if value is not None},
+            read_timeout=self.timeout + _POLL_SLACK,
+        )
         return result if isinstance(result, list) else []

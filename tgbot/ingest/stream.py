@@ -91,19 +91,24 @@ class Ingest:
         self._keys = list(keys)
         self._ingest = redis.register_script(_INGEST)
 
-    async def polled(self, updates: list[dict[str, Any]], lease_value: str, offset: int, consumer: str,
-                     processed: list[str]) -> list[Entry] | None:
+    async def polled(
+        self, updates: list[dict[str, Any]], lease_value: str, offset: int, consumer: str, processed: list[str]
+    ) -> list[Entry] | None:
         """Store a ``getUpdates`` batch and the offset that confirms it, only while the lease is
         ``lease_value``, acknowledge the ``processed`` entry ids (at most :data:`ACKNOWLEDGED_MAX`)
         and read the new entries as ``consumer`` in the same round trip. Returns those entries
         (this batch's, and any other not read yet), or None when the lease is not held (nothing
         written)."""
         parsed = {int(update["update_id"]): update for update in updates}
-        reply = await self._ingest(keys=self._keys, args=[lease_value, offset, consumer, len(processed), *processed, *_pairs(updates)])
+        reply = await self._ingest(
+            keys=self._keys, args=[lease_value, offset, consumer, len(processed), *processed, *_pairs(updates)]
+        )
         if reply is None:
             return None
-        return [(entry_id, parsed[int(payload[1:])] if payload.startswith("#") else json.loads(payload))
-                for entry_id, payload in zip(reply[::2], reply[1::2], strict=True)]
+        return [
+            (entry_id, parsed[int(payload[1:])] if payload.startswith("#") else json.loads(payload))
+            for entry_id, payload in zip(reply[::2], reply[1::2], strict=True)
+        ]
 
     async def pushed(self, update: dict[str, Any]) -> None:
         """Store one update received by the webhook (any process may)."""

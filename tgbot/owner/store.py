@@ -39,7 +39,9 @@ __all__ = [
 
 #: The update being processed in this task (set by :mod:`tgbot.ingest.stream`'s consumer): its
 #: id and its commits so far per game, so each commit records ``<update id>.<n>``.
-current_update: contextvars.ContextVar[tuple[int, dict[str, int]] | None] = contextvars.ContextVar("current_update", default=None)
+current_update: contextvars.ContextVar[tuple[int, dict[str, int]] | None] = contextvars.ContextVar(
+    "current_update", default=None
+)
 
 #: The update marks a game keeps (a re-delivery comes within minutes).
 RECENT_UPDATES = 64
@@ -242,15 +244,26 @@ class Store(Records):
         version = (before.version if before else 0) + 1
         new = change.table = replace(change.table, version=version)
         args: list[Any] = [
-            str(before.version) if before else "", str(version), new.to_json(),
+            str(before.version) if before else "",
+            str(version),
+            new.to_json(),
             json.dumps(change.deal) if change.deal is not None else "",
-            str(FINISHED_TTL if not new.live else 0), str(self.epoch),
-            mark[0] if mark else "", mark[1] if mark else 0, str(len(change.log)),
+            str(FINISHED_TTL if not new.live else 0),
+            str(self.epoch),
+            mark[0] if mark else "",
+            mark[1] if mark else 0,
+            str(len(change.log)),
             *[json.dumps(a, separators=(",", ":")) for a in change.log],
             *[json.dumps(o, ensure_ascii=False, separators=(",", ":")) for o in change.outbox],
         ]
         keys = self.keys
-        game_keys = [keys.game(new.id), keys.log(new.id), keys.outbox(new.id), keys.telegram(new.id), keys.applied(new.id)]
+        game_keys = [
+            keys.game(new.id),
+            keys.log(new.id),
+            keys.outbox(new.id),
+            keys.telegram(new.id),
+            keys.applied(new.id),
+        ]
         got = int(await self._commit_script(keys=game_keys, args=args))
         if got == -1:
             self.forget_tables()

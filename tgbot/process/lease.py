@@ -106,7 +106,9 @@ class Lease:
         """Take the lease if free, or renew ours (also lapsed, when nobody took it since): True when
         held now, else :attr:`epoch` is 0. One round trip; raises what redis-py raises."""
         started = time.monotonic()
-        got, value, *previous = await self._acquire(keys=self.keys, args=[self.holder, int(self.seconds * 1000), self.epoch])
+        got, value, *previous = await self._acquire(
+            keys=self.keys, args=[self.holder, int(self.seconds * 1000), self.epoch]
+        )
         if int(got) and (self.epoch in (0, int(value))):
             if self.epoch == 0:
                 self.previous_renewal = int(previous[0]) / 1000 if previous and previous[0] else None

@@ -161,9 +161,16 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
     ``overall_period`` overall (periods widened by :data:`SAFETY`). ``max_retries``: how often a
     call that met a 429 is made again (a deferred one never is). ``clock``, ``sleep``: for tests."""
 
-    def __init__(self, group_max: int = 20, group_period: float = 60.0, overall_max: int = 30,
-                 overall_period: float = 1.0, max_retries: int = 3, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        group_max: int = 20,
+        group_period: float = 60.0,
+        overall_max: int = 30,
+        overall_period: float = 1.0,
+        max_retries: int = 3,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
         self.group_max, self.group_period = group_max, group_period * SAFETY
         self.overall = _Window(overall_max, overall_period * SAFETY)
         self.max_retries = max_retries
@@ -246,8 +253,15 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         if self.may_call is not None and endpoint not in _ANY_PROCESS and not await self.may_call():
             raise NotActiveError(f"{endpoint}: this process no longer holds the lease")
 
-    async def process_request(self, callback: _Call, args: Any, kwargs: dict[str, Any], endpoint: str,
-                              data: dict[str, Any], rate_limit_args: dict[str, Any] | None) -> _Result:
+    async def process_request(
+        self,
+        callback: _Call,
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: dict[str, Any] | None,
+    ) -> _Result:
         """Make an uncounted call at once; admit (or defer, or wait for) a counted one and make it.
         On a 429, block that chat for ``retry_after`` and make the call again (``max_retries`` at
         most; a deferred call re-raises). Raises :class:`ThrottledError` (see the module docstring)."""

@@ -122,9 +122,13 @@ class Runner:
         """Start ``/healthz`` and, in webhook mode, the webhook with the bot's one secret."""
         self._servers.append(await start_internal(self.settings.http_listen, self.health))
         if self.settings.webhook_url:
-            self.secret = await webhook_secret(self.redis, self.store.keys.webhook_secret(), self.settings.webhook_secret)
+            self.secret = await webhook_secret(
+                self.redis, self.store.keys.webhook_secret(), self.settings.webhook_secret
+            )
             path = urlparse(self.settings.webhook_url).path
-            self._servers.append(await start_webhook(self.settings.webhook_listen, path, self.secret, self.ingest.pushed))
+            self._servers.append(
+                await start_webhook(self.settings.webhook_listen, path, self.secret, self.ingest.pushed)
+            )
 
     async def _active(self) -> None:
         """Work as the active process until the lease is lost, a commit is fenced or a stop."""
@@ -135,7 +139,12 @@ class Runner:
         try:
             await self._take_over(syncer, timers)
             self.consumer = Consumer(self.ingest, self.redis, self.lease.holder, self._process)
-            work = {"consumer": self.consumer.run(), "lease": self._renew(), "stop": self._stop.wait(), "step-down": self._step_down.wait()}
+            work = {
+                "consumer": self.consumer.run(),
+                "lease": self._renew(),
+                "stop": self._stop.wait(),
+                "step-down": self._step_down.wait(),
+            }
             if not self.settings.webhook_url:
                 work["poller"] = Poller(self.app.bot, self.consumer, self.lease).run()
             tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
@@ -162,7 +171,9 @@ class Runner:
             syncer.request(after.id)
 
         store.on_commit = on_commit
-        self.app.bot_data["services"] = handlers.Services(self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers)
+        self.app.bot_data["services"] = handlers.Services(
+            self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers
+        )
         if isinstance(bot.rate_limiter, RateLimiter):
             bot.rate_limiter.may_call = lease.active
             if lease.previous_renewal is not None:
@@ -179,7 +190,9 @@ class Runner:
             await self.store.raise_epoch(game_id)
         await handlers.register_commands(self.app)
         if self.settings.webhook_url:
-            await self.app.bot.set_webhook(self.settings.webhook_url, secret_token=self.secret, allowed_updates=Update.ALL_TYPES)
+            await self.app.bot.set_webhook(
+                self.settings.webhook_url, secret_token=self.secret, allowed_updates=Update.ALL_TYPES
+            )
         else:
             await self.app.bot.delete_webhook()
         for game_id in live:

@@ -42,7 +42,12 @@ async def _start(app: web.Application, listen: str, default_port: int) -> web.Ap
     host, port = _host_port(listen, default_port)
     await web.TCPSite(runner, host, port).start()
     bound = runner.addresses[0] if runner.addresses else (host, port)
-    log.info("listening on %s:%s (%s)", bound[0], bound[1], ", ".join(str(route.canonical) for route in app.router.resources()))
+    log.info(
+        "listening on %s:%s (%s)",
+        bound[0],
+        bound[1],
+        ", ".join(str(route.canonical) for route in app.router.resources()),
+    )
     return runner
 
 
@@ -57,7 +62,9 @@ async def start_internal(listen: str, health: Callable[[], dict[str, Any]]) -> w
     return await _start(app, listen, 8080)
 
 
-async def start_webhook(listen: str, path: str, secret: str, ingest: Callable[[dict[str, Any]], Awaitable[None]]) -> web.AppRunner:
+async def start_webhook(
+    listen: str, path: str, secret: str, ingest: Callable[[dict[str, Any]], Awaitable[None]]
+) -> web.AppRunner:
     """Serve the webhook on ``listen`` at ``path``: each update is checked against ``secret``,
     passed to ``await ingest(update)``, and only then answered 200."""
     app = web.Application(client_max_size=1 << 20)

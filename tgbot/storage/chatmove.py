@@ -45,6 +45,13 @@ async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, also: tupl
     asked = await store.move_notify(old_chat_id, new_chat_id)
     players = await stats.move_board(store, old_chat_id, new_chat_id)
     if games or settings or asked or players:
-        log.info("chat %s became %s: %d games, %d settings, %d lobby notifications, %d leaderboard players moved",
-                 old_chat_id, new_chat_id, len(games), len(settings), asked, players)
+        log.info(
+            "chat %s became %s: %d games, %d settings, %d lobby notifications, %d leaderboard players moved",
+            old_chat_id,
+            new_chat_id,
+            len(games),
+            len(settings),
+            asked,
+            players,
+        )
     return games

@@ -123,10 +123,12 @@ def _renames(field_names: list[str], renames: dict[str, str] | None) -> list[str
 def _hashes(keys: Keys) -> list[tuple[str, Callable[[str], bool], dict[str, str] | None]]:
     """Schema 3's work: SCAN pattern, which keys found are the hashes meant, field renames."""
     depth = keys.prefix.count(":") + 2  # <prefix>:user:<id>, not <prefix>:user:<id>:games
-    return [(keys.game_pattern(), lambda key: True, GAME_FIELDS),
-            (keys.chat_settings("*"), lambda key: True, CHAT_SETTINGS_FIELDS),
-            (keys.user("*"), lambda key: key.count(":") == depth, USER_FIELDS),
-            (keys.board_pattern(), lambda key: not key.endswith(":counted"), None)]
+    return [
+        (keys.game_pattern(), lambda key: True, GAME_FIELDS),
+        (keys.chat_settings("*"), lambda key: True, CHAT_SETTINGS_FIELDS),
+        (keys.user("*"), lambda key: key.count(":") == depth, USER_FIELDS),
+        (keys.board_pattern(), lambda key: not key.endswith(":counted"), None),
+    ]
 
 
 async def _rename_all(redis: RedisClient, keys: Keys) -> int:
@@ -166,7 +168,14 @@ async def migrate(redis: RedisClient, bot_id: str) -> int:
     if current >= SCHEMA:
         return 0
     moved = await _move_all(redis, bot_id) if current < 2 else 0
-    log.log(logging.INFO if moved else logging.DEBUG, "storage schema 2: %d keys moved from %s:* to %s:%s:*", moved, ROOT, ROOT, bot_id)
+    log.log(
+        logging.INFO if moved else logging.DEBUG,
+        "storage schema 2: %d keys moved from %s:* to %s:%s:*",
+        moved,
+        ROOT,
+        ROOT,
+        bot_id,
+    )
     renamed = await _rename_all(redis, keys)
     log.log(logging.INFO if renamed else logging.DEBUG, "storage schema 3: fields renamed in %d hashes", renamed)
     await redis.set(keys.schema(), SCHEMA)

@@ -48,7 +48,9 @@ class ChatSettings:
     @classmethod
     def from_hash(cls, raw: dict[str, str]) -> ChatSettings:
         """From the stored hash; unknown fields are ignored."""
-        return cls(lang=raw.get("language") or None, variant=raw.get("variant") or None, seating=raw.get("seating") or None)
+        return cls(
+            lang=raw.get("language") or None, variant=raw.get("variant") or None, seating=raw.get("seating") or None
+        )
 
 
 def _split(fields: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -108,7 +110,9 @@ class Records:
         """For a private message outside any update of theirs: the user's own language
         (:meth:`user_lang`) and their Telegram app's as last recorded (:meth:`set_dm`), or ``None``
         when the bot may not write to them (:meth:`can_dm`); one round trip."""
-        reachable, own, telegram = await self.redis.hmget(self.keys.user(user_id), ["reachable", "language", "telegram_language"])
+        reachable, own, telegram = await self.redis.hmget(
+            self.keys.user(user_id), ["reachable", "language", "telegram_language"]
+        )
         return (own or None, telegram or None) if reachable == "1" else None
 
     async def set_user_lang(self, user_id: int, lang: str) -> None:

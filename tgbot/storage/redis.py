@@ -87,10 +87,14 @@ async def _mode(client: Redis) -> str:
     try:
         mode = (await client.info("server")).get("redis_mode", "standalone")
         if mode == "sentinel":
-            raise ValueError("REDIS_URL names a Redis Sentinel: give it as redis+sentinel://host:port/<service> (docs/scaling.md)")
+            raise ValueError(
+                "REDIS_URL names a Redis Sentinel: give it as redis+sentinel://host:port/<service> (docs/scaling.md)"
+            )
         role = await client.role() if mode != "cluster" else ["master"]
         if role[0] == "slave":
-            raise ValueError(f"REDIS_URL names a read-only replica (of {role[1]}:{role[2]}): give the primary, or redis+sentinel:// to follow fail-overs")
+            raise ValueError(
+                f"REDIS_URL names a read-only replica (of {role[1]}:{role[2]}): give the primary, or redis+sentinel:// to follow fail-overs"
+            )
     except ResponseError:
         mode = "standalone"  # INFO or ROLE refused: one Redis, as far as we can tell
     await client.ping()  # (raises what INFO met, if that was not a refusal)
@@ -120,7 +124,9 @@ async def connect(url: str) -> RedisClient:
 
         return await connect_sentinel(url)
     if scheme not in ("redis", "rediss", "unix"):
-        raise ValueError(f"REDIS_URL must start with redis://, rediss://, unix://, redis+sentinel:// or memory://, not {scheme or url.partition(':')[0]!r}")
+        raise ValueError(
+            f"REDIS_URL must start with redis://, rediss://, unix://, redis+sentinel:// or memory://, not {scheme or url.partition(':')[0]!r}"
+        )
     return await _connect_node(url)
 
 
@@ -128,7 +134,9 @@ async def _connect_node(url: str) -> RedisClient:
     """:func:`connect` for a ``redis://`` URL: one Redis, or the Cluster that node is part of."""
     # A blocking pool: a burst waits for a free connection instead of failing. A connection that
     # died while idle fails its next command, which reconnects and is sent again (RETRY).
-    pool = BlockingConnectionPool.from_url(url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20)
+    pool = BlockingConnectionPool.from_url(
+        url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20
+    )
     client = Redis(connection_pool=pool)
     try:
         mode = await _mode(client)

@@ -17,7 +17,15 @@ from redis.exceptions import ConnectionError, RedisError, ResponseError, Timeout
 
 from tgbot.storage.redis import RETRY
 
-__all__ = ["SENTINEL_PORT", "SENTINEL_TIMEOUT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel", "parse_sentinel_url"]
+__all__ = [
+    "SENTINEL_PORT",
+    "SENTINEL_TIMEOUT",
+    "SentinelPool",
+    "SentinelRedis",
+    "SentinelURL",
+    "connect_sentinel",
+    "parse_sentinel_url",
+]
 
 log = logging.getLogger(__name__)
 
@@ -77,16 +85,23 @@ def parse_sentinel_url(url: str) -> SentinelURL:
         sentinels.append((node.hostname, port))
     path = parts.path.strip("/").split("/")
     if not path[0] or len(path) > 2:
-        raise ValueError("a redis+sentinel:// URL names the service after its hosts: redis+sentinel://host:26379/<service>[/<db>]")
+        raise ValueError(
+            "a redis+sentinel:// URL names the service after its hosts: redis+sentinel://host:26379/<service>[/<db>]"
+        )
     if len(path) == 2 and not path[1].isdigit():
         raise ValueError(f"a redis+sentinel:// URL's database is a number, not {path[1]!r}")
     query = dict(pair.partition("=")[::2] for pair in parts.query.split("&") if pair)  # (a "+" stays a "+")
     if set(query) - {"sentinel_password"}:
         other = sorted(set(query) - {"sentinel_password"})
         raise ValueError(f"a redis+sentinel:// URL takes one query parameter, sentinel_password, not {other}")
-    return SentinelURL(sentinels, unquote(path[0]), int(path[1]) if len(path) == 2 else 0, unquote(username) or None,
-                       unquote(password) if ":" in userinfo else None,
-                       unquote(query["sentinel_password"]) if query else None)
+    return SentinelURL(
+        sentinels,
+        unquote(path[0]),
+        int(path[1]) if len(path) == 2 else 0,
+        unquote(username) or None,
+        unquote(password) if ":" in userinfo else None,
+        unquote(query["sentinel_password"]) if query else None,
+    )
 
 
 class SentinelPool(SentinelConnectionPool):
@@ -112,8 +127,10 @@ class SentinelRedis(Redis):
         """Listen to each sentinel for fail-overs of ``service`` (tasks of the running loop)."""
         pool = self.connection_pool
         assert isinstance(pool, SentinelConnectionPool)
-        self._listeners = tuple(asyncio.create_task(self._listen(pool, node, service), name=f"sentinel-listener-{i}")
-                                for i, node in enumerate(pool.sentinel_manager.sentinels))
+        self._listeners = tuple(
+            asyncio.create_task(self._listen(pool, node, service), name=f"sentinel-listener-{i}")
+            for i, node in enumerate(pool.sentinel_manager.sentinels)
+        )
 
     # Without it, the pool stays on the old primary, which accepts writes until the sentinels
     # demote it 8 to 20 s later and then drops them: committed moves are lost.
@@ -132,8 +149,9 @@ class SentinelRedis(Redis):
                         if note and note["data"].split()[:1] == [service.encode()]:
                             before = pool.master_address
                             if await pool.get_master_address() != before:
-                                log.warning("Redis Sentinel: the primary of %r is now %s:%s", service,
-                                            *pool.master_address)
+                                log.warning(
+                                    "Redis Sentinel: the primary of %r is now %s:%s", service, *pool.master_address
+                                )
             except (RedisError, OSError) as e:
                 log.debug("sentinel listener: %s; again in 1 s", e)
                 await asyncio.sleep(1)
@@ -167,11 +185,20 @@ async def connect_sentinel(url: str) -> SentinelRedis:
         raise MasterNotFoundError(await _no_primary(parts)) from None
     except ResponseError as e:  # e.g. "unknown command 'SENTINEL'": a data node's address
         await sentinel.aclose()
-        raise ValueError(f"a host of the redis+sentinel:// URL is not a Redis Sentinel ({e}); "
-                         "a primary's own address is given as redis://") from None
-    client = sentinel.master_for(parts.service, redis_class=SentinelRedis, connection_pool_class=SentinelPool,
-                                 decode_responses=True, retry=RETRY, db=parts.db, username=parts.username,
-                                 password=parts.password)
+        raise ValueError(
+            f"a host of the redis+sentinel:// URL is not a Redis Sentinel ({e}); "
+            "a primary's own address is given as redis://"
+        ) from None
+    client = sentinel.master_for(
+        parts.service,
+        redis_class=SentinelRedis,
+        connection_pool_class=SentinelPool,
+        decode_responses=True,
+        retry=RETRY,
+        db=parts.db,
+        username=parts.username,
+        password=parts.password,
+    )
     assert isinstance(client, SentinelRedis)
     try:
         await client.ping()
@@ -185,8 +212,12 @@ async def connect_sentinel(url: str) -> SentinelRedis:
 def _sentinel_options(parts: SentinelURL) -> dict[str, Any]:
     """The sentinels' password, :data:`SENTINEL_TIMEOUT` and no retry (the next sentinel is asked
     instead; without it an unreachable sentinel ends in a bare ``TimeoutError``)."""
-    return {"password": parts.sentinel_password, "socket_timeout": SENTINEL_TIMEOUT,
-            "socket_connect_timeout": SENTINEL_TIMEOUT, "retry": Retry(NoBackoff(), 0)}
+    return {
+        "password": parts.sentinel_password,
+        "socket_timeout": SENTINEL_TIMEOUT,
+        "socket_connect_timeout": SENTINEL_TIMEOUT,
+        "retry": Retry(NoBackoff(), 0),
+    }
 
 
 async def _no_primary(parts: SentinelURL) -> str:

@@ -22,8 +22,21 @@ from core.stats import SeatStats, game_stats
 from tgbot.game.table import Ending, Status, Table
 from tgbot.owner.store import Store
 
-__all__ = ["COUNTED_KEEP", "FIELDS", "MIN_TOP_GAMES", "MOVE_ROUNDS", "RECORD_FILE", "Totals", "count_game", "forget_user",
-           "game_figures", "move_board", "record_of_game", "top", "totals"]
+__all__ = [
+    "COUNTED_KEEP",
+    "FIELDS",
+    "MIN_TOP_GAMES",
+    "MOVE_ROUNDS",
+    "RECORD_FILE",
+    "Totals",
+    "count_game",
+    "forget_user",
+    "game_figures",
+    "move_board",
+    "record_of_game",
+    "top",
+    "totals",
+]
 
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
@@ -52,7 +65,9 @@ end
 # One person's totals ({u<user>} slot). KEYS: 1 totals hash, 2 their chats set, 3 their counted
 # set. ARGV: 1 game id, 2 now (ms), 3 keep (ms), 4 chat, 5 place, 6 F (number of fields), then
 # the F field names, then the F values (FIELDS order). 1 added, 0 already counted.
-_COUNT_PLAYER = _ONCE + """
+_COUNT_PLAYER = (
+    _ONCE
+    + """
 if not once(KEYS[3]) then return 0 end
 redis.call('HINCRBY', KEYS[1], 'place' .. ARGV[5], 1)
 local f = tonumber(ARGV[6])
@@ -63,11 +78,14 @@ end
 redis.call('SADD', KEYS[2], ARGV[4])
 return 1
 """
+)
 
 # The chat's leaderboard ({c<chat>} slot). KEYS: 1 the board hash, 2 its counted set. ARGV: 1
 # game id, 2 now (ms), 3 keep (ms), then per person: user id, name, wins (0/1). 1 added, 0
 # already counted.
-_COUNT_CHAT = _ONCE + """
+_COUNT_CHAT = (
+    _ONCE
+    + """
 if not once(KEYS[2]) then return 0 end
 for i = 4, #ARGV, 3 do
   redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':games', 1)
@@ -76,6 +94,7 @@ for i = 4, #ARGV, 3 do
 end
 return 1
 """
+)
 
 
 # Hand a chat's board over ({c<old>} slot). KEYS: 1 the board, 2 its counted set, 3 the handoff
@@ -97,7 +116,9 @@ return {redis.call('HGET', KEYS[3], '~batch'), redis.call('HGETALL', KEYS[3]), r
 # 2 its counted set. ARGV: 1 the batch's guard id (kept in the counted set like a game id), 2 now
 # (ms), 3 keep (ms), 4 R (rows), then R rows of user id, games, wins, name, then the handed-over
 # counted set as game id, score (ms) pairs (ids older than keep are skipped). 1 added, 0 already.
-_MERGE_BOARD = _ONCE + """
+_MERGE_BOARD = (
+    _ONCE
+    + """
 if not once(KEYS[2]) then return 0 end
 local last = 4 + 4 * tonumber(ARGV[4])
 for i = 5, last, 4 do
@@ -111,6 +132,7 @@ for i = last + 1, #ARGV, 2 do
 end
 return 1
 """
+)
 
 # Drop a handoff once its batch was added ({c<old>} slot). KEYS: 1 the handoff board, 2 its
 # counted set. ARGV: 1 the batch id. 1 dropped, 0 not this batch's (already dropped).
@@ -146,13 +168,21 @@ class Totals:
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(Totals))
 
 
-def record_of_game(table: Table, deal: list[str] | None, log: list[dict], names: list[str] | None = None) -> Record | None:
+def record_of_game(
+    table: Table, deal: list[str] | None, log: list[dict], names: list[str] | None = None
+) -> Record | None:
     """The game's ``cheat-record/1`` record (deal and actions as stored; ``names`` as the
     ``players`` key when given), or ``None`` before the deal."""
     if deal is None:
         return None
     actions = tuple(action_from_dict(a, len(deal), i) for i, a in enumerate(log))
-    return Record(table.variant, tuple(Hand.from_str(h) for h in deal), actions, players=tuple(names) if names else None, seed=table.seed)
+    return Record(
+        table.variant,
+        tuple(Hand.from_str(h) for h in deal),
+        actions,
+        players=tuple(names) if names else None,
+        seed=table.seed,
+    )
 
 
 async def game_figures(store: Store, table: Table) -> list[SeatStats] | None:
@@ -181,11 +211,26 @@ async def count_game(store: Store, table: Table) -> bool:
         if not seat.human or seat.user_id <= 0:
             continue
         seat_figures = figures[i]
-        values = {**{k: getattr(seat_figures, k) for k in FIELDS if hasattr(seat_figures, k)}, "games": 1,
-                  "wins": int(seat_figures.won), "draws": int(seat_figures.draw), "place_sum": seat_figures.place}
+        values = {
+            **{k: getattr(seat_figures, k) for k in FIELDS if hasattr(seat_figures, k)},
+            "games": 1,
+            "wins": int(seat_figures.won),
+            "draws": int(seat_figures.draw),
+            "place_sum": seat_figures.place,
+        }
         keys = store.keys.user_statistics(seat.user_id)
         counters = (str(int(values[k])) for k in FIELDS)
-        pipe.eval(_COUNT_PLAYER, len(keys), *keys, *head, str(chat_id), str(seat_figures.place), str(len(FIELDS)), *FIELDS, *counters)
+        pipe.eval(
+            _COUNT_PLAYER,
+            len(keys),
+            *keys,
+            *head,
+            str(chat_id),
+            str(seat_figures.place),
+            str(len(FIELDS)),
+            *FIELDS,
+            *counters,
+        )
         board += [str(seat.user_id), seat.name, str(int(seat_figures.won))]
     if board:
         board_keys = store.keys.board(chat_id)
@@ -207,7 +252,10 @@ async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[i
     """The chat's leaderboard: (user id, name, wins, games) of the players with at least
     :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), ``limit`` rows."""
     rows = _board_rows(await store.redis.hgetall(store.keys.board(chat_id)[0]))
-    out = [(user_id, row.get("name", ""), int(row.get("wins", 0)), int(row.get("games", 0))) for user_id, row in rows.items()]
+    out = [
+        (user_id, row.get("name", ""), int(row.get("wins", 0)), int(row.get("games", 0)))
+        for user_id, row in rows.items()
+    ]
     return sorted((row for row in out if row[3] >= MIN_TOP_GAMES), key=lambda row: (-row[2], row[3], row[0]))[:limit]
 
 
@@ -232,13 +280,19 @@ async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
     chat before the addition and forgets the old one before the drop. Returns the players moved."""
     moved = 0
     for _ in range(MOVE_ROUNDS):
-        handed = await store.redis.eval(_HANDOFF, 4, *store.keys.board(old_chat_id), *store.keys.board_handoff(old_chat_id), secrets.token_hex(6))
+        handed = await store.redis.eval(
+            _HANDOFF, 4, *store.keys.board(old_chat_id), *store.keys.board_handoff(old_chat_id), secrets.token_hex(6)
+        )
         if not handed:
             break
         batch, board, counted = handed
         rows = _board_rows(dict(zip(board[::2], board[1::2], strict=True)))
         await _index_boards(store, rows, add=new_chat_id)
-        flat = [x for user_id, row in rows.items() for x in (str(user_id), row.get("games", "0"), row.get("wins", "0"), row.get("name", ""))]
+        flat = [
+            x
+            for user_id, row in rows.items()
+            for x in (str(user_id), row.get("games", "0"), row.get("wins", "0"), row.get("name", ""))
+        ]
         head = [f"moved:{old_chat_id}:{batch}", str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
         await store.redis.eval(_MERGE_BOARD, 2, *store.keys.board(new_chat_id), *head, str(len(rows)), *flat, *counted)
         await _index_boards(store, rows, remove=old_chat_id)
@@ -247,7 +301,9 @@ async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
     return moved
 
 
-async def _index_boards(store: Store, rows: dict[int, dict[str, str]], add: int | None = None, remove: int | None = None) -> None:
+async def _index_boards(
+    store: Store, rows: dict[int, dict[str, str]], add: int | None = None, remove: int | None = None
+) -> None:
     """Name chat ``add`` in (or forget chat ``remove`` from) the board index of each user of ``rows``."""
     if not rows:
         return

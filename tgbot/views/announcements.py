@@ -62,7 +62,12 @@ Note = dict[str, Any]
 def _claim_line(table: Table, note: Note, translator: Translator) -> str:
     claim = rank_count(translator, len(note["revealed"]), Rank.from_str(note["claim"]))
     cards = revealed_text(translator, note["revealed"])
-    return translator.t("Claim: {player} — {claim}. Turned over: {cards}.", player=name(table, note["player"], translator), claim=claim, cards=cards)
+    return translator.t(
+        "Claim: {player} — {claim}. Turned over: {cards}.",
+        player=name(table, note["player"], translator),
+        claim=claim,
+        cards=cards,
+    )
 
 
 def _challenge_resolved(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
@@ -80,7 +85,9 @@ def _believed(table: Table, note: Note, translator: Translator, figures: list[Se
         outcome = translator.t("No lie there! The pile stays where it is.")
     else:
         pile = translator.n("{n} card", "{n} cards", note["pile_taken"])
-        outcome = translator.t("A bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"], translator), cards=pile)
+        outcome = translator.t(
+            "A bluff! {taker} takes the pile: {cards}.", taker=name(table, note["taker"], translator), cards=pile
+        )
     believer = translator.t("{believer}: «I believe»", believer=name(table, note["believer"], translator))
     return lines(believer, _claim_line(table, note, translator), outcome)
 
@@ -116,14 +123,20 @@ def _automatic_move(table: Table, note: Note, translator: Translator, figures: l
 
 
 def _left(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
-    return translator.t("{player} leaves the game: the AI plays this seat to the end.", player=name(table, note["seat"]))
+    return translator.t(
+        "{player} leaves the game: the AI plays this seat to the end.", player=name(table, note["seat"])
+    )
 
 
 def _reminder(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
     """The private reminder, in the player's own language."""
     own = seat_translator(table, note["seat"])
     moment = deadline(own, note["end"], table.turn_timeout * (1 - REMIND_AT))
-    return "⏰ " + own.t("Your turn in the group «{group}»: automatic move {deadline} unless you move first.", group=title(table), deadline=moment)
+    return "⏰ " + own.t(
+        "Your turn in the group «{group}»: automatic move {deadline} unless you move first.",
+        group=title(table),
+        deadline=moment,
+    )
 
 
 _RENDERERS: dict[AnnouncementKind, Callable[[Table, Note, Translator, list[SeatStats] | None], str]] = {
@@ -176,7 +189,9 @@ def unreachable(table: Table, seat: int, bot_username: str) -> str:
     """Group note (posted once): a player's private chat cannot be reached."""
     translator = translator_for(table.lang)
     bot = esc(bot_username or "bot")
-    return translator.t("{player} can't get their cards: they should open @{bot} and press Start.", player=name(table, seat), bot=bot)
+    return translator.t(
+        "{player} can't get their cards: they should open @{bot} and press Start.", player=name(table, seat), bot=bot
+    )
 
 
 def retired_note(table: Table, seat: int, grace: float) -> str:
@@ -191,5 +206,11 @@ def retired_note(table: Table, seat: int, grace: float) -> str:
             duration=duration(translator, grace),
         )
     if table.ended == RetireReason.CHAT_GONE:
-        return translator.t("The game in «{group}» has ended without result: the group (or its topic) no longer exists.", group=title(table))
-    return translator.t("The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.", group=title(table))
+        return translator.t(
+            "The game in «{group}» has ended without result: the group (or its topic) no longer exists.",
+            group=title(table),
+        )
+    return translator.t(
+        "The game in «{group}» has ended: the bot was removed from the group or may not write there. No result.",
+        group=title(table),
+    )

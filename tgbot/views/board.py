@@ -28,17 +28,26 @@ def lobby(table: Table) -> Rendered:
     seats = [f"{seat + 1}. {marked(table, seat)}" for seat in range(len(table.seats))] or ["—"]
     missing = core.MIN_PLAYERS - len(table.seats)
     if missing > 0:
-        footer = translator.n("Waiting for at least {n} more player.", "Waiting for at least {n} more players.", missing)
+        footer = translator.n(
+            "Waiting for at least {n} more player.", "Waiting for at least {n} more players.", missing
+        )
     else:
         footer = translator.t("The creator or an admin can start the game.")
     other = "classic" if table.variant == "russian" else "russian"
-    switch = translator.t("Switch to the Russian variant") if other == "russian" else translator.t("Switch to the classic variant")
+    switch = (
+        translator.t("Switch to the Russian variant")
+        if other == "russian"
+        else translator.t("Switch to the classic variant")
+    )
     bots = [button(translator.t("Add a bot"), Tap(Op.ADDBOT, table.id))]
     if any(not seat.human for seat in table.seats):
         bots.append(button(translator.t("Remove a bot"), Tap(Op.RMBOT, table.id)))
     keyboard = [
         [button(translator.t("Join"), Tap(Op.JOIN, table.id)), button(translator.t("Leave"), Tap(Op.LEAVE, table.id))],
-        [button(translator.t("Start"), Tap(Op.START, table.id)), button(translator.t("Cancel"), Tap(Op.CANCEL, table.id))],
+        [
+            button(translator.t("Start"), Tap(Op.START, table.id)),
+            button(translator.t("Cancel"), Tap(Op.CANCEL, table.id)),
+        ],
         [button(switch, Tap(Op.VARIANT, table.id, arg=other))],
         bots,
     ]
@@ -57,7 +66,11 @@ def board(table: Table, bot_username: str) -> Rendered:
     translator = translator_for(table.lang)
     if table.state is None:  # cancelled before the start
         stopped = table.ended == "stopped"
-        return Rendered(translator.t("The lobby was closed.") if stopped else translator.t("The lobby expired: nobody started the game."))
+        return Rendered(
+            translator.t("The lobby was closed.")
+            if stopped
+            else translator.t("The lobby expired: nobody started the game.")
+        )
     public_view = core.public_view(table.state)
     rows = ["<b>" + translator.t("«I doubt it»") + "</b> · " + variant_name(translator, public_view.variant)]
     for seat in range(public_view.players):
@@ -69,7 +82,11 @@ def board(table: Table, bot_username: str) -> Rendered:
     rows += ["", pile + " · " + translator.t("plays: {plays}", plays=number(translator, public_view.plays))]
     if public_view.claims:
         claims = " · ".join(
-            translator.t("{player} — {claim}", player=name(table, claim.seat), claim=rank_count(translator, claim.count, claim.claim))
+            translator.t(
+                "{player} — {claim}",
+                player=name(table, claim.seat),
+                claim=rank_count(translator, claim.count, claim.claim),
+            )
             for claim in public_view.claims
         )
         rows.append(translator.t("This round: {claims}", claims=claims))
@@ -92,7 +109,9 @@ def _status_line(table: Table, public_view: core.PublicView, translator: Transla
     who = name(table, public_view.current)
     if public_view.phase is core.Phase.FINAL_CHECK:
         last = public_view.claims[-1]
-        return translator.t("{player} has played their last cards. {who}, do you believe it?", player=name(table, last.seat), who=who)
+        return translator.t(
+            "{player} has played their last cards. {who}, do you believe it?", player=name(table, last.seat), who=who
+        )
     if public_view.phase is core.Phase.CAP_CHECK:
         return translator.t("That was the last play of the game. {who}, do you believe it?", who=who)
     due = public_view.required_claim

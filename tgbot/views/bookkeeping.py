@@ -68,7 +68,14 @@ DIGEST_SAVE_EVERY = 2.0
 
 #: The names before issue 15 (``p<seat>``, ``pk<seat>`` …, ``b``, ``bh``).
 _OLD_NAME = re.compile(r"(p|pk|pd|pt|nr|x)(\d+)|b|bh")
-_OLD_PER_SEAT = {"p": panel_message, "pk": panel_state, "pd": panel_digest, "pt": turn_panel_sent, "nr": unreachable, "x": told_retired}
+_OLD_PER_SEAT = {
+    "p": panel_message,
+    "pk": panel_state,
+    "pd": panel_digest,
+    "pt": turn_panel_sent,
+    "nr": unreachable,
+    "x": told_retired,
+}
 _OLD_GAME_WIDE = {"b": BOARD_MESSAGE, "bh": BOARD_DIGEST}
 
 
@@ -127,7 +134,9 @@ class Bookkeeping:
         if any(field.partition(":")[0] not in SAVED_LATER for field in changed):
             await self.store.tg_set(game_id, **self._unsaved.pop(game_id))  # the digests ride along
         elif self._saver is None or self._saver.done():
-            self._saver = asyncio.create_task(self.save(DIGEST_SAVE_EVERY), name="sync-digests", context=contextvars.Context())
+            self._saver = asyncio.create_task(
+                self.save(DIGEST_SAVE_EVERY), name="sync-digests", context=contextvars.Context()
+            )
 
     async def save(self, after: float = 0.0) -> None:
         """Write what is not yet in Redis, of every game in one round trip, ``after`` seconds

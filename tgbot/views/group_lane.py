@@ -40,6 +40,7 @@ def _joined(texts: list[str]) -> str:
     """Announcements posted as one message: one paragraph each."""
     return "\n\n".join(texts)
 
+
 #: The most announcements a game keeps while its group takes no message (the oldest go first).
 MAX_HELD_ANNOUNCEMENTS = 20
 
@@ -55,7 +56,13 @@ class GroupLane:
         messages before its game is retired; ``again(game_id)``: run this lane once more;
         ``finished(game_id)``: everything of an ended game has been shown."""
         self.bot, self.store, self.bookkeeping, self.messages = bot, store, bookkeeping, messages
-        self._username, self._clock, self._grace, self._again, self._finished = bot_username, clock, grace, again, finished
+        self._username, self._clock, self._grace, self._again, self._finished = (
+            bot_username,
+            clock,
+            grace,
+            again,
+            finished,
+        )
         #: by game: the outbox sequence number posted (nothing to read from Redis up to it)
         self._posted: dict[str, int] = {}
 
@@ -128,7 +135,10 @@ class GroupLane:
                 kept.append(raw)
             else:
                 text = await self._announcement(table, note)
-                if waiting and utf16_units(_joined([*(shown for _, shown in waiting), text])) > MessageLimit.MAX_TEXT_LENGTH:
+                if (
+                    waiting
+                    and utf16_units(_joined([*(shown for _, shown in waiting), text])) > MessageLimit.MAX_TEXT_LENGTH
+                ):
                     refused = await self._post_announcements(table, waiting, kept)
                     waiting = []
                 if refused is None:
@@ -140,7 +150,11 @@ class GroupLane:
         if refused is None:
             self._posted[game_id] = max(self._posted.get(game_id, -1), table.outbox_seq)
         elif len(kept) > MAX_HELD_ANNOUNCEMENTS:
-            log.warning("group of %s takes no message: its %d oldest waiting announcements dropped", game_id, len(kept) - MAX_HELD_ANNOUNCEMENTS)
+            log.warning(
+                "group of %s takes no message: its %d oldest waiting announcements dropped",
+                game_id,
+                len(kept) - MAX_HELD_ANNOUNCEMENTS,
+            )
             await self.store.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
         return refused
 
@@ -149,7 +163,9 @@ class GroupLane:
         ended = AnnouncementKind.read(note.get("kind")) is AnnouncementKind.GAME_ENDED
         return announcement(table, note, await stats.game_figures(self.store, table) if ended else None) or ""
 
-    async def _post_announcements(self, table: Table, waiting: list[tuple[str, str]], kept: list[str]) -> TelegramError | None:
+    async def _post_announcements(
+        self, table: Table, waiting: list[tuple[str, str]], kept: list[str]
+    ) -> TelegramError | None:
         """Post the group's ``waiting`` announcements ((raw, text), in order) as one message and
         drop them from the outbox. A group that refuses for now keeps them (added to ``kept``) and
         its refusal is returned; a group that is no more raises. A message Telegram refuses as
@@ -212,7 +228,9 @@ class GroupLane:
             old = bookkeeping.get(fields.BOARD_MESSAGE)
             shown = await self.messages.show(table.chat_id, table.thread_id, int(old) if old else None, rendered)
             if shown is not None:
-                await self.bookkeeping.write(table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest})
+                await self.bookkeeping.write(
+                    table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest}
+                )
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group and delete the old one: after a pause

@@ -111,7 +111,11 @@ def _language_buttons(op: Op, target: str, current: str | None = None, prefix: s
 def language_menu(lang: str | None, group: bool) -> Rendered:
     """The /language message: a prompt in ``lang`` and a button per language."""
     translator = translator_for(lang)
-    text = translator.t("Choose the group's language (chat admins):") if group else translator.t("Choose the language of your private messages:")
+    text = (
+        translator.t("Choose the group's language (chat admins):")
+        if group
+        else translator.t("Choose the language of your private messages:")
+    )
     buttons = _language_buttons(Op.LANG, "0")
     return Rendered(text, [buttons[:2], buttons[2:]])
 
@@ -153,7 +157,10 @@ def timer_menu(lang: str | None, chat_id: int, current: float, choices: tuple[in
     (seconds), plus «an hour» (the timer is never off)."""
     translator = translator_for(lang)
     text = translator.t("Time for a turn: {duration}. Choose:", duration=duration(translator, current))
-    row = [button(duration(translator, seconds, short=True), Tap(Op.TIMER, str(chat_id), arg=str(seconds))) for seconds in choices]
+    row = [
+        button(duration(translator, seconds, short=True), Tap(Op.TIMER, str(chat_id), arg=str(seconds)))
+        for seconds in choices
+    ]
     hour = [button(duration(translator, 3600, short=True), Tap(Op.TIMER, str(chat_id), arg="long"))]
     return Rendered(text, [row for row in (row[:TIMERS_PER_ROW], row[TIMERS_PER_ROW:], hour) if row])
 
@@ -162,7 +169,9 @@ def _tick(text: str, on: bool) -> str:
     return ("✅ " + text) if on else text
 
 
-def settings_menu(lang: str | None, chat_id: int, settings: ChatSettings, turn: float, choices: tuple[int, ...], long: int) -> Rendered:
+def settings_menu(
+    lang: str | None, chat_id: int, settings: ChatSettings, turn: float, choices: tuple[int, ...], long: int
+) -> Rendered:
     """The /settings message (edited in place): the chat's variant, turn timer, language and
     seating, each a row of buttons with the current choice ticked; applies from the next game."""
     translator = translator_for(lang)
@@ -177,10 +186,20 @@ def settings_menu(lang: str | None, chat_id: int, settings: ChatSettings, turn: 
         translator.t("Seats: shuffled at the start") if settings.shuffle else translator.t("Seats: in join order"),
         translator.t("Changes apply from the next game on."),
     )
-    timer = [button(_tick(duration(translator, choice, short=True), choice == seconds), Tap(Op.SETTINGS, chat, arg=f"t{choice}")) for choice in choices]
-    timer.append(button(_tick(duration(translator, long, short=True), seconds == long), Tap(Op.SETTINGS, chat, arg="tlong")))
+    timer = [
+        button(
+            _tick(duration(translator, choice, short=True), choice == seconds), Tap(Op.SETTINGS, chat, arg=f"t{choice}")
+        )
+        for choice in choices
+    ]
+    timer.append(
+        button(_tick(duration(translator, long, short=True), seconds == long), Tap(Op.SETTINGS, chat, arg="tlong"))
+    )
     languages = _language_buttons(Op.SETTINGS, chat, lang, "l")
-    variants = [button(_tick(variant_short(translator, kind), kind == variant), Tap(Op.SETTINGS, chat, arg=f"v{kind}")) for kind in ("russian", "classic")]
+    variants = [
+        button(_tick(variant_short(translator, kind), kind == variant), Tap(Op.SETTINGS, chat, arg=f"v{kind}"))
+        for kind in ("russian", "classic")
+    ]
     seating = [
         button(_tick(translator.t("Join order"), not settings.shuffle), Tap(Op.SETTINGS, chat, arg="sjoin")),
         button(_tick(translator.t("Shuffle seats"), settings.shuffle), Tap(Op.SETTINGS, chat, arg="sshuffle")),
@@ -201,19 +220,31 @@ def stats_text(lang: str | None, who: str, totals: Totals, places: dict[int, int
         return number(translator, value)
 
     finishes = " · ".join(
-        translator.n("{place}: {n} time", "{place}: {n} times", count, place=ordinal(translator, place)) for place, count in sorted(places.items())
+        translator.n("{place}: {n} time", "{place}: {n} times", count, place=ordinal(translator, place))
+        for place, count in sorted(places.items())
     )
     games = translator.n("{n} game", "{n} games", totals.games)
     return lines(
         head,
-        games + " · " + translator.t("wins: {wins}", wins=figure(totals.wins)) + " · " + translator.t("draws: {draws}", draws=figure(totals.draws)),
+        games
+        + " · "
+        + translator.t("wins: {wins}", wins=figure(totals.wins))
+        + " · "
+        + translator.t("draws: {draws}", draws=figure(totals.draws)),
         translator.t("Average place: {place}", place=number(translator, round(totals.mean_place, 2), "0.0#")),
         translator.t("Places: {places}", places=finishes),
         translator.t(
             "Plays: {plays} · bluffs: {bluffs} (caught {caught}, got through {through})",
-            plays=figure(totals.plays), bluffs=figure(totals.bluffs), caught=figure(totals.bluffs_caught), through=figure(totals.bluffs_through),
+            plays=figure(totals.plays),
+            bluffs=figure(totals.bluffs),
+            caught=figure(totals.bluffs_caught),
+            through=figure(totals.bluffs_through),
         ),
-        translator.t("«I doubt it!» said: {made} (right {right})", made=figure(totals.challenges), right=figure(totals.challenges_right)),
+        translator.t(
+            "«I doubt it!» said: {made} (right {right})",
+            made=figure(totals.challenges),
+            right=figure(totals.challenges_right),
+        ),
         translator.t("Piles taken: {piles}", piles=figure(totals.piles_taken)),
     )
 
@@ -223,8 +254,14 @@ def top_text(lang: str | None, rows: list[tuple[int, str, int, int]], min_games:
     translator = translator_for(lang)
     board = ["<b>" + translator.t("Best players of this chat") + "</b>"]
     for place, (_, who, wins, games) in enumerate(rows, start=1):
-        figures = translator.t("wins: {wins}", wins=number(translator, wins)) + " · " + translator.n("{n} game", "{n} games", games)
+        figures = (
+            translator.t("wins: {wins}", wins=number(translator, wins))
+            + " · "
+            + translator.n("{n} game", "{n} games", games)
+        )
         board.append(f"{place}. {isolated(who)} — {figures}")
     if not rows:
-        board.append(translator.n("Nobody has played {n} game here yet.", "Nobody has played {n} games here yet.", min_games))
+        board.append(
+            translator.n("Nobody has played {n} game here yet.", "Nobody has played {n} games here yet.", min_games)
+        )
     return lines(*board)

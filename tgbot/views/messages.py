@@ -41,7 +41,14 @@ class GroupRefusal(StrEnum):
 #: rights to send text messages to the chat", "have no rights to send a message",
 #: "CHAT_WRITE_FORBIDDEN", "CHAT_RESTRICTED", "need administrator rights in the channel chat")
 #: and a closed forum topic ("TOPIC_CLOSED").
-UNWRITABLE_ANSWERS = ("not enough rights", "have no rights to send", "chat_write_forbidden", "chat_restricted", "need administrator rights", "topic_closed")
+UNWRITABLE_ANSWERS = (
+    "not enough rights",
+    "have no rights to send",
+    "chat_write_forbidden",
+    "chat_restricted",
+    "need administrator rights",
+    "topic_closed",
+)
 #: … of a chat that no longer exists: 400 "chat not found", "group chat was deactivated"; 403
 #: "the group chat was deleted".
 CHAT_GONE_ANSWERS = ("chat not found", "chat was deactivated", "chat was deleted")
@@ -100,7 +107,11 @@ class Messages:
 
     async def _call(self, method: str, rendered: Rendered, **parameters: Any) -> Any:
         """``method`` with ``rendered``'s text and keyboard; Telegram's result as JSON."""
-        parameters = {**self._defaults, **{key: value for key, value in parameters.items() if value is not None}, "text": rendered.text}
+        parameters = {
+            **self._defaults,
+            **{key: value for key, value in parameters.items() if value is not None},
+            "text": rendered.text,
+        }
         if rendered.keyboard is not None:
             parameters["reply_markup"] = rendered.reply_markup
         return await self.bot.do_api_request(method, api_kwargs=parameters, rate_limit_args=DEFER)
@@ -116,7 +127,9 @@ class Messages:
             return None
         return int(sent["message_id"])
 
-    async def show(self, chat_id: int, thread_id: int | None, message_id: int | None, rendered: Rendered, resend: bool = True) -> int | None:
+    async def show(
+        self, chat_id: int, thread_id: int | None, message_id: int | None, rendered: Rendered, resend: bool = True
+    ) -> int | None:
         """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it
         is gone ("message to edit not found", "message can't be edited"), unless ``resend`` is
         False (a tap's redraw of a panel another process replaced must not post a second one).

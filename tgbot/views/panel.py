@@ -49,7 +49,9 @@ def panel_state(table: Table, seat: int) -> str:
     assert table.state is not None
     me = table.seats[seat]
     turn = table.action_count if turn_now(table, seat) else "-"
-    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{turn}|{int(me.by_ai)}{int(me.player is Player.LEFT)}"
+    return (
+        f"{table.state.hands[seat].to_str()}|{table.status.value}|{turn}|{int(me.by_ai)}{int(me.player is Player.LEFT)}"
+    )
 
 
 def panel(table: Table, seat: int, picks: str = "") -> Rendered:
@@ -58,18 +60,25 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     assert table.state is not None
     player_view = core.view(table.state, seat)
     public_view = player_view.public
-    sizes = " · ".join(f"{name(table, other, translator)} {public_view.hand_sizes[other]}" for other in range(public_view.players))
+    sizes = " · ".join(
+        f"{name(table, other, translator)} {public_view.hand_sizes[other]}" for other in range(public_view.players)
+    )
     rows = [
         translator.t("Game in the group «{group}»", group=title(table)),
-        translator.t("Your cards ({count}): {hand}", count=player_view.hand.size, hand=hand_text(translator, player_view.hand))
-        if player_view.hand.size else translator.t("You have no cards left."),
+        translator.t(
+            "Your cards ({count}): {hand}", count=player_view.hand.size, hand=hand_text(translator, player_view.hand)
+        )
+        if player_view.hand.size
+        else translator.t("You have no cards left."),
         translator.t("Hands: {sizes}", sizes=sizes),
         translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size)),
     ]
     if public_view.claims:
         last = public_view.claims[-1]
         claim = rank_count(translator, last.count, last.claim)
-        rows.append(translator.t("Last claim: {player} — {claim}", player=name(table, last.seat, translator), claim=claim))
+        rows.append(
+            translator.t("Last claim: {player} — {claim}", player=name(table, last.seat, translator), claim=claim)
+        )
     if table.showdown is not None:
         rows.append(showdown_line(table, table.showdown, translator))
     if table.status is not Status.PLAYING:
@@ -109,18 +118,33 @@ def _turn(table: Table, player_view: core.PlayerView, picks: str, translator: Tr
         last = public_view.claims[-1]
         claim = rank_count(translator, last.count, last.claim)
         if public_view.phase is core.Phase.FINAL_CHECK:
-            prompt = translator.t("{player} has played their last cards: {claim}. Do you believe it?", player=name(table, last.seat, translator), claim=claim)
+            prompt = translator.t(
+                "{player} has played their last cards: {claim}. Do you believe it?",
+                player=name(table, last.seat, translator),
+                claim=claim,
+            )
         else:
             prompt = translator.t("The last play of the game: {claim}. Do you believe it?", claim=claim)
         rows.append("<b>" + prompt + "</b>")
-        keyboard.append([button(translator.t("I believe"), Tap(Op.BELIEVE, table.id, action_count=table.action_count), BELIEVE)])
+        keyboard.append(
+            [button(translator.t("I believe"), Tap(Op.BELIEVE, table.id, action_count=table.action_count), BELIEVE)]
+        )
     head = len(rows)
     if player_view.can_play:
         keyboard += _play_rows(table, player_view, picks, translator, rows)
     if player_view.can_challenge:
-        keyboard.append([button(translator.t("I doubt it!"), Tap(Op.CHALLENGE, table.id, action_count=table.action_count), CHALLENGE)])
+        keyboard.append(
+            [
+                button(
+                    translator.t("I doubt it!"), Tap(Op.CHALLENGE, table.id, action_count=table.action_count), CHALLENGE
+                )
+            ]
+        )
     if table.turn_end is not None:
-        timer = "⏱ " + translator.t("Automatic move {deadline} unless you move first.", deadline=deadline(translator, table.turn_end, table.turn_timeout))
+        timer = "⏱ " + translator.t(
+            "Automatic move {deadline} unless you move first.",
+            deadline=deadline(translator, table.turn_end, table.turn_timeout),
+        )
         rows.insert(head + 1 if player_view.can_play else len(rows), timer)
     return keyboard
 
@@ -145,7 +169,9 @@ def _play_prompt(player_view: core.PlayerView, translator: Translator) -> str:
         return translator.t("Your turn, and you open the round: pick 1 to 4 cards, then say what they are.")
     assert required is not None
     if player_view.phase is core.Phase.OPENING:
-        return translator.t("Your turn, and you open the round: play 1 to 4 {ranks}.", ranks=rank_due(translator, required))
+        return translator.t(
+            "Your turn, and you open the round: play 1 to 4 {ranks}.", ranks=rank_due(translator, required)
+        )
     return translator.t("Your turn: play 1 to 4 {ranks} or say «I doubt it!».", ranks=rank_due(translator, required))
 
 
@@ -164,7 +190,9 @@ def _pick_label(short: str, chosen: int, held: int) -> str:
     return f"{short} {PICKED * chosen}{UNPICKED * (held - chosen)}"
 
 
-def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]) -> Keyboard:
+def _play_rows(
+    table: Table, player_view: core.PlayerView, picks: str, translator: Translator, rows: list[str]
+) -> Keyboard:
     """The card buttons (a tap picks or unpicks one), then Clear and the play buttons."""
     rows.append("<b>" + _play_prompt(player_view, translator) + "</b>")
     picked = Hand.from_str(picks) if picks else Hand()
@@ -176,7 +204,12 @@ def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translato
         held, chosen = player_view.hand[rank], picked[rank]
         more = chosen < held and picked.size < core.rules.MAX_PLAY_CARDS  # a tap adds one, else clears the rank
         after = picked + Hand.from_ranks([rank]) if more else picked - Hand.from_ranks([rank] * chosen)
-        cards.append(button(_pick_label(rank_short(translator, rank), chosen, held), Tap(Op.PICK, table.id, action_count=count, cards=after.to_str())))
+        cards.append(
+            button(
+                _pick_label(rank_short(translator, rank), chosen, held),
+                Tap(Op.PICK, table.id, action_count=count, cards=after.to_str()),
+            )
+        )
     keyboard = [cards[i : i + PICKS_PER_ROW] for i in range(0, len(cards), PICKS_PER_ROW)]
     if not picks:
         return keyboard
@@ -184,7 +217,17 @@ def _play_rows(table: Table, player_view: core.PlayerView, picks: str, translato
     required = player_view.required_claim
     if required is not None:
         label = translator.t("Play: {claim}", claim=rank_count(translator, picked.size, required))
-        return [*keyboard, [button(label, Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=required.char), PLAY)]]
+        return [
+            *keyboard,
+            [button(label, Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=required.char), PLAY)],
+        ]
     rows.append(translator.t("What do you claim? Tap it to play:"))
-    claims = [button("▶ " + rank_short(translator, rank), Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=rank.char), PLAY) for rank in RANKS]
+    claims = [
+        button(
+            "▶ " + rank_short(translator, rank),
+            Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=rank.char),
+            PLAY,
+        )
+        for rank in RANKS
+    ]
     return keyboard + [claims[i : i + CLAIMS_PER_ROW] for i in range(0, len(claims), CLAIMS_PER_ROW)]

@@ -58,7 +58,12 @@ class Syncer:
     """Schedules and runs syncs of games' Telegram views; see the module docstring."""
 
     def __init__(
-        self, bot: ExtBot[Any], store: Store, bot_username: Callable[[], str], clock: Callable[[], float] = time.time, unwritable_grace: float = 900.0
+        self,
+        bot: ExtBot[Any],
+        store: Store,
+        bot_username: Callable[[], str],
+        clock: Callable[[], float] = time.time,
+        unwritable_grace: float = 900.0,
     ) -> None:
         """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.process.clock.RedisClock.now`);
         ``unwritable_grace``: seconds a group may refuse messages before its game is retired."""
@@ -71,7 +76,17 @@ class Syncer:
         self._closed = False
         self.bookkeeping = Bookkeeping(store)
         self.messages = Messages(bot, store)
-        self.group = GroupLane(bot, store, self.bookkeeping, self.messages, bot_username, clock, unwritable_grace, self._group_again, self._forget)
+        self.group = GroupLane(
+            bot,
+            store,
+            self.bookkeeping,
+            self.messages,
+            bot_username,
+            clock,
+            unwritable_grace,
+            self._group_again,
+            self._forget,
+        )
 
     def request(self, game_id: str) -> None:
         """Bring the game's views up to date soon (non-blocking, coalesced). Ignored once
@@ -83,7 +98,9 @@ class Syncer:
             self._dirty.add(key)
             if key not in self._running:
                 # a context of its own: a lane's commit is no commit of the requesting update
-                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{game_id}", context=contextvars.Context())
+                self._running[key] = asyncio.create_task(
+                    self._loop(key), name=f"sync-{lane}-{game_id}", context=contextvars.Context()
+                )
 
     def _group_again(self, game_id: str) -> None:
         self._dirty.add((game_id, Lane.GROUP))
@@ -158,7 +175,11 @@ class Syncer:
         if table.state is None:
             return
         for seat, player in enumerate(table.seats):
-            if not player.human or bookkeeping.get(fields.unreachable(seat)) or not self._needs_work(table, seat, bookkeeping):
+            if (
+                not player.human
+                or bookkeeping.get(fields.unreachable(seat))
+                or not self._needs_work(table, seat, bookkeeping)
+            ):
                 continue  # bots have no panel
             async with self._panel_lock(table.id, seat):
                 if not await self._sync_panel(table, seat, player.user_id, bookkeeping):
@@ -187,10 +208,18 @@ class Syncer:
             await self.bookkeeping.write(table.id, {fields.panel_state(seat): state})
             return True
         # a turn's panel is sent anew (a notification), the old one deleted; else edited in place
-        shown = await (self.messages.send(chat_id, rendered) if turn_panel else self.messages.show(chat_id, None, message_id, rendered))
+        shown = await (
+            self.messages.send(chat_id, rendered)
+            if turn_panel
+            else self.messages.show(chat_id, None, message_id, rendered)
+        )
         if shown is None:
             return False
-        written: dict[str, object] = {fields.panel_message(seat): shown, fields.panel_state(seat): state, fields.panel_digest(seat): rendered.digest}
+        written: dict[str, object] = {
+            fields.panel_message(seat): shown,
+            fields.panel_state(seat): state,
+            fields.panel_digest(seat): rendered.digest,
+        }
         if turn_panel:
             written[fields.turn_panel_sent(seat)] = table.action_count
         await self.bookkeeping.write(table.id, written)
@@ -211,7 +240,11 @@ class Syncer:
     async def _tell_retired(self, table: Table, bookkeeping: dict[str, str]) -> None:
         """A game ended because the bot lost its group: tell each person privately, once."""
         for seat, player in enumerate(table.seats):
-            if not player.human or bookkeeping.get(fields.told_retired(seat)) or not await self.store.can_dm(player.user_id):
+            if (
+                not player.human
+                or bookkeeping.get(fields.told_retired(seat))
+                or not await self.store.can_dm(player.user_id)
+            ):
                 continue
             try:
                 await self.bot.send_message(player.user_id, retired_note(table, seat, self._grace))
@@ -240,7 +273,13 @@ class Syncer:
             old = (await self.bookkeeping.of(table.id)).get(fields.panel_message(seat))
             if old:
                 await self.messages.delete(user_id, int(old))  # its buttons are stale
-            per_seat = (fields.panel_message, fields.panel_state, fields.turn_panel_sent, fields.panel_digest, fields.unreachable)
+            per_seat = (
+                fields.panel_message,
+                fields.panel_state,
+                fields.turn_panel_sent,
+                fields.panel_digest,
+                fields.unreachable,
+            )
             await self.bookkeeping.write(table.id, {name(seat): None for name in per_seat})
             self.request(table.id)
         return len(tables)
@@ -256,17 +295,26 @@ class Syncer:
             if bookkeeping.get(fields.panel_digest(seat)) == rendered.digest:
                 return
             try:
-                if await self.messages.show(message.chat_id, None, message.message_id, rendered, resend=False) == message.message_id:
+                if (
+                    await self.messages.show(message.chat_id, None, message.message_id, rendered, resend=False)
+                    == message.message_id
+                ):
                     shown: dict[str, object] = {fields.panel_digest(seat): rendered.digest}
-                    await self.bookkeeping.write(table.id, shown if picks else shown | {fields.panel_state(seat): panel_state(table, seat)})
+                    await self.bookkeeping.write(
+                        table.id, shown if picks else shown | {fields.panel_state(seat): panel_state(table, seat)}
+                    )
             except RetryAfter:
                 pass  # that chat is blocked for now; the next tap or sync draws it
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""
         rendered = self.group.board(table)
-        sent = await self.bot.send_message(table.chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=table.thread_id)
-        await self.bookkeeping.write(table.id, {fields.BOARD_MESSAGE: sent.message_id, fields.BOARD_DIGEST: rendered.digest})
+        sent = await self.bot.send_message(
+            table.chat_id, rendered.text, reply_markup=rendered.markup, message_thread_id=table.thread_id
+        )
+        await self.bookkeeping.write(
+            table.id, {fields.BOARD_MESSAGE: sent.message_id, fields.BOARD_DIGEST: rendered.digest}
+        )
 
     async def group_rights_changed(self, chat_id: int, can_write: bool) -> None:
         """The bot's rights in the group changed while it stays a member: without the right to

@@ -27,7 +27,14 @@ from tgbot.i18n import N_, Np_, Translator, seat_language, translator as transla
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
 #: Names of bot players (msgids, translated when shown), taken in this order in a lobby.
-BOT_NAMES: tuple[str, ...] = (N_("Bot Vasya"), N_("Bot Masha"), N_("Bot Petya"), N_("Bot Olya"), N_("Bot Fedya"), N_("Bot Zina"))
+BOT_NAMES: tuple[str, ...] = (
+    N_("Bot Vasya"),
+    N_("Bot Masha"),
+    N_("Bot Petya"),
+    N_("Bot Olya"),
+    N_("Bot Fedya"),
+    N_("Bot Zina"),
+)
 #: Marks an AI-played seat on the board and in the lobby.
 AI_MARK = "🤖"
 #: Button styles (https://core.telegram.org/bots/api#inlinekeyboardbutton, ``style``): green
@@ -272,7 +279,9 @@ def hand_text(translator: Translator, hand: Hand) -> str:
     """«A×2 · 7 · Q×3»: ranks with counts (suits never matter)."""
     if not hand:
         return translator.t("no cards")
-    return " · ".join(rank_short(translator, rank) + (f"×{hand[rank]}" if hand[rank] > 1 else "") for rank in hand.distinct())
+    return " · ".join(
+        rank_short(translator, rank) + (f"×{hand[rank]}" if hand[rank] > 1 else "") for rank in hand.distinct()
+    )
 
 
 def variant_name(translator: Translator, variant: str) -> str:

@@ -41,57 +41,75 @@ def _loop(variant: str, hands: list[list[str]], last_play: dict, answer: dict) -
     actions.append(last_play)
     actions.append(answer)
     assert sum(len(h) for h in hands) == 52
-    return {"format": "cheat-record/1", "variant": variant, "hands": hands, "actions": actions,
-            "meta": {"generator": "tests/core/records/make_long_records.py"}}
+    return {
+        "format": "cheat-record/1",
+        "variant": variant,
+        "hands": hands,
+        "actions": actions,
+        "meta": {"generator": "tests/core/records/make_long_records.py"},
+    }
 
 
-FOUR = _hands([
-    "A A A A 2 2 2 2 3 3 3 3 4",
-    "4 4 4 5 5 5 5 6 6 6 6 7 7",
-    "7 7 8 8 8 8 9 9 9 9 10 10 10",
-    "10 J J J J Q Q Q Q K K K K",
-])
-FOUR_ACES_LAST = _hands([
-    "K K K K 2 2 2 2 3 3 3 3 4",
-    "4 4 4 5 5 5 5 6 6 6 6 7 7",
-    "7 7 8 8 8 8 9 9 9 9 10 10 10",
-    "10 J J J J Q Q Q Q A A A A",
-])
-ONE_CARD = _hands([
-    "A A A A 2 2 2 2 3 3 3 3 4 4 4 4 5",
-    "5 5 5 6 6 6 6 7 7 7 7 8 8 8 8 9 9",
-    "9 9 10 10 10 10 J J J J Q Q Q Q K K K",
-    "K",
-])
-FIVE = _hands([
-    "A A A A 2 2 2 2 3 3 3",
-    "3 4 4 4 4 5 5 5 5 6 6",
-    "6 6 7 7 7 7 8 8 8 8",
-    "9 9 9 9 10 10 10 10 J J",
-    "J J Q Q Q Q K K K K",
-])
+FOUR = _hands(
+    [
+        "A A A A 2 2 2 2 3 3 3 3 4",
+        "4 4 4 5 5 5 5 6 6 6 6 7 7",
+        "7 7 8 8 8 8 9 9 9 9 10 10 10",
+        "10 J J J J Q Q Q Q K K K K",
+    ]
+)
+FOUR_ACES_LAST = _hands(
+    [
+        "K K K K 2 2 2 2 3 3 3 3 4",
+        "4 4 4 5 5 5 5 6 6 6 6 7 7",
+        "7 7 8 8 8 8 9 9 9 9 10 10 10",
+        "10 J J J J Q Q Q Q A A A A",
+    ]
+)
+ONE_CARD = _hands(
+    [
+        "A A A A 2 2 2 2 3 3 3 3 4 4 4 4 5",
+        "5 5 5 6 6 6 6 7 7 7 7 8 8 8 8 9 9",
+        "9 9 10 10 10 10 J J J J Q Q Q Q K K K",
+        "K",
+    ]
+)
+FIVE = _hands(
+    [
+        "A A A A 2 2 2 2 3 3 3",
+        "3 4 4 4 4 5 5 5 5 6 6",
+        "6 6 7 7 7 7 8 8 8 8",
+        "9 9 9 9 10 10 10 10 J J",
+        "J J Q Q Q Q K K K K",
+    ]
+)
 
 GAMES = {
     # 300th play (seat 3): one card, a bluff; seat 0 challenges; seat 3 takes it back.
     # All hold 13: a draw, everyone shares 1st place.
     "cap_draw_russian_52": lambda: _loop(
-        "russian", FOUR, {"seat": 3, "play": ["10"], "claim": "K"}, {"seat": 0, "challenge": True}),
+        "russian", FOUR, {"seat": 3, "play": ["10"], "claim": "K"}, {"seat": 0, "challenge": True}
+    ),
     # classic: the 300th play claims A (299 mod 13 = 0); seat 3 plays its four aces truthfully,
     # seat 0 challenges and takes them: 17, 13, 13, 9 -> seat 3 wins on fewest cards.
     "cap_classic_fewest_wins_52": lambda: _loop(
-        "classic", FOUR_ACES_LAST, {"seat": 3, "play": ["A", "A", "A", "A"]}, {"seat": 0, "challenge": True}),
+        "classic", FOUR_ACES_LAST, {"seat": 3, "play": ["A", "A", "A", "A"]}, {"seat": 0, "challenge": True}
+    ),
     # seat 3 holds one card all game (each of its plays is a final check whose bluff is
     # challenged); the 300th play is its K claimed truthfully, seat 0 challenges: seat 3 goes out
     # and wins, seat 0 takes the one card: 18, 17, 17, 0.
     "cap_last_cards_win_russian_52": lambda: _loop(
-        "russian", ONE_CARD, {"seat": 3, "play": ["K"], "claim": "K"}, {"seat": 0, "challenge": True}),
+        "russian", ONE_CARD, {"seat": 3, "play": ["K"], "claim": "K"}, {"seat": 0, "challenge": True}
+    ),
     # 5 players, classic: the 300th play is seat 4's (299 mod 5); two cards claimed as A (a bluff);
     # seat 0 believes and takes them: 13, 11, 10, 10, 8.
     "cap_classic_believe_bluff_5p_52": lambda: _loop(
-        "classic", FIVE, {"seat": 4, "play": ["Q", "K"]}, {"seat": 0, "believe": True}),
+        "classic", FIVE, {"seat": 4, "play": ["Q", "K"]}, {"seat": 0, "believe": True}
+    ),
     # as the last-cards game, but seat 0 believes the truthful K: seat 3 wins, the pile stays.
     "cap_last_cards_believed_russian_52": lambda: _loop(
-        "russian", ONE_CARD, {"seat": 3, "play": ["K"], "claim": "K"}, {"seat": 0, "believe": True}),
+        "russian", ONE_CARD, {"seat": 3, "play": ["K"], "claim": "K"}, {"seat": 0, "believe": True}
+    ),
 }
 
 

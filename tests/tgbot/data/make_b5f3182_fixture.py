@@ -67,8 +67,7 @@ async def _play(store: Store, gid: str, moves: int | None) -> Table:
     return t
 
 
-async def _game(store: Store, gid: str, chat: int, thread: int | None, first_user: int,
-                moves: int | None) -> Table:
+async def _game(store: Store, gid: str, chat: int, thread: int | None, first_user: int, moves: int | None) -> Table:
     lobby = open_lobby(gid, chat, thread, first_user, f"Group {chat}", NOW, 900.0)
     assert await store.create(lobby) and await store.claim_chat(chat, thread, gid)
     for i, name in enumerate(PLAYERS):
