@@ -49,6 +49,9 @@ SENTINEL_PORT = 26379
 SENTINEL_TIMEOUT = 1.0
 
 
+_NO_SERVICE = "a redis+sentinel:// URL names the service after its hosts: redis+sentinel://host:26379/<service>[/<db>]"
+
+
 def parse_sentinel_url(url: str) -> SentinelURL:
     """The parts of ``redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]``
     with an optional query ``?sentinel_password=...``: the password is the data nodes' (primary
@@ -85,14 +88,11 @@ def parse_sentinel_url(url: str) -> SentinelURL:
         sentinels.append((node.hostname, port))
     path = parts.path.strip("/").split("/")
     if not path[0] or len(path) > 2:
-        raise ValueError(
-            "a redis+sentinel:// URL names the service after its hosts: redis+sentinel://host:26379/<service>[/<db>]"
-        )
+        raise ValueError(_NO_SERVICE)
     if len(path) == 2 and not path[1].isdigit():
         raise ValueError(f"a redis+sentinel:// URL's database is a number, not {path[1]!r}")
     query = dict(pair.partition("=")[::2] for pair in parts.query.split("&") if pair)  # (a "+" stays a "+")
-    if set(query) - {"sentinel_password"}:
-        other = sorted(set(query) - {"sentinel_password"})
+    if other := sorted(set(query) - {"sentinel_password"}):
         raise ValueError(f"a redis+sentinel:// URL takes one query parameter, sentinel_password, not {other}")
     return SentinelURL(
         sentinels,
