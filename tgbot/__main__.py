@@ -76,7 +76,7 @@ def _redis_error(url: str, error: BaseException) -> StartError:
             f"Redis at {where} wants a password: put it in REDIS_URL (redis://:<password>@host:port/db, "
             "or redis://<user>:<password>@… for an ACL user)"
         )
-    return StartError(f"cannot use Redis at {where}: {said or type(error).__name__}")
+    return StartError(f"cannot use Redis at {where} (REDIS_URL): {said or type(error).__name__}")
 
 
 async def _check_bot(settings: Settings) -> None:

@@ -16,8 +16,9 @@ __all__ = ["MASK", "SecretFilter", "mask", "mask_url", "setup", "url_passwords"]
 
 MASK = "***"
 
-#: The password of a URL's userinfo (``scheme://user:password@``; up to the last ``@`` of the netloc).
-_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s]*@")
+#: The password of a URL's userinfo (``scheme://user:password@``, up to the last ``@`` of the netloc;
+#: also ``user:password@host`` without a scheme, as a mistyped setting may be).
+_URL_PASSWORD = re.compile(r"""((?:\b[A-Za-z][A-Za-z0-9+.-]*://|(?<![^\s'"(=]))[^/\s:@'"]*:)[^/\s'"]*@""")
 #: Secrets given as parameters: ``sentinel_password=…`` in a URL, setWebhook's ``secret_token`` in
 #: PTB's DEBUG lines (a webhook secret made by the bot is known to no setting).
 _PARAMETER = re.compile(r"""(password=|secret_token['"]?\s*[=:]\s*['"]?)(?!\*\*\*)[^'"&\s,}]+""", re.IGNORECASE)
