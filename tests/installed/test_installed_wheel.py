@@ -11,7 +11,6 @@ import asyncio
 import os
 import random
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -101,7 +100,13 @@ async def test_the_installed_bot_plays_in_russian_and_french(tmp_path):
         }
         for u in ru + fr:  # (the welcome is in their Telegram language: not checked)
             await u.start_bot(answered=True)
-        marks = dict(zip(tables, await asyncio.gather(_open(emu, ru_group, ru, None), _open(emu, fr_group, fr, "fr"))))
+        marks = dict(
+            zip(
+                tables,
+                await asyncio.gather(_open(emu, ru_group, ru, None), _open(emu, fr_group, fr, "fr")),
+                strict=True,
+            )
+        )
         await asyncio.gather(*(_play(table, 6) for table, _, _ in tables.values()))
         assert bot.poll() is None, log_path.read_text()[-3000:]
         for lang, (table, group, users) in tables.items():
