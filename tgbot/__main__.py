@@ -167,7 +167,7 @@ def _settings_help() -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cheat-bot",
-        description="The Telegram bot of the card game «Верю — не верю» (Cheat). It is configured by the "
+        description="The Telegram bot of the bluffing card game Cheat (I Doubt It). It is configured by the "
         "environment variables below; it runs until SIGTERM or SIGINT.",
         epilog=_settings_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
