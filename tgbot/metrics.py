@@ -6,7 +6,7 @@ No label carries a chat, user or game id: every label takes its values from a sm
 keeps a fixed number of series. Metrics live in prometheus-client's default registry, beside its
 ``process_*`` and ``python_*`` metrics; a standby exports them too (its role gauge says 0).
 
-Updates (the place each is updated from is named in docs/OPERATING.md, Metrics):
+What updates them:
 - :func:`game_committed` after every committed change to a game, :func:`games_resumed` at a
   take-over, :func:`games_dropped` at a step-down;
 - :func:`update_kind` names an update's kind; :data:`UPDATE_SECONDS`, :data:`UPDATES_SET_ASIDE`,
