@@ -17,9 +17,10 @@ What updates them:
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from enum import StrEnum
 from importlib import metadata
 from typing import Protocol
@@ -280,6 +281,19 @@ def update_kind(update: dict[str, object]) -> str:
     return "other"
 
 
+@contextmanager
+def _timed(histogram: Histogram, failed: Callable[[Exception], None]) -> Iterator[None]:
+    """Observe the time the block takes in ``histogram``; tell ``failed`` what it raised."""
+    start = time.perf_counter()
+    try:
+        yield
+    except Exception as error:
+        failed(error)
+        raise
+    finally:
+        histogram.observe(time.perf_counter() - start)
+
+
 # -- the Bot API ------------------------------------------------------------------------------
 
 
@@ -307,21 +321,17 @@ def error_code(error: BaseException) -> str:
     return "other"
 
 
-@contextmanager
-def bot_api_call(method: str) -> Iterator[None]:
+def _bot_api_failed(method: str, error: Exception) -> None:
+    code = error_code(error)
+    if code == "429":
+        BOT_API_RATE_LIMITED.labels(method=method).inc()
+    else:
+        BOT_API_ERRORS.labels(method=method, code=code).inc()
+
+
+def bot_api_call(method: str) -> AbstractContextManager[None]:
     """Time one Bot API call ``method`` (e.g. ``sendMessage``) and count it by how it failed."""
-    start = time.perf_counter()
-    try:
-        yield
-    except Exception as error:
-        code = error_code(error)
-        if code == "429":
-            BOT_API_RATE_LIMITED.labels(method=method).inc()
-        else:
-            BOT_API_ERRORS.labels(method=method, code=code).inc()
-        raise
-    finally:
-        BOT_API_SECONDS.labels(method=method).observe(time.perf_counter() - start)
+    return _timed(BOT_API_SECONDS.labels(method=method), functools.partial(_bot_api_failed, method))
 
 
 # -- Redis ------------------------------------------------------------------------------------
@@ -337,17 +347,13 @@ def _redis_error(error: BaseException) -> str:
     return "other"
 
 
-@contextmanager
-def redis_command(command: str) -> Iterator[None]:
+def _redis_failed(error: Exception) -> None:
+    REDIS_ERRORS.labels(error=_redis_error(error)).inc()
+
+
+def redis_command(command: str) -> AbstractContextManager[None]:
     """Time one Redis command (``EVALSHA``, ``HGET``…; ``PIPELINE`` for a pipeline); count its failure."""
-    start = time.perf_counter()
-    try:
-        yield
-    except Exception as error:
-        REDIS_ERRORS.labels(error=_redis_error(error)).inc()
-        raise
-    finally:
-        REDIS_SECONDS.labels(command=command.upper()).observe(time.perf_counter() - start)
+    return _timed(REDIS_SECONDS.labels(command=command.upper()), _redis_failed)
 
 
 # -- role -------------------------------------------------------------------------------------
