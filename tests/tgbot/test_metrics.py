@@ -69,7 +69,10 @@ def exercise() -> None:
         metrics.game_committed(before, after)
     update = {"update_id": 912345678, "callback_query": {"from": {"id": 7123456789}, "data": "p:AbCdEfGh:3"}}
     kind = metrics.update_kind(update)
-    metrics.UPDATE_SECONDS.labels(kind=kind).observe(0.02)
+    processed = sample("cheat_update_duration_seconds_count", kind="callback_query")
+    with metrics.update_processing(update):
+        pass
+    assert sample("cheat_update_duration_seconds_count", kind="callback_query") == processed + 1
     metrics.UPDATE_RETRIES.labels(kind=kind).inc()
     metrics.UPDATES_SET_ASIDE.labels(kind=kind).inc()
     metrics.INGEST_BACKLOG.set(3)
