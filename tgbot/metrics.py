@@ -402,6 +402,7 @@ def stepped_down(reason: StepDown) -> None:
     STEP_DOWNS.labels(reason=reason.value).inc()
     PROCESS_ACTIVE.set(0)
     LEASE_EPOCH.set(0)
+    INGEST_BACKLOG.set(0)
     games_dropped()
 
 

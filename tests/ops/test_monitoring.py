@@ -150,3 +150,14 @@ def test_the_monitoring_profile_mounts_what_is_provisioned():
     assert source["url"] == "http://prometheus:9090"
     uids = {t["datasource"]["uid"] for p in json.loads(DASHBOARD.read_text())["panels"] for t in p.get("targets", ())}
     assert uids == {source["uid"]}
+
+
+def test_the_operators_guide_lists_every_metric_and_only_those():
+    guide = (ROOT / "docs" / "OPERATING.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `(cheat_\w+)` \|", guide, re.MULTILINE))
+    assert listed <= exported() | bot_families()  # a histogram by its family name
+    named = {n.removesuffix("_total").removesuffix("_info") for n in listed}
+    assert bot_families() - named == set()
+    for alert in re.findall(r"^      - alert: (\w+)$", (MONITORING / "alerts.yml").read_text(), re.MULTILINE):
+        assert f"`{alert}`" in guide, alert
+    assert "RestartPreventExitStatus=2" in guide

@@ -173,9 +173,10 @@ def test_games_are_counted_as_they_open_start_and_end():
     metrics.game_committed(Game("playing", "classic"), Game("cancelled", "classic", ended="stopped"))
     assert sample("cheat_games_live", status="playing") == 2
     assert sample("cheat_games_ended_total", variant="classic", ending="stopped") == stopped + 1
+    metrics.INGEST_BACKLOG.set(12)
     metrics.stepped_down(metrics.StepDown.LEASE_LOST)
     assert sample("cheat_games_live", status="playing") == 0
-    assert sample("cheat_process_active") == 0
+    assert sample("cheat_process_active") == sample("cheat_ingest_backlog") == 0
 
 
 def test_role_and_take_overs():
