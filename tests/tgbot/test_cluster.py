@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
-from redis.exceptions import MaxConnectionsError, NoScriptError, RedisClusterException, RedisError
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
 from tgbot.storage import chatmove
 
@@ -35,7 +35,7 @@ from tgbot.game import lobby as game_lobby
 from tgbot.storage import stats
 from tgbot.game.table import Status
 from tgbot.owner.store import Store, current_update, game_id_for_update
-from tgbot.storage.redis import GatedCluster, connect
+from tgbot.storage.redis import connect
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.helpers import lobby, play_on
@@ -151,9 +151,9 @@ def guard(monkeypatch, caplog):
     assert g.problems(caplog) == []
 
 
-async def _client(url: str) -> GatedCluster:
+async def _client(url: str) -> RedisCluster:
     redis = await connect(url)
-    assert isinstance(redis, GatedCluster)
+    assert isinstance(redis, RedisCluster)
     await redis.flushdb()
     return redis
 
@@ -237,7 +237,7 @@ async def test_connect_finds_the_cluster_from_any_node(redis_cluster, redis_serv
     for node in redis_cluster.nodes:
         redis = await connect(node.url)
         try:
-            assert isinstance(redis, RedisCluster) and isinstance(redis, GatedCluster)
+            assert isinstance(redis, RedisCluster)
             assert len(redis.get_primaries()) == 3
             await redis.set("cheat:probe", "1")
             assert await redis.get("cheat:probe") == "1"
@@ -247,24 +247,6 @@ async def test_connect_finds_the_cluster_from_any_node(redis_cluster, redis_serv
     plain = await connect(redis_server.url)
     assert type(plain) is Redis
     await plain.aclose()
-
-
-async def test_a_burst_waits_for_a_connection_instead_of_failing(redis_cluster):
-    gated = GatedCluster.from_url(redis_cluster.url, decode_responses=True, max_connections=2)
-    bare = RedisCluster.from_url(redis_cluster.url, decode_responses=True, max_connections=2)
-    try:
-        await gated.set("cheat:burst", "x")
-        got = await asyncio.gather(
-            *(gated.get("cheat:burst") for _ in range(100)),
-            *(gated.pipeline(transaction=False).get("cheat:burst").get("cheat:other").execute() for _ in range(20)),
-        )
-        assert got[:100] == ["x"] * 100 and got[100:] == [["x", None]] * 20
-        with pytest.raises(MaxConnectionsError):  # what redis-py's own cluster client does
-            await asyncio.gather(*(bare.get("cheat:burst") for _ in range(100)))
-    finally:
-        await gated.delete("cheat:burst")
-        await gated.aclose()
-        await bare.aclose()
 
 
 async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard):
@@ -311,7 +293,7 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
 async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
     async with running(redis_cluster.url) as live:
         store, emu = live.store, live.emu
-        assert isinstance(store.redis, GatedCluster)
+        assert isinstance(store.redis, RedisCluster)
         group, users = await open_table(emu, 3, chat_id=-1017)
         gid = (await store.chat_game(group.id, None)).id
         table = Table(emu, group, users, random.Random(11))

@@ -23,7 +23,6 @@ from tgbot.storage import stats
 from tgbot.game.table import Status, TABLE_SCHEMA, Table
 from tgbot.owner.store import Store
 from tgbot.storage.keys import Keys, bot_prefix
-from tgbot.storage.redis import GatedCluster
 
 DB = 15  # a database of its own on the private redis-server
 BOT = "123456"
@@ -59,7 +58,7 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
         url = request.getfixturevalue("redis_server").url.replace("/0", f"/{DB}")
         redis = Redis.from_url(url, decode_responses=True)
     else:
-        redis = GatedCluster.from_url(request.getfixturevalue("redis_cluster").url, decode_responses=True)
+        redis = RedisCluster.from_url(request.getfixturevalue("redis_cluster").url, decode_responses=True)
     await redis.flushdb()
     await load_keys(redis, {**OLD, **FOREIGN})
     yield redis
