@@ -16,7 +16,6 @@ a handler, a sync lane or the timer loop, and the guard turns each of those into
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import random
@@ -272,18 +271,17 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
         assert sorted(await store.live_games()) == sorted(gids)
         assert {t.id for t in await store.user_games(2)} == set(gids)
         # the chat becomes a supergroup: its games, settings, notifications and board move
-        # (their keys in several slots: the board's hand-off is one script per slot)
+        # (their keys in several slots; the board's in the statistics' one)
         await store.set_chat_settings(-100, lang="en")
         await store.want_notify(-100, 2)
-        await redis.hset(store.keys.board(-100)[0], mapping={"2:games": 3, "2:wins": 1, "2:name": "Борис"})
-        await redis.zadd(store.keys.board(-100)[1], {"G0": 1})
+        await redis.hset(store.keys.board(-100), mapping={"2:games": 3, "2:wins": 1, "2:name": "Борис"})
         assert sorted(await chatmove.move_chat(store, -100, -200)) == sorted(gids)
         assert sorted(t.id for t in await store.chat_games(-200)) == sorted(gids) and await store.chat_games(-100) == []
         assert (await store.chat_settings(-200)).lang == "en"
         assert await redis.smembers(f"{store.keys.prefix}:notify:-200") == {"2"}
-        assert await redis.hgetall(store.keys.board(-200)[0]) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
+        assert await redis.hgetall(store.keys.board(-200)) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert await chatmove.move_chat(store, -100, -200) == []
-        assert await redis.hgetall(store.keys.board(-200)[0]) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
+        assert await redis.hgetall(store.keys.board(-200)) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert len(guard.nodes(redis)) == 3
     finally:
         await redis.flushdb()
@@ -313,7 +311,7 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
         # the result was posted once and the game counted once, then it left the live set
         assert len([m for m in emu.chat_messages(group.id) if m.text and "Игра окончена" in m.text]) == 1
         assert await store.redis.hget(store.keys.game(gid), "counted") == "1" and gid not in await store.live_games()
-        board = await store.redis.hgetall(store.keys.board(group.id)[0])
+        board = await store.redis.hgetall(store.keys.board(group.id))
         figures = await stats.game_figures(store, t)
         for i, seat in enumerate(t.seats):
             tot, places = await stats.totals(store, seat.user_id)
@@ -324,7 +322,7 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
         await users[0].send(users[0], "/forget_me")
         await live.settle()
         assert (await stats.totals(store, users[0].id))[0].games == 0
-        assert f"{users[0].id}:games" not in await store.redis.hgetall(store.keys.board(group.id)[0])
+        assert f"{users[0].id}:games" not in await store.redis.hgetall(store.keys.board(group.id))
         assert emu.errors == [] and emu.violations == [] and table.unanswered == []
         # the game's slot, the limiter's, the chat's and the players' are not all on one node
         assert len(guard.nodes(store.redis)) >= 2

@@ -1,13 +1,14 @@
-"""Storage schemas 2 and 3 (tgbot/storage/migrate.py, the ``schema`` of Table.to_json): keys that
+"""Storage schemas 2 to 4 (tgbot/storage/migrate.py, the ``schema`` of Table.to_json): keys that
 b5f3182 stored (tests/tgbot/data/b5f3182_keys.json, written by that code: see
 make_b5f3182_fixture.py) move to the bot's prefix with type and TTL intact and their hash fields
-renamed (schema 3), on fakeredis, a private redis-server and a private 3-primary Redis Cluster;
+renamed (schema 3), the statistics in one slot (schema 4), on fakeredis, a private redis-server and a private 3-primary Redis Cluster;
 the store then loads the game as it was stored."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,22 @@ def new_name(key: str, bot: str = BOT) -> str:
     return f"cheat:{bot}:{key.removeprefix('cheat:')}"
 
 
+def final_name(key: str) -> str | None:
+    """A b5f3182 key's name after schema 4 (the statistics in the slot ``{s<bot>}``; their counted
+    sets gone: ``None``)."""
+    keys, rest = Keys(bot_prefix(BOT)), key.removeprefix("cheat:")
+    if found := re.fullmatch(r"stats:\{u(\d+)\}(|:chats|:counted)", rest):
+        user, part = found.groups()
+        return {"": keys.totals(user), ":chats": keys.boards_of(user)}.get(part)
+    if found := re.fullmatch(r"top:\{c(-?\d+)\}(|:counted)", rest):
+        return None if found[2] else keys.board(found[1])
+    return new_name(key)
+
+
+#: The statistics keys schema 4 moves or drops.
+STATISTICS = sum(1 for key in OLD if final_name(key) != new_name(key))
+
+
 def record_commands(redis: Client, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the commands ``redis`` sends from now on (outside pipelines)."""
     sent: list[str] = []
@@ -109,7 +126,9 @@ async def assert_migrated(redis: Client) -> None:
     got = await dump_keys(redis, "cheat:*")
     assert not [k for k in got if mig._is_old(k)]
     for key, old in OLD.items():
-        new = got.pop(new_name(key))
+        if final_name(key) is None:
+            continue
+        new = got.pop(final_name(key))
         assert (new["type"], new["value"]) == (old["type"], renamed(key, old["value"])), key
         assert new["pttl"] == -1 if old["pttl"] == -1 else 0 < new["pttl"] <= old["pttl"], key
     assert got.pop(_marker(BOT))["value"] == str(mig.SCHEMA)
@@ -146,12 +165,12 @@ async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
     client: Client, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, logger="tgbot.storage.migrate")
-    assert (
-        await mig.migrate(client, BOT) == len(OLD) + 7
-    )  # keys moved, then 7 hashes renamed: 2 games, 1 board, 1 chat, 3 users
+    # keys moved, then 7 hashes renamed (2 games, 1 board, 1 chat, 3 users), then the statistics
+    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS
     want = [
         f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*",
         "storage schema 3: fields renamed in 7 hashes",
+        f"storage schema 4: {STATISTICS} statistics keys into one slot",
     ]
     assert [r.getMessage() for r in caplog.records] == want
     sent = record_commands(client, monkeypatch)
@@ -200,7 +219,7 @@ async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeyp
 
 
 async def test_a_second_bot_finds_no_old_keys_and_leaves_the_first_ones_alone(client: Client) -> None:
-    assert await mig.migrate(client, BOT) == len(OLD) + 7
+    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS
     before = await dump_keys(client, f"cheat:{BOT}:*")
     assert await mig.migrate(client, "777") == 0
     assert await client.get(_marker("777")) == str(mig.SCHEMA)
@@ -219,7 +238,7 @@ async def test_schema_2_data_gets_its_fields_renamed(client: Client) -> None:
     await client.set(_marker(BOT), "2")
     game = new_name(f"cheat:{{g{LIVE}}}:game")
     await client.eval(mig._RENAME_FIELDS, 1, game, "v", "version", "t", "table")
-    assert await mig.migrate(client, BOT) == 6  # all but the live game, renamed before the crash
+    assert await mig.migrate(client, BOT) == 6 + STATISTICS  # all but the live game, renamed before the crash
     assert await mig.migrate(client, BOT) == 0
     await assert_migrated(client)
 

@@ -1,14 +1,7 @@
-"""Storage schemas, brought up to date by :func:`migrate` once at the active process's start,
-before it touches any game; the key :meth:`tgbot.storage.keys.Keys.schema` holds the bot's.
-
-- Schema 2: every key gets the bot's id (``cheat:<rest>`` → ``cheat:<bot id>:<rest>``; hash tags
-  stay inside, so a game's keys keep one Cluster slot). The first bot to migrate a Redis takes
-  every old key (old data belonged to the one bot that ran before); stop b5f3182's processes first.
-  Table JSON is not rewritten: :meth:`tgbot.game.table.Table.from_json` reads the old format.
-- Schema 3: hash fields get spelled-out names (:data:`GAME_FIELDS`, :data:`CHAT_SETTINGS_FIELDS`,
-  :data:`USER_FIELDS`, :data:`BOARD_FIELDS`), one script per key: each is renamed whole or not at all.
-
-Crash-safe and idempotent: a rerun redoes only what is left, and the marker is set last.
+"""Storage schemas, brought up to date once by the active process at take-over, before it touches
+any game (the marker :meth:`~tgbot.storage.keys.Keys.schema`, set last); older layouts are read
+here only. 2: every key under the bot's id (b5f3182's keys); 3: spelled-out hash fields; 4: the
+statistics in one slot ``{s<bot>}``. Each step is idempotent: a rerun after a crash redoes what is left.
 """
 
 from __future__ import annotations
@@ -25,7 +18,7 @@ __all__ = ["BATCH", "BOARD_FIELDS", "CHAT_SETTINGS_FIELDS", "GAME_FIELDS", "SCHE
 log = logging.getLogger(__name__)
 
 #: The storage schema this code writes (the marker's value once :func:`migrate` has run).
-SCHEMA = 3
+SCHEMA = 4
 #: Keys per SCAN page, and per pipelined round trip of the move.
 BATCH = 500
 #: Schema 3's renames of hash fields (old → new): a game's, a chat's settings, a user's record.
@@ -57,33 +50,31 @@ def _is_old(key: str) -> bool:
     return not _DIGITS.fullmatch(key.split(":", 2)[1])
 
 
-async def _move(redis: RedisClient, keys: list[str], bot_id: str) -> int:
-    """Move ``keys`` (schema 1) to the bot's names in three pipelined round trips: DUMP and
-    PTTL each, RESTORE (remaining TTL, REPLACE) each, then DEL each, once every RESTORE has
-    answered, so no crash loses a key (a rerun redoes RESTORE and DEL of what is still there).
-    A key gone since the SCAN (expired, deleted) is skipped. Returns the number moved."""
+async def _move(redis: RedisClient, renames: dict[str, str | None]) -> int:
+    """Rename keys (old → new, or ``None``: delete) in three pipelined round trips: DUMP and PTTL
+    each, RESTORE each (its TTL kept), then DEL each once every RESTORE has answered, so no crash
+    loses a key. A key gone since the SCAN is skipped. Returns the number moved or deleted."""
     pipe = redis.pipeline(transaction=False)
-    for key in keys:
+    for key in renames:
         pipe.dump(key)
         pipe.pttl(key)
     got = await pipe.execute()
     pipe = redis.pipeline(transaction=False)
-    moved: list[str] = []
-    for key, payload, ttl in zip(keys, got[::2], got[1::2], strict=True):
+    done: list[str] = []
+    for (key, new), payload, ttl in zip(renames.items(), got[::2], got[1::2], strict=True):
         if payload is None or ttl == -2:
             continue
-        # PTTL -1: no expiry (RESTORE's 0); 0: it lapses this very moment, keep 1 ms of it
-        new = f"{bot_prefix(bot_id)}:{key[len(ROOT) + 1 :]}"
-        pipe.restore(new, 0 if ttl == -1 else max(ttl, 1), payload, replace=True)
-        moved.append(key)
-    if not moved:
+        if new is not None:  # PTTL -1: no expiry (RESTORE's 0); 0: it lapses now, keep 1 ms
+            pipe.restore(new, 0 if ttl == -1 else max(ttl, 1), payload, replace=True)
+        done.append(key)
+    if not done:
         return 0
     await pipe.execute()
     pipe = redis.pipeline(transaction=False)
-    for key in moved:
+    for key in done:
         pipe.delete(key)  # one key a command: old and new names may be in other Cluster slots
     await pipe.execute()
-    return len(moved)
+    return len(done)
 
 
 async def _scan_pages(redis: RedisClient, pattern: str) -> AsyncIterator[list[str]]:
@@ -104,7 +95,7 @@ async def _move_all(redis: RedisClient, bot_id: str) -> int:
     async for page in _scan_pages(redis, f"{ROOT}:*"):
         old = [key for key in page if _is_old(key)]
         if old:
-            moved += await _move(redis, old, bot_id)
+            moved += await _move(redis, {key: f"{bot_prefix(bot_id)}:{key[len(ROOT) + 1 :]}" for key in old})
     return moved
 
 
@@ -127,7 +118,7 @@ def _hashes(keys: Keys) -> list[tuple[str, Callable[[str], bool], dict[str, str]
         (keys.game_pattern(), lambda key: True, GAME_FIELDS),
         (keys.chat_settings("*"), lambda key: True, CHAT_SETTINGS_FIELDS),
         (keys.user("*"), lambda key: key.count(":") == depth, USER_FIELDS),
-        (keys.board_pattern(), lambda key: not key.endswith(":counted"), None),
+        (f"{keys.prefix}:top:{{c*}}", lambda key: True, None),
     ]
 
 
@@ -150,6 +141,38 @@ async def _rename_all(redis: RedisClient, keys: Keys) -> int:
                 await pipe.execute()
                 renamed += len(work)
     return renamed
+
+
+#: Schema 3's statistics keys: a user's totals, boards and counted games; a chat's board and counted games.
+_OLD_STATISTICS = re.compile(
+    r"(?:stats:\{u(?P<user>[^}]+)\}(?P<part>|:chats|:counted)|top:\{c(?P<chat>[^}]+)\}(?P<board>|:counted))"
+)
+
+
+def _statistics_key(keys: Keys, key: str) -> str | None:
+    """Schema 4's name of a schema 3 statistics key (``None``: its counted games, no longer kept)."""
+    found = _OLD_STATISTICS.fullmatch(key[len(keys.prefix) + 1 :])
+    if found is None or ":counted" in (found["part"], found["board"]):
+        return None
+    if found["chat"] is not None:
+        return keys.board(found["chat"])
+    return keys.boards_of(found["user"]) if found["part"] else keys.totals(found["user"])
+
+
+async def _gather_statistics(redis: RedisClient, keys: Keys) -> int:
+    """Schema 4: the statistics into the slot ``{s<bot>}`` (a game counted before is marked so in
+    its own hash); a board hand-off a crash left midway stays where it is."""
+    moved = 0
+    for pattern in (f"{keys.prefix}:stats:{{u*}}*", f"{keys.prefix}:top:{{c*}}*"):
+        async for page in _scan_pages(redis, pattern):
+            renames = {
+                key: _statistics_key(keys, key)
+                for key in page
+                if _OLD_STATISTICS.fullmatch(key[len(keys.prefix) + 1 :])
+            }
+            if renames:
+                moved += await _move(redis, renames)
+    return moved
 
 
 async def migrate(redis: RedisClient, bot_id: str) -> int:
@@ -176,7 +199,9 @@ async def migrate(redis: RedisClient, bot_id: str) -> int:
         ROOT,
         bot_id,
     )
-    renamed = await _rename_all(redis, keys)
+    renamed = await _rename_all(redis, keys) if current < 3 else 0
     log.log(logging.INFO if renamed else logging.DEBUG, "storage schema 3: fields renamed in %d hashes", renamed)
+    gathered = await _gather_statistics(redis, keys)
+    log.log(logging.INFO if gathered else logging.DEBUG, "storage schema 4: %d statistics keys into one slot", gathered)
     await redis.set(keys.schema(), SCHEMA)
-    return moved + renamed
+    return moved + renamed + gathered
