@@ -102,8 +102,12 @@ def final_name(key: str) -> str | None:
     return new_name(key)
 
 
+#: The outbox kinds b5f3182 wrote, as tgbot.views.announcements.AnnouncementKind spells them.
+NOTE_KINDS = {"ChallengeResolved": "challenge_resolved", "GameEnded": "game_ended"}
 #: The statistics keys schema 4 moves or drops.
 STATISTICS = sum(1 for key in OLD if final_name(key) != new_name(key))
+#: The tables (both games) and outbox notes (every one) schema 4 rewrites.
+REWRITTEN = 2 + sum(len(entry["value"]) for key, entry in OLD.items() if key.endswith(":outbox"))
 
 
 def record_commands(redis: Client, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -128,8 +132,14 @@ async def assert_migrated(redis: Client) -> None:
     for key, old in OLD.items():
         if final_name(key) is None:
             continue
-        new = got.pop(final_name(key))
-        assert (new["type"], new["value"]) == (old["type"], renamed(key, old["value"])), key
+        new, want = got.pop(final_name(key)), renamed(key, old["value"])
+        if key.endswith(":game"):  # the table's JSON in today's format, the same table
+            table, old_table = new["value"].pop("table"), want.pop("table")
+            assert json.loads(table)["schema"] == TABLE_SCHEMA and Table.from_json(table) == Table.from_json(old_table)
+        if key.endswith(":outbox"):  # the notes' kinds as AnnouncementKind spells them
+            new["value"] = [json.loads(note) for note in new["value"]]
+            want = [json.loads(note) | {"kind": NOTE_KINDS[json.loads(note)["kind"]]} for note in want]
+        assert (new["type"], new["value"]) == (old["type"], want), key
         assert new["pttl"] == -1 if old["pttl"] == -1 else 0 < new["pttl"] <= old["pttl"], key
     assert got.pop(_marker(BOT))["value"] == str(mig.SCHEMA)
     for key, entry in FOREIGN.items():
@@ -166,11 +176,11 @@ async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
 ) -> None:
     caplog.set_level(logging.INFO, logger="tgbot.storage.migrate")
     # keys moved, then 7 hashes renamed (2 games, 1 board, 1 chat, 3 users), then the statistics
-    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS
+    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS + REWRITTEN
     want = [
         f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*",
         "storage schema 3: fields renamed in 7 hashes",
-        f"storage schema 4: {STATISTICS} statistics keys into one slot",
+        f"storage schema 4: {STATISTICS} statistics keys into one slot, {REWRITTEN} tables and notes rewritten",
     ]
     assert [r.getMessage() for r in caplog.records] == want
     sent = record_commands(client, monkeypatch)
@@ -219,7 +229,7 @@ async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeyp
 
 
 async def test_a_second_bot_finds_no_old_keys_and_leaves_the_first_ones_alone(client: Client) -> None:
-    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS
+    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS + REWRITTEN
     before = await dump_keys(client, f"cheat:{BOT}:*")
     assert await mig.migrate(client, "777") == 0
     assert await client.get(_marker("777")) == str(mig.SCHEMA)
@@ -238,7 +248,9 @@ async def test_schema_2_data_gets_its_fields_renamed(client: Client) -> None:
     await client.set(_marker(BOT), "2")
     game = new_name(f"cheat:{{g{LIVE}}}:game")
     await client.eval(mig._RENAME_FIELDS, 1, game, "v", "version", "t", "table")
-    assert await mig.migrate(client, BOT) == 6 + STATISTICS  # all but the live game, renamed before the crash
+    assert (
+        await mig.migrate(client, BOT) == 6 + STATISTICS + REWRITTEN
+    )  # all but the live game, renamed before the crash
     assert await mig.migrate(client, BOT) == 0
     await assert_migrated(client)
 
@@ -341,3 +353,26 @@ def test_a_schema_2_table_loads_with_every_field() -> None:
     ]
     assert {**json.loads(table.to_json()), "seats": None} == {**spelled_out(raw), "seats": None}
     assert Table.from_json(table.to_json()) == table
+
+
+async def test_schema_3_data_gets_todays_telegram_names_and_note_kinds() -> None:
+    # what views/bookkeeping.py and views/announcements.py read lazily before schema 4
+    redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+    keys = Keys(bot_prefix(BOT))
+    await redis.set(keys.schema(), "3")
+    names = {"p0": "11", "pk1": "x", "nr2": "1", "b": "5", "bh": "d", "panel_message:1": "12", "p1": "99"}
+    await redis.hset(keys.telegram("G1"), mapping=names)
+    notes = [{"seq": 1, "kind": "remind", "to": 5}, {"seq": 2, "kind": "left"}, {"seq": 3, "kind": "auto", "seat": 1}]
+    await redis.rpush(keys.outbox("G1"), *(json.dumps(note) for note in notes))
+    assert await mig.migrate(redis, BOT) == 1 + 2  # one hash renamed, two notes rewritten
+    assert await redis.hgetall(keys.telegram("G1")) == {
+        "panel_message:0": "11",
+        "panel_state:1": "x",
+        "unreachable:2": "1",
+        "board_message": "5",
+        "board_digest": "d",
+        "panel_message:1": "12",  # today's name wins
+    }
+    kinds = [json.loads(note)["kind"] for note in await redis.lrange(keys.outbox("G1"), 0, -1)]
+    assert kinds == ["reminder", "left", "automatic_move"]
+    assert await mig.migrate(redis, BOT) == 0

@@ -1,19 +1,32 @@
 """Storage schemas, brought up to date once by the active process at take-over, before it touches
-any game (the marker :meth:`~tgbot.storage.keys.Keys.schema`, set last); older layouts are read
+any game (the marker :meth:`~tgbot.storage.keys.Keys.schema` is set last); older formats are read
 here only. 2: every key under the bot's id (b5f3182's keys); 3: spelled-out hash fields; 4: the
-statistics in one slot ``{s<bot>}``. Each step is idempotent: a rerun after a crash redoes what is left.
-"""
+statistics in one slot ``{s<bot>}``, tables, Telegram bookkeeping and outboxes in today's format.
+Each step is idempotent: a rerun after a crash redoes what is left."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
-from tgbot.storage.keys import ROOT, Keys, bot_prefix
+from tgbot.storage.keys import ROOT, GameField, Keys, TelegramField, bot_prefix
 from tgbot.storage.redis import RedisClient
 
-__all__ = ["BATCH", "BOARD_FIELDS", "CHAT_SETTINGS_FIELDS", "GAME_FIELDS", "SCHEMA", "USER_FIELDS", "migrate"]
+__all__ = [
+    "BATCH",
+    "BOARD_FIELDS",
+    "CHAT_SETTINGS_FIELDS",
+    "GAME_FIELDS",
+    "NOTE_KINDS",
+    "SCHEMA",
+    "TABLE_KEYS",
+    "TELEGRAM_FIELDS",
+    "USER_FIELDS",
+    "migrate",
+]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +40,38 @@ CHAT_SETTINGS_FIELDS = {"lang": "language", "turn": "turn_timer"}
 USER_FIELDS = {"lang": "language", "dm": "reachable"}
 #: Schema 3's renames of a leaderboard's per-user fields ``<user>:<old>`` → ``<user>:<new>``.
 BOARD_FIELDS = {"g": "games", "w": "wins", "n": "name"}
+#: Telegram bookkeeping's names before issue 15: ``p<seat>`` …, ``b``, ``bh``.
+_OLD_TELEGRAM = re.compile(r"(?P<family>p|pk|pd|pt|nr|x)(?P<seat>\d+)|b|bh")
+TELEGRAM_FIELDS = {
+    "p": TelegramField.PANEL_MESSAGE,
+    "pk": TelegramField.PANEL_STATE,
+    "pd": TelegramField.PANEL_DIGEST,
+    "pt": TelegramField.TURN_PANEL_SENT,
+    "nr": TelegramField.UNREACHABLE,
+    "x": TelegramField.TOLD_RETIRED,
+    "b": TelegramField.BOARD_MESSAGE,
+    "bh": TelegramField.BOARD_DIGEST,
+}
+#: Table JSON before its own schema 3 (no ``schema``: 1): abbreviated keys, seats as lists.
+TABLE_KEYS = {
+    "chat": "chat_id",
+    "thread": "thread_id",
+    "turn": "action_count",
+    "dk": "deadline_kind",
+    "te": "turn_end",
+    "tt": "turn_timeout",
+    "ad": "ai_delay",
+    "ap": "ai_pause",
+    "access": "group_access",
+}
+#: Outbox notes' kinds before schema 4 (the engine's event class names, ``auto``, ``remind``).
+NOTE_KINDS = {
+    "ChallengeResolved": "challenge_resolved",
+    "Believed": "believed",
+    "GameEnded": "game_ended",
+    "auto": "automatic_move",
+    "remind": "reminder",
+}
 
 # Rename fields of the hash KEYS[1]: ARGV holds old, new pairs; a field the hash lacks is skipped,
 # a new name already there is kept.
@@ -39,6 +84,15 @@ for i = 1, #ARGV, 2 do
   end
 end
 return 1
+"""
+
+# KEYS[1] a hash (ARGV[1] 'h') or a list ('l'): its value at ARGV[2] (field or index) becomes
+# ARGV[4] if it is still ARGV[3].
+_REWRITE = """
+local get, set = 'HGET', 'HSET'
+if ARGV[1] == 'l' then get, set = 'LINDEX', 'LSET' end
+if redis.call(get, KEYS[1], ARGV[2]) == ARGV[3] then redis.call(set, KEYS[1], ARGV[2], ARGV[4]) return 1 end
+return 0
 """
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -99,40 +153,47 @@ async def _move_all(redis: RedisClient, bot_id: str) -> int:
     return moved
 
 
-def _renames(field_names: list[str], renames: dict[str, str] | None) -> list[str]:
-    """The old, new pairs (flat) of a hash's fields to rename (``None``: a leaderboard's)."""
-    if renames is not None:
-        return [x for old, new in renames.items() if old in field_names for x in (old, new)]
-    pairs = []
-    for name in field_names:
-        user, _, field = name.rpartition(":")
-        if user and field in BOARD_FIELDS:
-            pairs += [name, f"{user}:{BOARD_FIELDS[field]}"]
-    return pairs
+def _board_field(name: str) -> str | None:
+    """A leaderboard field's schema 3 name: ``<user>:<field>`` spelled out."""
+    user, _, field = name.rpartition(":")
+    return f"{user}:{BOARD_FIELDS[field]}" if user and field in BOARD_FIELDS else None
 
 
-def _hashes(keys: Keys) -> list[tuple[str, Callable[[str], bool], dict[str, str] | None]]:
-    """Schema 3's work: SCAN pattern, which keys found are the hashes meant, field renames."""
+def _telegram_field(name: str) -> str | None:
+    """A Telegram bookkeeping field's name since issue 15."""
+    found = _OLD_TELEGRAM.fullmatch(name)
+    if found is None:
+        return None
+    field = TELEGRAM_FIELDS[found["family"] or name]
+    return field.of(int(found["seat"])) if found["seat"] else field
+
+
+def _hashes(keys: Keys) -> list[tuple[str, Callable[[str], bool], Callable[[str], str | None]]]:
+    """Hashes whose fields get new names: SCAN pattern, which keys found are meant, the new name."""
     depth = keys.prefix.count(":") + 2  # <prefix>:user:<id>, not <prefix>:user:<id>:games
     return [
-        (keys.game_pattern(), lambda key: True, GAME_FIELDS),
-        (keys.chat_settings("*"), lambda key: True, CHAT_SETTINGS_FIELDS),
-        (keys.user("*"), lambda key: key.count(":") == depth, USER_FIELDS),
-        (f"{keys.prefix}:top:{{c*}}", lambda key: True, None),
+        (keys.game_pattern(), lambda key: True, GAME_FIELDS.get),
+        (keys.chat_settings("*"), lambda key: True, CHAT_SETTINGS_FIELDS.get),
+        (keys.user("*"), lambda key: key.count(":") == depth, USER_FIELDS.get),
+        (f"{keys.prefix}:top:{{c*}}", lambda key: True, _board_field),
+        (keys.telegram("*"), lambda key: True, _telegram_field),
     ]
 
 
 async def _rename_all(redis: RedisClient, keys: Keys) -> int:
-    """Schema 3: rename the stored fields of the bot's hashes; returns the number of hashes
+    """Schemas 3 and 4: rename the fields of the bot's hashes; returns the number of hashes
     changed. Two pipelined round trips a page: HKEYS each, the script each."""
     renamed = 0
-    for pattern, meant, renames in _hashes(keys):
+    for pattern, meant, rename in _hashes(keys):
         async for page in _scan_pages(redis, pattern):
             hashes = [key for key in page if meant(key)]
             pipe = redis.pipeline(transaction=False)
             for key in hashes:
                 pipe.hkeys(key)
-            work = [(key, _renames(names, renames)) for key, names in zip(hashes, await pipe.execute(), strict=True)]
+            work = [
+                (key, [x for name in names if (new := rename(name)) for x in (name, new)])
+                for key, names in zip(hashes, await pipe.execute(), strict=True)
+            ]
             work = [(key, pairs) for key, pairs in work if pairs]
             if work:
                 pipe = redis.pipeline(transaction=False)
@@ -175,6 +236,54 @@ async def _gather_statistics(redis: RedisClient, keys: Keys) -> int:
     return moved
 
 
+def _table_3(raw: str) -> str | None:
+    """A table's JSON of schema 1 or 2 in schema 3 (``None``: of schema 3 already, or no table)."""
+    data = json.loads(raw)
+    if data.get("schema", 1) >= 3 or "seats" not in data:
+        return None
+    data = {TABLE_KEYS.get(key, key): value for key, value in data.items()} | {"schema": 3}
+    data["seats"] = [_seat_3(*seat) for seat in data["seats"]]
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _seat_3(user_id: int, name: str, flags: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A seat of schemas 1 and 2 (``[user_id, name, {lang, bot, ai, left, auto}]``) as a dict."""
+    flags = flags or {}
+    # (tgbot.game.table.Player's values)
+    player = "bot" if flags.get("bot") else "left" if flags.get("left") else "stand_in" if flags.get("ai") else "person"
+    seat = {"user_id": user_id, "name": name, "player": player, "auto_moves": flags.get("auto", 0)}
+    return seat | {key: flags[flag] for key, flag in (("lang", "lang"), ("strategy", "bot")) if flags.get(flag)}
+
+
+def _note_4(raw: str) -> str | None:
+    """An outbox note with its kind's schema 4 name (``None``: it has it already)."""
+    note = json.loads(raw)
+    if note.get("kind") not in NOTE_KINDS:
+        return None
+    return json.dumps(note | {"kind": NOTE_KINDS[note["kind"]]}, ensure_ascii=False, separators=(",", ":"))
+
+
+async def _rewrite_all(redis: RedisClient, pattern: str, kind: str, convert: Callable[[str], str | None]) -> int:
+    """Schema 4: rewrite the values ``convert`` changes of the hashes' tables (``kind`` ``h``) or
+    of the lists (``l``) matching ``pattern``; returns the number of values rewritten."""
+    rewritten = 0
+    async for page in _scan_pages(redis, pattern):
+        pipe = redis.pipeline(transaction=False)
+        for key in page:
+            pipe.hget(key, GameField.TABLE) if kind == "h" else pipe.lrange(key, 0, -1)
+        work = []
+        for key, got in zip(page, await pipe.execute(), strict=True):
+            values = [(GameField.TABLE.value, got)] if kind == "h" else list(enumerate(got))
+            work += [(key, at, raw, new) for at, raw in values if raw and (new := convert(raw)) is not None]
+        if work:
+            pipe = redis.pipeline(transaction=False)
+            for key, at, raw, new in work:
+                pipe.eval(_REWRITE, 1, key, kind, at, raw, new)
+            await pipe.execute()
+            rewritten += len(work)
+    return rewritten
+
+
 async def migrate(redis: RedisClient, bot_id: str) -> int:
     """Bring the bot's storage to :data:`SCHEMA` (see the module docstring); returns the number
     of keys moved or changed (0 at once, after one GET, when the marker says it is done).
@@ -199,9 +308,16 @@ async def migrate(redis: RedisClient, bot_id: str) -> int:
         ROOT,
         bot_id,
     )
-    renamed = await _rename_all(redis, keys) if current < 3 else 0
+    renamed = await _rename_all(redis, keys)
     log.log(logging.INFO if renamed else logging.DEBUG, "storage schema 3: fields renamed in %d hashes", renamed)
     gathered = await _gather_statistics(redis, keys)
-    log.log(logging.INFO if gathered else logging.DEBUG, "storage schema 4: %d statistics keys into one slot", gathered)
+    rewritten = await _rewrite_all(redis, keys.game_pattern(), "h", _table_3)
+    rewritten += await _rewrite_all(redis, keys.outbox("*"), "l", _note_4)
+    log.log(
+        logging.INFO if gathered or rewritten else logging.DEBUG,
+        "storage schema 4: %d statistics keys into one slot, %d tables and notes rewritten",
+        gathered,
+        rewritten,
+    )
     await redis.set(keys.schema(), SCHEMA)
-    return moved + renamed + gathered
+    return moved + renamed + gathered + rewritten
