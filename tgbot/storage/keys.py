@@ -16,6 +16,7 @@ __all__ = [
     "ChatField",
     "GameField",
     "Keys",
+    "Seating",
     "TelegramField",
     "UserField",
     "board_field",
@@ -62,6 +63,13 @@ class ChatField(StrEnum):
     VARIANT = "variant"
     SEATING = "seating"
     TURN_TIMER = "turn_timer"  # seconds
+
+
+class Seating(StrEnum):
+    """A chat's ``seating`` setting: seats in the order people joined, or shuffled at the start."""
+
+    JOIN = "join"
+    SHUFFLE = "shuffle"
 
 
 class BoardField(StrEnum):

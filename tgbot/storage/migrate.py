@@ -99,8 +99,7 @@ _DIGITS = re.compile(r"[0-9]+")
 
 
 def _is_old(key: str) -> bool:
-    """Whether ``key`` (matched by ``cheat:*``) is of schema 1: its second segment is not all
-    digits (``cheat:live``, ``cheat:{g…}:game``; not ``cheat:999:live``)."""
+    """Whether ``key`` (matched by ``cheat:*``) is of schema 1: no bot id (``cheat:live``, not ``cheat:999:live``)."""
     return not _DIGITS.fullmatch(key.split(":", 2)[1])
 
 
@@ -284,15 +283,16 @@ async def _rewrite_all(redis: RedisClient, pattern: str, kind: str, convert: Cal
     return rewritten
 
 
-async def migrate(redis: RedisClient, bot_id: str) -> int:
-    """Bring the bot's storage to :data:`SCHEMA` (see the module docstring); returns the number
-    of keys moved or changed (0 at once, after one GET, when the marker says it is done).
+def _logged(count: int, message: str, *args: object) -> int:
+    """``count``, logged with ``message`` (at INFO when not 0)."""
+    log.log(logging.INFO if count else logging.DEBUG, message, count, *args)
+    return count
 
-    ``redis``: a ``decode_responses=True`` client of one Redis, fakeredis or a Redis Cluster
-    (SCAN visits every primary; every write touches one key). Idempotent and safe to rerun after
-    a crash midway; one process at a time (the active one). Raises ``ValueError`` for a
-    ``bot_id`` that is not decimal digits or a marker that is not an integer, and what redis-py
-    raises: then nothing is lost and the next start finishes the job."""
+
+async def migrate(redis: RedisClient, bot_id: str) -> int:
+    """Bring the bot's storage to :data:`SCHEMA` (one process at a time, the active one); returns
+    the keys and values changed (0 after one GET when the marker says it is done). Raises
+    ``ValueError`` for a ``bot_id`` that is not decimal digits, and what redis-py raises."""
     if not _DIGITS.fullmatch(bot_id):
         raise ValueError(f"bot id {bot_id!r} is not decimal digits")
     keys = Keys(bot_prefix(bot_id))
@@ -300,24 +300,11 @@ async def migrate(redis: RedisClient, bot_id: str) -> int:
     if current >= SCHEMA:
         return 0
     moved = await _move_all(redis, bot_id) if current < 2 else 0
-    log.log(
-        logging.INFO if moved else logging.DEBUG,
-        "storage schema 2: %d keys moved from %s:* to %s:%s:*",
-        moved,
-        ROOT,
-        ROOT,
-        bot_id,
-    )
-    renamed = await _rename_all(redis, keys)
-    log.log(logging.INFO if renamed else logging.DEBUG, "storage schema 3: fields renamed in %d hashes", renamed)
-    gathered = await _gather_statistics(redis, keys)
+    changed = _logged(moved, "storage schema 2: %d keys moved from %s:* to %s:%s:*", ROOT, ROOT, bot_id)
+    changed += _logged(await _rename_all(redis, keys), "storage schema 3: fields renamed in %d hashes")
+    changed += _logged(await _gather_statistics(redis, keys), "storage schema 4: %d statistics keys into one slot")
     rewritten = await _rewrite_all(redis, keys.game_pattern(), "h", _table_3)
     rewritten += await _rewrite_all(redis, keys.outbox("*"), "l", _note_4)
-    log.log(
-        logging.INFO if gathered or rewritten else logging.DEBUG,
-        "storage schema 4: %d statistics keys into one slot, %d tables and notes rewritten",
-        gathered,
-        rewritten,
-    )
+    changed += _logged(rewritten, "storage schema 4: %d tables and notes rewritten")
     await redis.set(keys.schema(), SCHEMA)
-    return moved + renamed + gathered + rewritten
+    return changed

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tgbot.storage.keys import ChatField, GameField, Keys, UserField, once_field
+from tgbot.storage.keys import ChatField, GameField, Keys, Seating, UserField, once_field
 from tgbot.storage.redis import RedisClient
 
 __all__ = ["CHAT_MOVED_TTL", "DELETE_IF_EQUAL", "ChatSettings", "Records"]
@@ -31,7 +31,7 @@ return members
 @dataclass(frozen=True)
 class ChatSettings:
     """A chat's settings (``None``: the default): ``lang`` the group's language, ``variant`` a new
-    lobby's, ``seating`` ``shuffle`` or ``join``. The turn timer: :meth:`Records.chat_turn_timeout`."""
+    lobby's, ``seating`` a :class:`~tgbot.storage.keys.Seating`. The turn timer: :meth:`Records.chat_turn_timeout`."""
 
     lang: str | None = None
     variant: str | None = None
@@ -40,7 +40,7 @@ class ChatSettings:
     @property
     def shuffle(self) -> bool:
         """Whether seats are shuffled when the game starts."""
-        return self.seating == "shuffle"
+        return self.seating == Seating.SHUFFLE
 
     @classmethod
     def from_hash(cls, raw: dict[str, str]) -> ChatSettings:

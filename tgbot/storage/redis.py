@@ -52,11 +52,15 @@ async def connect(url: str) -> RedisClient:
         raise ValueError(
             f"REDIS_URL must start with redis://, rediss://, unix://, redis+sentinel:// or memory://, not {scheme or url.partition(':')[0]!r}"
         )
-    client = Redis.from_pool(
-        BlockingConnectionPool.from_url(
-            url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20
-        )
+    return await _connect_node(url)
+
+
+async def _connect_node(url: str) -> RedisClient:
+    """:func:`connect` for a ``redis://`` URL: one Redis, or the Cluster that node is part of."""
+    pool = BlockingConnectionPool.from_url(
+        url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20
     )
+    client = Redis.from_pool(pool)
     try:
         if not await _is_cluster(client):
             return client
