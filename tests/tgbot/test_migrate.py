@@ -377,3 +377,25 @@ async def test_schema_3_data_gets_todays_telegram_names_and_note_kinds() -> None
     kinds = [json.loads(note)["kind"] for note in await redis.lrange(keys.outbox("G1"), 0, -1)]
     assert kinds == ["reminder", "left", "automatic_move"]
     assert await mig.migrate(redis, BOT) == 0
+
+
+async def test_a_board_hand_off_left_by_a_crash_is_added_once() -> None:
+    # schema 3's group upgrade moved a board in three scripts; a crash could leave its hand-off
+    redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+    keys = Keys(bot_prefix(BOT))
+    top = f"{keys.prefix}:top"
+    await redis.set(keys.schema(), "3")
+    await redis.hset(f"{top}:{{c-200}}", mapping={"5:games": "1", "5:wins": "0", "5:name": "Anya", "6:games": "3"})
+    # crashed before the addition
+    await redis.set(keys.chat_moved(-100), "-200")
+    await redis.hset(
+        f"{top}:{{c-100}}:handoff", mapping={"~batch": "b1", "5:games": "2", "5:wins": "1", "5:name": "Аня"}
+    )
+    await redis.zadd(f"{top}:{{c-100}}:handoff:counted", {"G1": 1})
+    # crashed after the addition, before the drop
+    await redis.set(keys.chat_moved(-300), "-200")
+    await redis.hset(f"{top}:{{c-300}}:handoff", mapping={"~batch": "b2", "7:games": "4"})
+    await redis.zadd(f"{top}:{{c-200}}:counted", {"moved:-300:b2": 1})
+    await mig.migrate(redis, BOT)
+    assert await redis.hgetall(keys.board(-200)) == {"5:games": "3", "5:wins": "1", "5:name": "Anya", "6:games": "3"}
+    assert await redis.keys(f"{top}:*") == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -93,6 +94,18 @@ local get, set = 'HGET', 'HSET'
 if ARGV[1] == 'l' then get, set = 'LINDEX', 'LSET' end
 if redis.call(get, KEYS[1], ARGV[2]) == ARGV[3] then redis.call(set, KEYS[1], ARGV[2], ARGV[4]) return 1 end
 return 0
+"""
+
+# Add a schema 3 board hand-off to the board KEYS[1] once (its counted set KEYS[2] keeps the guard
+# ARGV[1], at ARGV[2] ms); ARGV: then the hand-off's field, value pairs. 1 added, 0 added before.
+_ADD_HANDOFF = """
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+for i = 3, #ARGV, 2 do
+  if string.sub(ARGV[i], -5) == ':name' then redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
+  else redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return 1
 """
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -219,10 +232,28 @@ def _statistics_key(keys: Keys, key: str) -> str | None:
     return keys.boards_of(found["user"]) if found["part"] else keys.totals(found["user"])
 
 
+async def _finish_handoffs(redis: RedisClient, keys: Keys) -> int:
+    """Schema 4: a board hand-off that a crash left midway in a group's upgrade is added to the
+    supergroup's board unless it was already (its batch's guard), then dropped."""
+    finished = 0
+    async for page in _scan_pages(redis, f"{keys.prefix}:top:{{c*}}:handoff"):
+        for key in page:
+            old = key.split("{c", 1)[1].partition("}")[0]
+            fields: dict[str, str] = await redis.hgetall(key)  # type: ignore[assignment]  # (decoded)
+            new: str = await redis.get(keys.chat_moved(int(old))) or old  # type: ignore[assignment]
+            guard = f"moved:{old}:{fields.pop('~batch', '')}"
+            board = f"{keys.prefix}:top:{{c{new}}}"
+            flat = [x for pair in fields.items() for x in pair]
+            await redis.eval(_ADD_HANDOFF, 2, board, board + ":counted", guard, int(time.time() * 1000), *flat)
+            await redis.delete(key, key + ":counted")  # (one slot)
+            finished += 1
+    return finished
+
+
 async def _gather_statistics(redis: RedisClient, keys: Keys) -> int:
     """Schema 4: the statistics into the slot ``{s<bot>}`` (a game counted before is marked so in
-    its own hash); a board hand-off a crash left midway stays where it is."""
-    moved = 0
+    its own hash)."""
+    moved = await _finish_handoffs(redis, keys)
     for pattern in (f"{keys.prefix}:stats:{{u*}}*", f"{keys.prefix}:top:{{c*}}*"):
         async for page in _scan_pages(redis, pattern):
             renames = {
