@@ -10,8 +10,6 @@ from typing import Protocol
 from tgbot.storage import stats
 from tgbot.storage.records import Records
 
-__all__ = ["GameMover", "move_chat"]
-
 log = logging.getLogger(__name__)
 
 

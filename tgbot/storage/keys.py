@@ -10,20 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = [
-    "ROOT",
-    "BoardField",
-    "ChatField",
-    "GameField",
-    "Keys",
-    "Seating",
-    "TelegramField",
-    "UserField",
-    "board_field",
-    "bot_prefix",
-    "once_field",
-]
-
 #: The first segment of every key.
 ROOT = "cheat"
 

@@ -16,19 +16,6 @@ from typing import Any
 from tgbot.storage.keys import ROOT, GameField, Keys, TelegramField, bot_prefix
 from tgbot.storage.redis import RedisClient
 
-__all__ = [
-    "BATCH",
-    "BOARD_FIELDS",
-    "CHAT_SETTINGS_FIELDS",
-    "GAME_FIELDS",
-    "NOTE_KINDS",
-    "SCHEMA",
-    "TABLE_KEYS",
-    "TELEGRAM_FIELDS",
-    "USER_FIELDS",
-    "migrate",
-]
-
 log = logging.getLogger(__name__)
 
 #: The storage schema this code writes (the marker's value once :func:`migrate` has run).

@@ -10,8 +10,6 @@ from typing import Any
 from tgbot.storage.keys import ChatField, GameField, Keys, Seating, UserField, once_field
 from tgbot.storage.redis import RedisClient
 
-__all__ = ["CHAT_MOVED_TTL", "DELETE_IF_EQUAL", "ChatSettings", "Records"]
-
 #: Seconds the record "group X became supergroup Y" is kept (longer than a finished game).
 CHAT_MOVED_TTL = 30 * 24 * 3600
 

@@ -12,8 +12,6 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-__all__ = ["CLUSTER_CONNECTIONS", "MAX_CONNECTIONS", "RETRY", "RedisClient", "connect"]
-
 log = logging.getLogger(__name__)
 
 #: Connections to one Redis per process (a blocking pool: a burst waits for a free one).

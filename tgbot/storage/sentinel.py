@@ -15,8 +15,6 @@ from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnec
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
-__all__ = ["SENTINEL_PORT", "SENTINEL_TIMEOUT", "SentinelPool", "SentinelRedis", "SentinelURL", "connect_sentinel"]
-
 log = logging.getLogger(__name__)
 
 #: A sentinel's port when the URL gives none.

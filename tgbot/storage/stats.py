@@ -16,22 +16,6 @@ from core.stats import SeatStats, game_stats
 from tgbot.storage.keys import BoardField, GameField, board_field
 from tgbot.storage.records import Records
 
-__all__ = [
-    "COUNTED_KEEP",
-    "FIELDS",
-    "MIN_TOP_GAMES",
-    "MOVE_ROUNDS",
-    "RECORD_FILE",
-    "Totals",
-    "count_game",
-    "forget_user",
-    "game_figures",
-    "move_board",
-    "record_of_game",
-    "top",
-    "totals",
-]
-
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
 #: The record file's name sent to a player (``cheat-record/1`` JSON).
