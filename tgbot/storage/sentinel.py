@@ -134,8 +134,9 @@ class SentinelRedis(Redis):
 
     async def aclose(self, close_connection_pool: bool | None = None) -> None:
         """Stop the listeners, close the client (and its pool) and the sentinels' connections."""
-        # cancelled again until they end: on Python 3.11, asyncio.wait_for (redis-py's send)
-        # drops a cancellation that comes as the awaited write completes
+        # cancelled again until they end: on Python 3.11, asyncio.wait_for (redis-py's send) drops
+        # a cancellation that comes as the awaited write completes (python/cpython#86296;
+        # test_sentinel.py::test_connect_gives_the_primary closes ten clients at once)
         while pending := [task for task in self._listeners if not task.done()]:
             for task in pending:
                 task.cancel()
