@@ -20,14 +20,10 @@ import io
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from babel import negotiate_locale
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-
-if TYPE_CHECKING:
-    from tgbot.game.table import Table
 
 __all__ = [
     "DEFAULT_LANGUAGE",
@@ -41,9 +37,7 @@ __all__ = [
     "message_language",
     "pick_language",
     "private_language",
-    "seat_language",
     "supported",
-    "table_language",
     "translator",
 ]
 
@@ -145,19 +139,7 @@ def private_language(own: str | None, group: str | None, telegram: str | None) -
     return supported(telegram)
 
 
-def seat_language(table: Table, seat: int) -> str:
-    """The language of a seat's private messages: its own (``Seat.lang``), else the table's."""
-    return table.seats[seat].lang or table.lang
-
-
 def message_language(own: str | None, group: str | None, telegram: str | None) -> str:
     """The language of a message to one person outside a seat: their own choice, else their
     group's (a setting or a game's), else their Telegram language, else the default."""
     return pick_language(own, group, telegram)
-
-
-def table_language(table: Table, user_id: int, own: str | None) -> str:
-    """The language of a message about ``table`` to ``user_id`` (a tap's answer, a lobby's
-    invitation): their seat's language, else their own choice, else the table's."""
-    seat = table.seat_of(user_id)
-    return seat_language(table, seat) if seat is not None else pick_language(own, table.lang)

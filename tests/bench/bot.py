@@ -46,20 +46,20 @@ from redis.asyncio.connection import Connection
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, TypeHandler
 from telegram.request import BaseRequest, RequestData
+from tgbot.sync import syncer as sync_mod
 
 import core
 import core.ai
-from tgbot.ingest import consumer as consumer_mod, stream as ingest_mod
-from tgbot.process import lease as lease_mod
-from tgbot.owner import store as store_mod
-from tgbot.views import bookkeeping as fields
-from tgbot.views import sync as sync_mod
-from tgbot.handlers.app import build_application
+from tests.redis_server import RedisServer
 from tgbot.codec import Tap, encode
 from tgbot.game.table import Status, Table
+from tgbot.handlers.app import build_application
+from tgbot.ingest import consumer as consumer_mod, stream as ingest_mod
+from tgbot.owner import store as store_mod
+from tgbot.process import lease as lease_mod
 from tgbot.process.runner import Runner
 from tgbot.settings import Settings
-from tests.redis_server import RedisServer
+from tgbot.sync import bookkeeping as fields
 
 BOT = {"id": 999, "is_bot": True, "first_name": "Cheat", "username": "cheat_bench_bot"}
 TOKEN = "999:B"
@@ -73,7 +73,7 @@ TRIPS: Counter = Counter()
 _orig_send = Connection.send_packed_command
 
 
-async def _counting_send(self, command, check_health=True):  # noqa: ANN001
+async def _counting_send(self, command, check_health=True):
     if PHASE.get() != "driver":
         TRIPS[PHASE.get()] += 1
     return await _orig_send(self, command, check_health)

@@ -10,15 +10,13 @@ from dataclasses import replace
 
 import pytest
 
-from tgbot.game.lobby import cancel
-from tgbot.game.table import GroupAccess, Status
-
-from tgbot import views
-from tgbot.views.bookkeeping import BOARD_MESSAGE
-
-from tgbot.storage import stats
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
+from tgbot.game.lobby import cancel
+from tgbot.game.table import GroupAccess, Status
+from tgbot.render.answers import answer
+from tgbot.render.board import board as render_board
+from tgbot.sync.bookkeeping import BOARD_MESSAGE
 
 #: The group note about a player who cannot get their cards names the bot to open (any language).
 _UNREACHABLE_MARK = "@cheat_test_bot"
@@ -152,7 +150,7 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
     assert any("query is too old" in e["description"] for e in emu.errors)
     # the views were still synced after the refused answer: the board shows the new turn
     tg = await live.store.tg_get(gid)
-    assert emu._msg(group.id, int(tg[BOARD_MESSAGE])).html == views.board(t1, emu.bot_username).text
+    assert emu._msg(group.id, int(tg[BOARD_MESSAGE])).html == render_board(t1, emu.bot_username).text
     assert emu.violations == []
 
 
@@ -332,10 +330,10 @@ async def test_permissions_and_anonymous_admins(live):
         await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)
     # a plain member may not start (creator 0 matches nobody), an admin may
     ans = await (await b.tap(lobby, cb(lobby, "s:")[0])).answer(15)
-    assert ans["text"] == views.answer("not_allowed", "ru")
+    assert ans["text"] == answer("not_allowed", "ru")
     assert (await live.store.load(gid)).status is Status.LOBBY
     ans = await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
-    assert ans["text"] == views.answer("started", "ru")
+    assert ans["text"] == answer("started", "ru")
     await live.settle()
     t = await live.store.load(gid)
     assert all(s.user_id != 1087968824 for s in t.seats) and len(t.seats) == 3
@@ -346,9 +344,9 @@ async def test_permissions_and_anonymous_admins(live):
     play = cb(p, "p:")[0]
     # the same button pressed by someone else: a non-player and another player
     ans = await (await e.tap(p, play)).answer(15)
-    assert ans["text"] == views.answer("not_seated", "ru")
+    assert ans["text"] == answer("not_seated", "ru")
     ans = await (await nxt.tap(p, play)).answer(15)
-    assert ans["text"] == views.answer("not_your_turn", "ru")
+    assert ans["text"] == answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 0
     await (await cur.tap(p, play)).answer(15)
     await live.settle()
@@ -356,7 +354,7 @@ async def test_permissions_and_anonymous_admins(live):
     t = await live.store.load(gid)
     third = users[t.seats[(t.state.current + 1) % 3].user_id]
     ans = await (await third.tap(p, f"c:{gid}:{t.action_count}", strict=False)).answer(15)
-    assert ans["text"] == views.answer("not_your_turn", "ru")
+    assert ans["text"] == answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 1
     # the anonymous admin stops the game; a channel posting in the group may not
     # (a running game stops after a confirming tap; a plain member's tap is refused)
@@ -364,7 +362,7 @@ async def test_permissions_and_anonymous_admins(live):
     confirm = await emu.wait_message(group.id, lambda m: cb(m, "y:"), timeout=20)
     assert (await live.store.load(gid)).status is Status.PLAYING
     ans = await (await b.tap(confirm, cb(confirm, "y:")[0])).answer(15)
-    assert ans["text"] == views.answer("not_allowed", "ru")
+    assert ans["text"] == answer("not_allowed", "ru")
     await (await a.tap(confirm, cb(confirm, "y:")[0])).answer(15)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.CANCELLED
@@ -372,15 +370,17 @@ async def test_permissions_and_anonymous_admins(live):
 
 
 async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
-    from tgbot.handlers.identity import actor_id, seat_for
-    from tgbot.game.table import RefusedError
-    from telegram import Chat, Message, Update, User
     import datetime
+
+    from telegram import Chat, Message, Update, User
+
+    from tgbot.game.table import RefusedError
+    from tgbot.handlers.identity import actor_id, seat_for
 
     grp = Chat(-5, "supergroup", title="G")
     chan = Chat(-1009, "channel", title="C")
     anon = User(1087968824, "Group", True, username="GroupAnonymousBot")
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     upd = Update(1, message=Message(1, now, grp, from_user=anon, sender_chat=grp, text="/start_game"))
     assert actor_id(upd) == 0
     with pytest.raises(RefusedError):
@@ -473,8 +473,8 @@ async def test_updates_queued_while_down_apply_in_order_once(live):
     assert t.action_count == 1 and len((await live.store.record(gid))[1]) == 1
     a1 = emu.answers.get(t1.query_id) or {}
     a2 = emu.answers.get(t2.query_id) or {}
-    assert a1.get("text") == views.answer("played", "ru")
-    assert a2.get("text") in (views.answer("stale", "ru"), views.answer("not_your_turn", "ru"))
+    assert a1.get("text") == answer("played", "ru")
+    assert a2.get("text") in (answer("stale", "ru"), answer("not_your_turn", "ru"))
     assert emu.violations == []
 
 

@@ -10,14 +10,12 @@ import asyncio
 
 import pytest
 
-from tgbot.handlers import common as handlers
-
-from tgbot import views
-
-from tgbot.storage import stats
 from tests.fakes.botapi import SimUser
 from tests.fakes.spec import ApiError
 from tests.tgbot.live import cb, live_fixture
+from tgbot.handlers import common as handlers
+from tgbot.render.menus import stats_text
+from tgbot.storage import stats
 
 pytestmark = pytest.mark.e2e
 
@@ -89,7 +87,7 @@ async def test_topic_implicit_reply_is_no_reply(live):
     sent = {c["params"]["text"] for c in emu.calls_by("sendMessage") if c["ok"]}
     for who, shown in ((b, True), (d, False)):
         totals, places = await stats.totals(live.store, who.id)
-        assert (views.stats_text("ru", who.first_name, totals, places) in sent) is shown
+        assert (stats_text("ru", who.first_name, totals, places) in sent) is shown
     # a real reply still names its person
     d_says = await d.send(forum, "/stats", thread_id=topic)
     d_msg = emu.updates[d_says]["message"]["message_id"]

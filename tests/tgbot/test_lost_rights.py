@@ -18,18 +18,18 @@ from dataclasses import replace
 import pytest
 from telegram.error import BadRequest, Forbidden
 
+from tests.tgbot.helpers import lobby, started
+from tests.tgbot.live import cb, live_fixture
+from tests.tgbot.test_timers import FakeClock, delay, fired, wired
 from tgbot.game import play
 from tgbot.game.group import group_gone, group_unwritable, group_writable
 from tgbot.game.lobby import cancel
 from tgbot.game.table import GroupAccess, RetireReason, Status, Table
-
-from tgbot import views
-from tgbot.views.bookkeeping import BOARD_MESSAGE
-from tgbot.views.group_lane import MAX_HELD_ANNOUNCEMENTS
-from tgbot.views.messages import GroupRefusal, group_refusal
-from tests.tgbot.helpers import lobby, started
-from tests.tgbot.live import cb, live_fixture
-from tests.tgbot.test_timers import FakeClock, delay, fired, wired
+from tgbot.render.announcements import announcement, retired_note
+from tgbot.render.text import plain
+from tgbot.sync.bookkeeping import BOARD_MESSAGE
+from tgbot.sync.group_lane import MAX_HELD_ANNOUNCEMENTS
+from tgbot.sync.messages import GroupRefusal, group_refusal
 
 pytestmark = pytest.mark.e2e
 
@@ -96,7 +96,7 @@ async def _told_privately(live, table: Table, users: dict) -> dict[int, str]:
     """Wait until each person of the retired ``table`` got its private note; the texts by user."""
     texts = {}
     for seat, player in enumerate(table.seats):
-        texts[player.user_id] = views.plain(views.retired_note(table, seat, live.settings.lobby_timeout))
+        texts[player.user_id] = plain(retired_note(table, seat, live.settings.lobby_timeout))
         user = users[player.user_id]
         await live.emu.wait_for(lambda u=user, text=texts[player.user_id]: _notes_to(live.emu, u, text), timeout=20)
     return texts
@@ -131,7 +131,7 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     assert table.group_access is GroupAccess.WRITABLE and table.unwritable_since is None and table.retire_at is None
     assert await live.store.outbox(gid) == []
     shown = _bot_messages_since(emu, group, since)
-    assert [m.text for m in shown[:1]] == [views.plain(views.announcement(table, held[0]))]
+    assert [m.text for m in shown[:1]] == [plain(announcement(table, held[0]))]
     assert [m.thread_id for m in shown] == [topic, topic]
     assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE]) and cb(shown[-1], "")
     assert emu._msg(group.id, old_board).deleted
@@ -154,9 +154,7 @@ async def test_at_most_the_last_twenty_announcements_are_kept(live):
     await live.play_one(gid, users)
     shown = _bot_messages_since(emu, group, since)
     # the held announcements, in order, a paragraph each, together (within Telegram's text limit)
-    assert "\n\n".join(m.text for m in shown[:-1]).split("\n\n") == [
-        views.plain(views.announcement(table, note)) for note in held
-    ]
+    assert "\n\n".join(m.text for m in shown[:-1]).split("\n\n") == [plain(announcement(table, note)) for note in held]
     assert len(shown[:-1]) < len(held) and all(len(m.text) <= 4096 for m in shown[:-1])
     assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE])
     assert emu.violations == []

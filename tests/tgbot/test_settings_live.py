@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import time
 
-
 import pytest
 from redis.asyncio import Redis
 
 import core
 from core.record import Record, replay
-from tgbot import views
-from tgbot.storage import stats
-from tgbot.game.table import Player, Status
-from tgbot.owner.store import Store
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
+from tgbot.game.table import Player, Status
+from tgbot.owner.store import Store
+from tgbot.render.announcements import note
+from tgbot.render.board import board, no_game
+from tgbot.render.text import name, plain, title
+from tgbot.storage import stats
 
 pytestmark = pytest.mark.e2e
 
@@ -58,9 +59,7 @@ async def test_game_end_stats_once_play_again_and_record(live):
     assert [await stats.totals(live.store, u.id) for u in (a, b, c)] == before
     # the result names every player's bluffs; every panel is final, only the record button
     result = emu.last_message(group.id, lambda m: "bluff" in (m.text or "") or "блеф" in (m.text or ""))
-    assert result is not None and all(
-        views.plain(views.name(t, i)).strip("\u2068\u2069") in result.text for i in range(3)
-    )
+    assert result is not None and all(plain(name(t, i)).strip("\u2068\u2069") in result.text for i in range(3))
     # the final board comes under the result, «Сыграть ещё» at hand; the lobby's message far up is gone
     final = emu.last_message(group.id)
     assert cb(final, "n:") and final.message_id > result.message_id
@@ -79,20 +78,20 @@ async def test_game_end_stats_once_play_again_and_record(live):
     await c.send(group, "/board")
     await live.settle()
     answer = emu.last_message(group.id).text
-    assert answer == views.no_game("ru", t) and views.plain(views.board(t, "x").text).split("\n")[-1] in answer
+    assert answer == no_game("ru", t) and plain(board(t, "x").text).split("\n")[-1] in answer
     assert "/start_game" in answer and "Здесь сейчас нет игры" not in answer
     # play again from the board: a new lobby with the same (reachable) players
     b.block_bot()  # b can no longer be reached: not seated again
     await live.settle()
-    board = emu.last_message(group.id, lambda m: cb(m, "n:"))
-    await (await c.tap(board, cb(board, "n:")[0])).answer(15)
+    shown = emu.last_message(group.id, lambda m: cb(m, "n:"))
+    await (await c.tap(shown, cb(shown, "n:")[0])).answer(15)
     await live.settle()
     again = await live.store.chat_game(group.id, None)
     assert again is not None and again.status is Status.LOBBY and again.id != gid
     assert [s.user_id for s in again.seats] == [c.id]  # the others are invited, not seated
     # each in their private language: the group set none, so a's Telegram app's (English)
     invitation = emu.last_message(a.id, lambda m: "Клуб" in (m.text or ""))
-    assert invitation.text == views.plain(views.note("lobby_open", "en", group=views.title(again)))
+    assert invitation.text == plain(note("lobby_open", "en", group=title(again)))
     # /stats and /top in the group (no game running: answered there)
     await a.send(group, "/stats")
     await live.settle()

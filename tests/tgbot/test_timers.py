@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from tests.tgbot.helpers import lobby
 from tgbot.game.lobby import join, set_seat_lang, start
 from tgbot.game.table import Seat, Status
 from tgbot.owner.store import Store, current_update
 from tgbot.owner.timers import Timers
-from tests.tgbot.helpers import lobby
 
 
 class FakeClock:
-    """A :class:`tgbot.process.clock.RedisClock` stand-in: ``now()`` is what the test sets."""
+    """A :class:`tgbot.owner.clock.RedisClock` stand-in: ``now()`` is what the test sets."""
 
     def __init__(self, t: float) -> None:
         self.t = t
@@ -29,7 +28,7 @@ class FakeClock:
 
 def wired(store: Store, syncer, clock: FakeClock) -> Timers:
     """Timers over ``store`` as the runner wires them: every commit sets the game's timer."""
-    timers = Timers(store, syncer, clock)
+    timers = Timers(store, clock, syncer.request)
     store.on_commit = lambda before, after: timers.schedule(after)
     return timers
 

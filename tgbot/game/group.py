@@ -1,5 +1,5 @@
 """Transitions of a table's access to its group (:class:`~tgbot.game.table.GroupAccess`), as the
-view sync learns it from Telegram's answers (:mod:`tgbot.views.sync`)."""
+view sync learns it from Telegram's answers (:mod:`tgbot.sync.syncer`)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 import core
+from tgbot.i18n import pick_language
 
 #: The version of :meth:`Table.to_json`'s format (its ``schema`` field; absent: 1, b5f3182's).
 TABLE_SCHEMA = 3
@@ -73,7 +74,7 @@ class NoteKind(StrEnum):
 
 
 #: What a tap or a transition came to: the code of the short answer the tapper sees
-#: (:func:`tgbot.views.render.answer`), a success or a refusal (:class:`RefusedError`); engine
+#: (:func:`tgbot.render.answers.answer`), a success or a refusal (:class:`RefusedError`); engine
 #: refusals carry :mod:`core.errors`' codes. Each code is its member's name in lower case; the
 #: last ones (``ai`` on) answer no tap.
 Answer = StrEnum(
@@ -212,6 +213,16 @@ class Table:
     def seat_of(self, user_id: int) -> int | None:
         """The seat of ``user_id``, or ``None``."""
         return next((index for index, seat in enumerate(self.seats) if seat.user_id == user_id), None)
+
+    def seat_language(self, seat: int) -> str:
+        """The language of a seat's private messages: its own (``Seat.lang``), else the table's."""
+        return self.seats[seat].lang or self.lang
+
+    def language_for(self, user_id: int, own: str | None) -> str:
+        """The language of a message about this table to ``user_id``: their seat's, else their own
+        choice (``own``), else the table's."""
+        seat = self.seat_of(user_id)
+        return self.seat_language(seat) if seat is not None else pick_language(own, self.lang)
 
     def to_json(self) -> str:
         """Compact JSON: every field under its own name, the engine state as its own dict."""

@@ -10,7 +10,7 @@ from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
 import core
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.codec import Setting, person
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, RefusedError, Status
@@ -28,6 +28,10 @@ from tgbot.handlers.common import (
 )
 from tgbot.handlers.identity import is_admin, may_manage, replied_user
 from tgbot.handlers.language import set_group_language
+from tgbot.render.announcements import note
+from tgbot.render.answers import answer
+from tgbot.render.menus import settings_menu, stop_confirm, timer_menu
+from tgbot.render.text import Rendered
 
 #: The turn timer's choices offered to chat admins (seconds), and "long" (an hour): never off.
 TIMER_CHOICES = (30, 60, 90, 180, 300, 600)
@@ -44,9 +48,9 @@ async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     user_id, admin = await may_manage(context, table, update)
     if table.status is Status.PLAYING:
         if not admin and user_id != table.creator:
-            await reply(update, views.answer(Answer.NOT_ALLOWED, language))
+            await reply(update, answer(Answer.NOT_ALLOWED, language))
             return
-        rendered = views.stop_confirm(table, user_id)
+        rendered = stop_confirm(table, user_id)
         await reply(update, rendered.text, rendered.markup)
         return
     await command_transact(services, update, table, language, lambda table: game_lobby.cancel(table, user_id, admin))
@@ -73,7 +77,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     target = replied_user(update)
     if target is None:
-        await reply(update, views.note("kick_reply", language))
+        await reply(update, note("kick_reply", language))
         return
     user_id, admin = await may_manage(context, table, update)
     now, timeout = services.now(), services.settings.lobby_timeout
@@ -81,10 +85,10 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         services, update, table, language, lambda table: game_lobby.kick(table, target.id, user_id, admin, now, timeout)
     )
     if change is not None and change.reply == Answer.NOT_SEATED:
-        await reply(update, views.answer(Answer.NOT_SEATED, language))
+        await reply(update, answer(Answer.NOT_SEATED, language))
 
 
-Menu = Callable[[Services, int, str], Awaitable[views.Rendered]]
+Menu = Callable[[Services, int, str], Awaitable[Rendered]]
 
 
 async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, menu: Menu, refusal: Answer) -> None:
@@ -94,22 +98,22 @@ async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, menu: 
     assert chat is not None
     language = await group_language(services, chat.id)
     if not await is_admin(context, chat.id, update):
-        await reply(update, views.answer(refusal, language))
+        await reply(update, answer(refusal, language))
         return
     rendered = await menu(services, chat.id, language)
     await reply(update, rendered.text, rendered.markup)
 
 
-async def _timer_menu(services: Services, chat_id: int, language: str) -> views.Rendered:
+async def _timer_menu(services: Services, chat_id: int, language: str) -> Rendered:
     current = await services.store.chat_turn_timeout(chat_id, services.settings.turn_timeout)
-    return views.timer_menu(language, chat_id, current, TIMER_CHOICES)
+    return timer_menu(language, chat_id, current, TIMER_CHOICES)
 
 
-async def _settings_menu(services: Services, chat_id: int, language: str | None = None) -> views.Rendered:
+async def _settings_menu(services: Services, chat_id: int, language: str | None = None) -> Rendered:
     """The /settings menu as stored now, in the chat's language (``language`` is not used)."""
     chat_settings = await services.store.chat_settings(chat_id)
     turn_timeout = await services.store.chat_turn_timeout(chat_id, services.settings.turn_timeout)
-    return views.settings_menu(
+    return settings_menu(
         i18n.pick_language(chat_settings.lang), chat_id, chat_settings, turn_timeout, TIMER_CHOICES, LONG_TIMER
     )
 

@@ -28,8 +28,8 @@ from tgbot.handlers import admin, chat, language, lobby, play, private
 from tgbot.handlers.budget import ReplyGate
 from tgbot.handlers.common import TapAction, answer_unknown_tap, answering, on_error
 from tgbot.i18n import LANGUAGES, N_, translator
-from tgbot.process.ratelimit import RateLimiter
 from tgbot.settings import Settings
+from tgbot.sync.ratelimit import RateLimiter
 
 #: Commands registered with setMyCommands: (command, description msgid), per chat kind.
 GROUP_COMMANDS = (

@@ -50,7 +50,7 @@ def _can_write(member: ChatMember) -> bool:
 async def on_my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``my_chat_member``: in private, blocked or unblocked (:func:`set_reachable`); in a group,
     removed (its live games end, ``bot_removed``) or its right to write changed (the games go
-    on, their announcements wait: :meth:`tgbot.views.sync.Syncer.group_rights_changed`)."""
+    on, their announcements wait: :meth:`tgbot.sync.syncer.Syncer.group_rights_changed`)."""
     services, change = services_of(context), update.my_chat_member
     assert change is not None
     chat, new = change.chat, change.new_chat_member

@@ -15,19 +15,19 @@ from telegram import CallbackQuery, InlineKeyboardMarkup, Message, Update
 from telegram.error import BadRequest, Forbidden, TelegramError
 from telegram.ext import Application, ContextTypes
 
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode
 from tgbot.game.table import Answer, Change, RefusedError, Seat, Table
 from tgbot.handlers import budget
 from tgbot.handlers.identity import place, seat_for
-from tgbot.ingest.stream import outcome
+from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import FencedError, Store, game_id_for_update
 from tgbot.owner.timers import Timers
-from tgbot.process.clock import RedisClock
-from tgbot.process.ratelimit import ThrottledError
+from tgbot.render.answers import answer, answer_tap
+from tgbot.render.board import no_game
 from tgbot.settings import Settings
-from tgbot.views.answers import answer_tap as answer
-from tgbot.views.sync import Syncer
+from tgbot.sync.ratelimit import ThrottledError
+from tgbot.sync.syncer import Syncer
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ async def private_language(services: Services, update: Update, group_id: int | N
     else:
         games = await services.store.user_games(user.id)
         seat = games[0].seat_of(user.id) if games else None
-        group = i18n.seat_language(games[0], seat) if seat is not None else None
+        group = games[0].seat_language(seat) if seat is not None else None
     return i18n.message_language(own, group, user.language_code)
 
 
@@ -86,14 +86,14 @@ async def group_language(services: Services, chat_id: int) -> str:
 
 
 async def tap_language(services: Services, update: Update, table: Table | None) -> str:
-    """The language of a tap's answer (:func:`i18n.table_language`; without a table, the
+    """The language of a tap's answer (:meth:`Table.language_for`; without a table, the
     tapper's private language)."""
     user = update.effective_user
     if table is None or user is None:
         return await private_language(services, update)
     seat = table.seat_of(user.id)
     own = None if seat is not None else await services.store.user_lang(user.id)
-    return i18n.table_language(table, user.id, own)
+    return table.language_for(user.id, own)
 
 
 # -- replies ---------------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ async def chat_table(services: Services, update: Update, last: bool = False) -> 
     language = table.lang if table else await group_language(services, chat_id)
     if table is None:
         ended = await services.store.chat_last_game(chat_id, thread) if last else None
-        await reply(update, views.no_game(language, ended))
+        await reply(update, no_game(language, ended))
     return table, language
 
 
@@ -169,7 +169,7 @@ async def command_transact(
     try:
         done = await services.store.transact(table.id, transition)
     except RefusedError as refusal:
-        await reply(update, views.answer(refusal.code, language))
+        await reply(update, answer(refusal.code, language))
         return None
     services.syncer.request(table.id)
     return done.change
@@ -251,10 +251,10 @@ async def _answer(press: Press, done: TapDone) -> None:
     services, tap = press.services, press.tap
     try:
         if done.url:
-            await answer(press.query, url=done.url)
+            await answer_tap(press.query, url=done.url)
         else:
             language = done.language or await tap_language(services, press.update, done.table)
-            await answer(press.query, views.answer(done.answer, language))
+            await answer_tap(press.query, answer(done.answer, language))
     finally:
         if done.sync and tap.op not in NOT_A_GAME:
             services.syncer.request(tap.game_id)
@@ -269,7 +269,7 @@ async def _refused(press: Press, code: str) -> None:
     """Answer a refused tap; a stale one's panel is then redrawn as it is now."""
     services, tap = press.services, press.tap
     table = None if tap.op in NOT_A_GAME else await services.store.load(tap.game_id)
-    await answer(press.query, views.answer(code, await tap_language(services, press.update, table)))
+    await answer_tap(press.query, answer(code, await tap_language(services, press.update, table)))
     if code == Answer.STALE and table is not None:
         await redraw_panel(press, table, "")
 
@@ -285,21 +285,14 @@ async def answer_unknown_tap(update: Update, context: ContextTypes.DEFAULT_TYPE)
     """A tap whose data this bot did not produce."""
     assert update.callback_query is not None
     language = await private_language(services_of(context), update)
-    await answer(update.callback_query, views.answer(Answer.BAD_BUTTON, language))
+    await answer_tap(update.callback_query, answer(Answer.BAD_BUTTON, language))
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The one error handler: a fenced commit or a Redis failure is noted in the update's
-    :class:`~tgbot.ingest.stream.Outcome`; anything else is logged (a reply dropped over
-    Telegram's limit, :class:`ThrottledError`, in one INFO line) and a tap is answered."""
-    result = outcome.get()
-    if isinstance(context.error, FencedError):
-        if result is not None:
-            result.fenced = True
-        return
-    if isinstance(context.error, RedisError) and result is not None:
-        result.retry = True  # the consumer tries the update again
-        log.warning("update met a Redis failure: %s", context.error)
+    """The error handler: anything but a fenced commit or a Redis failure (the runner's, the
+    update is tried again) is logged (a reply dropped over Telegram's limit in one INFO line),
+    and a tap is answered."""
+    if isinstance(context.error, FencedError | RedisError):
         return
     if isinstance(context.error, ThrottledError):
         log.info(
@@ -308,7 +301,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     else:
         log.error("error while handling an update", exc_info=context.error)
     if isinstance(update, Update) and update.callback_query is not None:
-        await answer(update.callback_query)
+        await answer_tap(update.callback_query)
 
 
 async def tell_to_tap_again(update: Update, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
@@ -318,4 +311,4 @@ async def tell_to_tap_again(update: Update, application: Application[Any, Any, A
         return
     services: Services | None = application.bot_data.get("services")
     own = await services.store.user_lang(query.from_user.id) if services is not None else None
-    await answer(query, views.answer(Answer.TRY_AGAIN, i18n.pick_language(own)))
+    await answer_tap(query, answer(Answer.TRY_AGAIN, i18n.pick_language(own)))

@@ -9,11 +9,12 @@ from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import Press, Services, TapDone, group_language, private_language, reply, services_of
 from tgbot.handlers.identity import is_admin
+from tgbot.render.menus import language_menu, language_set
 
 
 async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -23,7 +24,7 @@ async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     assert chat is not None
     group = chat.type != ChatType.PRIVATE
     language = await group_language(services, chat.id) if group else await private_language(services, update)
-    menu = views.language_menu(language, group)
+    menu = language_menu(language, group)
     await reply(update, menu.text, menu.markup)
 
 
@@ -61,6 +62,6 @@ async def set_language(press: Press) -> TapDone:
     async def confirm() -> None:
         if isinstance(message, Message):
             with contextlib.suppress(BadRequest):  # not modified
-                await message.edit_text(views.language_set(language, group))
+                await message.edit_text(language_set(language, group))
 
     return TapDone(Answer.OK, language=language, then=confirm)

@@ -14,7 +14,7 @@ from telegram.ext import ContextTypes
 from telegram.helpers import create_deep_linked_url
 
 import core
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.codec import Op
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, Change, RefusedError, Status, Table
@@ -34,6 +34,10 @@ from tgbot.handlers.common import (
     tell,
 )
 from tgbot.handlers.identity import actor_id, is_admin, may_manage, place, telegram_says_gone
+from tgbot.render.announcements import note
+from tgbot.render.answers import answer
+from tgbot.render.menus import leave_confirm
+from tgbot.render.text import BOT_NAMES, title
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +94,7 @@ async def notify_lobby(services: Services, table: Table, users: list[int]) -> No
         if languages is None:
             continue
         language = i18n.message_language(languages[0], group, languages[1])
-        await tell(services, user_id, views.note("lobby_open", language, group=views.title(table)))
+        await tell(services, user_id, note("lobby_open", language, group=title(table)))
 
 
 async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -130,7 +134,7 @@ async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         update,
         table,
         language,
-        lambda table: game_lobby.add_bot(table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+        lambda table: game_lobby.add_bot(table, BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
     )
     if change is not None:
         await maybe_autostart(services, change.table)
@@ -146,9 +150,9 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     language = table.lang if table else await group_language(services, chat_id)
     seat = table.seat_of(user.id) if table is not None else None
     if table is None or seat is None:
-        await reply(update, views.answer(Answer.NOT_SEATED, language))
+        await reply(update, answer(Answer.NOT_SEATED, language))
     elif table.status is not Status.LOBBY:
-        rendered = views.leave_confirm(table, seat)
+        rendered = leave_confirm(table, seat)
         await reply(update, rendered.text, rendered.markup)
     else:
         now, timeout = services.now(), services.settings.lobby_timeout
@@ -228,9 +232,7 @@ async def manage(press: Press) -> TapDone:
     transitions: dict[Op, Transition] = {
         Op.CANCEL: lambda table: game_lobby.cancel(table, user_id, admin),
         Op.VARIANT: lambda table: game_lobby.set_variant(table, user_id, tap.arg, admin, now, timeout),
-        Op.ADDBOT: lambda table: game_lobby.add_bot(
-            table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin
-        ),
+        Op.ADDBOT: lambda table: game_lobby.add_bot(table, BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
         Op.RMBOT: lambda table: game_lobby.remove_bot(table, now, timeout, user_id=user_id, is_admin=admin),
     }
     if tap.op is Op.START:

@@ -11,12 +11,12 @@ from telegram.ext import ContextTypes
 
 import core
 from core.cards import Hand, Rank
-from tgbot import views
 from tgbot.codec import Op
 from tgbot.game import play as game_play
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers import budget
 from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel, services_of
+from tgbot.render.text import plain_names
 from tgbot.storage import stats
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ async def send_record(press: Press) -> TapDone:
         # it holds every hand and the seed: never while the game runs
         raise RefusedError(Answer.RECORD_NOT_YET if table.live else Answer.NO_GAME)
     deal, moves = await services.store.record(table.id)
-    record = stats.record_of_game(table, deal, moves, views.plain_names(table))
+    record = stats.record_of_game(table, deal, moves, plain_names(table))
     if record is None:
         raise RefusedError(Answer.NO_GAME)
     if not await services.store.first_time(table.id, "record", user_id):

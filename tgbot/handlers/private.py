@@ -9,7 +9,7 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, RefusedError
 from tgbot.handlers import budget
@@ -17,6 +17,10 @@ from tgbot.handlers.chat import set_reachable, unseat_everywhere
 from tgbot.handlers.common import group_language, new_seat, private_language, reply, services_of, tell
 from tgbot.handlers.identity import actor_id, replied_user, telegram_says_gone
 from tgbot.handlers.lobby import maybe_autostart
+from tgbot.render.announcements import note
+from tgbot.render.answers import answer
+from tgbot.render.menus import help_text, private_hint, rules, stats_text, top_text
+from tgbot.render.text import group_title, title
 from tgbot.storage import stats
 
 Text = Callable[[str], str]
@@ -59,13 +63,13 @@ async def join_by_link(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         now, timeout = services.now(), services.settings.lobby_timeout
         done = await services.store.transact(game_id, lambda table: game_lobby.join_by_link(table, seat, now, timeout))
     except RefusedError as refusal:
-        await reply(update, views.answer(refusal.code, await private_language(services, update)))
+        await reply(update, answer(refusal.code, await private_language(services, update)))
         return
     table = done.change.table
     seat_index = table.seat_of(user.id)
     assert seat_index is not None
-    translator = i18n.translator(i18n.seat_language(table, seat_index))
-    await reply(update, translator.t("You joined the game in «{group}».", group=views.title(table)))
+    translator = i18n.translator(table.seat_language(seat_index))
+    await reply(update, translator.t("You joined the game in «{group}».", group=title(table)))
     await maybe_autostart(services, table)
     services.syncer.request(game_id)
 
@@ -78,12 +82,12 @@ async def group_only(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/help`` (and ``/start`` in a group): how to use the bot (:func:`_private_text`)."""
-    await _private_text(update, context, views.help_text)
+    await _private_text(update, context, help_text)
 
 
 async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/rules``: the rules of the game (:func:`_private_text`)."""
-    await _private_text(update, context, views.rules)
+    await _private_text(update, context, rules)
 
 
 async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Text) -> None:
@@ -99,7 +103,7 @@ async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text
         return
     sent = user is not None and bool(actor_id(update)) and await tell(services, user.id, text(language))
     if not await budget.game_running(services.store, chat.id):  # else the group's budget is the game's
-        await reply(update, views.private_hint(await group_language(services, chat.id), sent))
+        await reply(update, private_hint(await group_language(services, chat.id), sent))
 
 
 async def _answer_quietly(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Text) -> None:
@@ -120,16 +124,14 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if target is None or target.is_bot:
         return
     totals, places = await stats.totals(services_of(context).store, target.id)
-    await _answer_quietly(
-        update, context, lambda language: views.stats_text(language, target.full_name, totals, places)
-    )
+    await _answer_quietly(update, context, lambda language: stats_text(language, target.full_name, totals, places))
 
 
 async def top_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/top``: the chat's leaderboard (most wins; at least 3 games to be listed)."""
     assert update.effective_chat is not None
     rows = await stats.top(services_of(context).store, update.effective_chat.id)
-    await _answer_quietly(update, context, lambda language: views.top_text(language, rows, stats.MIN_TOP_GAMES))
+    await _answer_quietly(update, context, lambda language: top_text(language, rows, stats.MIN_TOP_GAMES))
 
 
 async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -140,15 +142,13 @@ async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if user is None or not actor_id(update):
         await reply(update, i18n.translator(language).t("Add me to a group and send /start_game there."))
     elif not await services.store.can_dm(user.id):
-        await reply(update, views.private_hint(language, False))
+        await reply(update, private_hint(language, False))
     else:
         await services.store.want_notify(chat.id, user.id)
         if await budget.hush(update) is budget.Hush.GAME:  # a bystander of a running game: privately
-            await tell(
-                services, user.id, views.note("notify_on_private", language, group=views.group_title(chat.title or ""))
-            )
+            await tell(services, user.id, note("notify_on_private", language, group=group_title(chat.title or "")))
         else:
-            await reply(update, views.note("notify_on", language))
+            await reply(update, note("notify_on", language))
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -158,7 +158,7 @@ async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     assert chat is not None and user is not None
     language = await private_language(services, update)
     if chat.type != ChatType.PRIVATE:
-        await reply(update, views.note("forget_private", language))
+        await reply(update, note("forget_private", language))
         return
     await stats.forget_user(services.store, user.id)
-    await reply(update, views.note("forgotten", language))
+    await reply(update, note("forgotten", language))

@@ -133,7 +133,7 @@ class Consumer:
         for entry_id, update in entries:
             await self._room.acquire()
             key = ordering_key(update)
-            task = asyncio.create_task(self._one(self._chains.get(key), entry_id, update))
+            task = asyncio.create_task(self._one(self._chains.get(key), entry_id, update), name=f"update-{entry_id}")
             self._chains[key] = task
             task.add_done_callback(functools.partial(self._forget, key))
 

@@ -7,7 +7,7 @@ DESIGN.md, Processes. One stream per bot, ``<prefix>:{b<bot>}:updates``, each en
   only while this process holds the lease, so a paused former holder can neither ingest nor confirm,
   and in the same round trip acknowledges what was processed and reads the batch back for the
   consumer (one round trip per batch instead of three);
-- for the webhook (:mod:`tgbot.process.web`, any process), stores the update before the HTTP answer;
+- for the webhook (:mod:`tgbot.ingest.web`, any process), stores the update before the HTTP answer;
 - skips an update whose id is among the last :data:`RECENT_UPDATES` (a webhook delivered again).
 
 :mod:`tgbot.ingest.consumer` reads it back; the game's commit records the update ids it applied
@@ -16,11 +16,10 @@ DESIGN.md, Processes. One stream per bot, ``<prefix>:{b<bot>}:updates``, each en
 
 from __future__ import annotations
 
-import contextvars
 import json
 from typing import Any
 
-__all__ = ["ACKNOWLEDGED_MAX", "GROUP", "RECENT_UPDATES", "Entry", "Ingest", "Outcome", "outcome"]
+__all__ = ["ACKNOWLEDGED_MAX", "GROUP", "RECENT_UPDATES", "Entry", "Ingest"]
 
 #: Update ids remembered to skip a repeated delivery.
 RECENT_UPDATES = 10_000
@@ -65,20 +64,6 @@ return taken
 """
 #: Entries acknowledged by one write, at most (Lua's ``unpack`` has a stack limit).
 ACKNOWLEDGED_MAX = 1000
-
-
-class Outcome:
-    """How the processing of one update went, filled by the error handler
-    (:func:`tgbot.handlers.common.on_error`): ``retry`` when it met a failure of Redis (try again),
-    ``fenced`` when a commit found a newer active process."""
-
-    def __init__(self) -> None:
-        self.retry = False
-        self.fenced = False
-
-
-#: The :class:`Outcome` of the update processed in this task.
-outcome: contextvars.ContextVar[Outcome | None] = contextvars.ContextVar("outcome", default=None)
 
 
 class Ingest:

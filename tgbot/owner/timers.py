@@ -1,7 +1,7 @@
 """The one timer path: one timer per live game in the active process, on Redis's clock.
 
 A table keeps its own deadline (``Table.deadline``, epoch seconds on Redis's clock,
-:mod:`tgbot.process.clock`); what a deadline does is the table's own business
+:mod:`tgbot.owner.clock`); what a deadline does is the table's own business
 (:func:`tgbot.game.play.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
 seat's move; the retirement of a table whose group took no message for the lobby timeout).
 While a group takes no message, the timer also wakes every minute with no deadline due: the view
@@ -19,12 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+from collections.abc import Callable
 
 from tgbot.game import play as game_play, table as game_table
 from tgbot.game.table import Table
+from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import FencedError, Store
-from tgbot.process.clock import RedisClock
-from tgbot.views.sync import Syncer
 
 __all__ = ["Timers"]
 
@@ -34,10 +34,12 @@ log = logging.getLogger(__name__)
 class Timers:
     """The active process's game timers (see the module docstring)."""
 
-    def __init__(self, store: Store, syncer: Syncer, clock: RedisClock) -> None:
+    def __init__(self, store: Store, clock: RedisClock, request_sync: Callable[[str], None]) -> None:
+        """``request_sync(game_id)``: bring the game's views up to date (after a fire that
+        committed nothing, such as the minute's try of a group that takes no message)."""
         self.store = store
-        self.syncer = syncer
         self.clock = clock
+        self.request_sync = request_sync
         self._handles: dict[str, asyncio.TimerHandle] = {}
         self._firing: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -96,7 +98,7 @@ class Timers:
             )
         elif table is done.before:
             self.schedule(table)  # nothing committed: a deadline that moved later
-        self.syncer.request(game_id)
+        self.request_sync(game_id)
 
     async def close(self) -> None:
         """Cancel every timer (this process is no longer the active one)."""

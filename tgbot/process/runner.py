@@ -1,7 +1,7 @@
 """A bot process's life: stand by, become the active one, work, step down (DESIGN.md, Processes).
 
 Every process serves ``/healthz`` and, in webhook mode, stores what it receives
-(:mod:`tgbot.process.web`), and tries for the lease (:mod:`tgbot.process.lease`). The holder is the
+(:mod:`tgbot.ingest.web`), and tries for the lease (:mod:`tgbot.process.lease`). The holder is the
 only one that calls the Bot API: it takes over (Redis's clock read, data migrated, every live
 game's fencing epoch raised, its timer set and views synced, every group's rate window counted
 full), then polls or tails the stream, runs the timers and syncs, and renews the lease every
@@ -19,25 +19,26 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlparse
 
+from redis.exceptions import RedisError
 from telegram import Update
 from telegram.error import BadRequest, InvalidToken
-from telegram.ext import Application
+from telegram.ext import Application, ContextTypes
 
 from tgbot import handlers
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
-from tgbot.ingest.stream import Ingest, Outcome, outcome
+from tgbot.ingest.stream import Ingest
+from tgbot.ingest.web import start_internal, start_webhook, webhook_secret
+from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import FencedError, Store, current_update, never
 from tgbot.owner.timers import Timers
-from tgbot.process.clock import RedisClock
 from tgbot.process.lease import RENEW_EVERY, Lease
-from tgbot.process.ratelimit import RateLimiter
-from tgbot.process.web import start_internal, start_webhook, webhook_secret
 from tgbot.settings import Settings
 from tgbot.storage.keys import bot_prefix
 from tgbot.storage.migrate import migrate
 from tgbot.storage.redis import connect
-from tgbot.views.sync import Syncer
+from tgbot.sync.ratelimit import RateLimiter
+from tgbot.sync.syncer import Syncer
 
 __all__ = ["Role", "Runner"]
 
@@ -62,6 +63,15 @@ async def _bounded(work: Awaitable[Any], what: str, seconds: float = 10.0) -> No
         log.error("stepping down: %s did not stop within %.0f s", what, seconds)
 
 
+class Outcome:
+    """How the processing of one update went: ``retry`` when it met a failure of Redis (try
+    again), ``fenced`` when a commit found a newer active process."""
+
+    def __init__(self) -> None:
+        self.retry = False
+        self.fenced = False
+
+
 class Runner:
     """One bot process. ``app``: the PTB Application, built without an Updater
     (:func:`tgbot.handlers.app.build_application`)."""
@@ -78,6 +88,8 @@ class Runner:
         self._stop = asyncio.Event()
         self._step_down = asyncio.Event()
         self._servers: list[Any] = []
+        self._outcomes: dict[int, Outcome] = {}  # by update id, while it is processed
+        app.add_error_handler(self._failed)
 
     def health(self) -> dict[str, Any]:
         """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
@@ -164,7 +176,7 @@ class Runner:
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
         syncer = Syncer(bot, store, lambda: bot.username or "", self.clock.now, self.settings.lobby_timeout)
-        timers = Timers(store, syncer, self.clock)
+        timers = Timers(store, self.clock, syncer.request)
 
         def on_commit(before: Any, after: Any) -> None:
             timers.schedule(after)
@@ -239,12 +251,25 @@ class Runner:
             raise asyncio.CancelledError
         update = Update.de_json(data, self.app.bot)
         current_update.set((update.update_id, {}))
-        result = Outcome()
-        outcome.set(result)
-        await self.app.process_update(update)
+        result = self._outcomes[update.update_id] = Outcome()
+        try:
+            await self.app.process_update(update)
+        finally:
+            del self._outcomes[update.update_id]
         if result.fenced:
             self._step_down.set()
             return False
         if result.retry and last_try and update.callback_query is not None:
             await handlers.tell_to_tap_again(update, self.app)
         return not result.retry
+
+    async def _failed(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """An error handler: a fenced commit or a Redis failure goes in the update's outcome."""
+        result = self._outcomes.get(update.update_id) if isinstance(update, Update) else None
+        if result is None:
+            return
+        if isinstance(context.error, FencedError):
+            result.fenced = True
+        elif isinstance(context.error, RedisError):
+            result.retry = True  # the consumer tries the update again
+            log.warning("update met a Redis failure: %s", context.error)

@@ -22,7 +22,7 @@ from telegram.constants import MessageLimit
 from core.cards import Hand, Rank
 from tgbot.codec import Tap, encode
 from tgbot.game.table import Table
-from tgbot.i18n import N_, Np_, Translator, seat_language, translator as translator_for
+from tgbot.i18n import N_, Np_, Translator, translator as translator_for
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -175,8 +175,8 @@ def title(table: Table) -> str:
 
 
 def seat_translator(table: Table, seat: int) -> Translator:
-    """The translator of seat ``seat``'s private messages (:func:`tgbot.i18n.seat_language`)."""
-    return translator_for(seat_language(table, seat))
+    """The translator of seat ``seat``'s private messages (:meth:`Table.seat_language`)."""
+    return translator_for(table.seat_language(seat))
 
 
 def number(translator: Translator, value: float, fmt: str | None = None) -> str:

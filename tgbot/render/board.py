@@ -7,7 +7,7 @@ import core
 from tgbot.codec import Op, Tap
 from tgbot.game.table import Status, Table
 from tgbot.i18n import Translator, translator as translator_for
-from tgbot.views.text import (
+from tgbot.render.text import (
     Rendered,
     button,
     lines,

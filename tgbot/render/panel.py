@@ -9,9 +9,9 @@ from core.cards import RANKS, Hand
 from tgbot.codec import Op, Tap
 from tgbot.game.table import Player, Status, Table
 from tgbot.i18n import Translator
-from tgbot.views.announcements import showdown_line
-from tgbot.views.board import result_line
-from tgbot.views.text import (
+from tgbot.render.announcements import showdown_line
+from tgbot.render.board import result_line
+from tgbot.render.text import (
     BELIEVE,
     CHALLENGE,
     PLAY,

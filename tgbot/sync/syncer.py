@@ -6,14 +6,14 @@ After every committed change, and for every live game when this process becomes 
 - the panels lane: each player's panel. When a player's turn comes, their panel is sent anew at
   the bottom of their private chat (a notification) and the old one deleted; otherwise it is
   edited only when what it shows of their own situation changed
-  (:func:`~tgbot.views.panel.panel_state`), so a play costs at most two panels;
-- the group lane (:mod:`tgbot.views.group_lane`): announcements, then the board.
+  (:func:`~tgbot.render.panel.panel_state`), so a play costs at most two panels;
+- the group lane (:mod:`tgbot.sync.group_lane`): announcements, then the board.
 
 Only the active process syncs (:mod:`tgbot.process.lease`), so each lane of each game is one task
 here: a request while it runs marks it dirty and it runs once more with the newest table, so a
 burst of moves yields one board edit. What Telegram shows is recorded in the game's bookkeeping
-(:mod:`tgbot.views.bookkeeping`). The calls are made with :data:`~tgbot.views.messages.DEFER`: a
-group without a free slot raises :class:`~tgbot.process.ratelimit.ThrottledError` instead of queueing
+(:mod:`tgbot.sync.bookkeeping`). The calls are made with :data:`~tgbot.sync.messages.DEFER`: a
+group without a free slot raises :class:`~tgbot.sync.ratelimit.ThrottledError` instead of queueing
 a stale edit, and the lane sleeps for that group alone, then runs with the newest state.
 """
 
@@ -33,12 +33,12 @@ from telegram.ext import ExtBot
 
 from tgbot.game.table import RetireReason, Table
 from tgbot.owner.store import Store
-from tgbot.views import bookkeeping as fields
-from tgbot.views.announcements import retired_note
-from tgbot.views.bookkeeping import Bookkeeping
-from tgbot.views.group_lane import GroupLane
-from tgbot.views.messages import DEFER, GroupRefusal, Messages, retry_seconds
-from tgbot.views.panel import panel, panel_state, turn_now
+from tgbot.render.announcements import retired_note
+from tgbot.render.panel import panel, panel_state, turn_now
+from tgbot.sync import bookkeeping as fields
+from tgbot.sync.bookkeeping import Bookkeeping
+from tgbot.sync.group_lane import GroupLane
+from tgbot.sync.messages import DEFER, GroupRefusal, Messages, retry_seconds
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class Syncer:
         clock: Callable[[], float] = time.time,
         unwritable_grace: float = 900.0,
     ) -> None:
-        """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.process.clock.RedisClock.now`);
+        """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.owner.clock.RedisClock.now`);
         ``unwritable_grace``: seconds a group may refuse messages before its game is retired."""
         self.bot = bot
         self.store = store

@@ -4,7 +4,7 @@ Redis (:meth:`tgbot.owner.store.Store.tg_get`) kept in memory by the active proc
 Fields (one function or constant per name, here only):
 
 - ``panel_message:<seat>``: the message id of the seat's private panel;
-- ``panel_state:<seat>``: what that panel shows of the player's situation (:func:`~tgbot.views.panel.panel_state`);
+- ``panel_state:<seat>``: what that panel shows of the player's situation (:func:`~tgbot.render.panel.panel_state`);
 - ``panel_digest:<seat>``: the digest of the panel's text and keyboard;
 - ``turn_panel_sent:<seat>``: the action count whose turn panel was sent (a notification);
 - ``unreachable:<seat>``: ``1`` when the player's private chat is lost, ``2`` once the group was told;

@@ -13,10 +13,10 @@ from telegram.ext import ExtBot
 from telegram.warnings import PTBUserWarning
 
 from tgbot.owner.store import Store
-from tgbot.views.text import Rendered
+from tgbot.render.text import Rendered
 
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError
-#: (:class:`tgbot.process.ratelimit.RateLimiter`), so the lane runs again with the newest state.
+#: (:class:`tgbot.sync.ratelimit.RateLimiter`), so the lane runs again with the newest state.
 DEFER = {"defer": True, "priority": "game"}
 
 # Messages calls sendMessage and editMessageText raw on purpose (see Messages)

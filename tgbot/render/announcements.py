@@ -12,8 +12,8 @@ from core.cards import Rank
 from tgbot.game.play import REMIND_AT
 from tgbot.game.table import RetireReason, Table
 from tgbot.i18n import N_, Translator, translator as translator_for
-from tgbot.views.board import result_line
-from tgbot.views.text import (
+from tgbot.render.board import result_line
+from tgbot.render.text import (
     deadline,
     duration,
     esc,

@@ -25,13 +25,13 @@ from telegram.ext import ExtBot
 from tgbot.game import group as game_group
 from tgbot.game.table import Change, GroupAccess, RefusedError, RetireReason, Table
 from tgbot.owner.store import Store
+from tgbot.render.announcements import AnnouncementKind, announcement, unreachable
+from tgbot.render.board import board
+from tgbot.render.text import Rendered, utf16_units
 from tgbot.storage import chatmove, stats
-from tgbot.views import bookkeeping as fields
-from tgbot.views.announcements import AnnouncementKind, announcement, unreachable
-from tgbot.views.board import board
-from tgbot.views.bookkeeping import Bookkeeping
-from tgbot.views.messages import GroupRefusal, Messages, group_refusal
-from tgbot.views.text import Rendered, utf16_units
+from tgbot.sync import bookkeeping as fields
+from tgbot.sync.bookkeeping import Bookkeeping
+from tgbot.sync.messages import GroupRefusal, Messages, group_refusal
 
 log = logging.getLogger(__name__)
 
