@@ -35,8 +35,8 @@ __all__ = [
     "Np_",
     "Translator",
     "message_language",
+    "new_seat_language",
     "pick_language",
-    "private_language",
     "supported",
     "translator",
 ]
@@ -128,7 +128,7 @@ def pick_language(*candidates: str | None) -> str:
 # -- the language of each kind of message (docs/DESIGN.md, i18n) ----------------------------------
 
 
-def private_language(own: str | None, group: str | None, telegram: str | None) -> str | None:
+def new_seat_language(own: str | None, group: str | None, telegram: str | None) -> str | None:
     """The language a new seat stores (``Seat.lang``): the person's own choice (/language in
     private), else ``None`` (the table's) when the group set one, else their Telegram language if
     supported, else ``None``."""

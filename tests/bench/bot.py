@@ -341,8 +341,8 @@ async def run_bot(url: str, games: int, seats: int, serial: int = SERIAL_GAMES) 
     settings = Settings(
         BOT_TOKEN=TOKEN, REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9, HTTP_LISTEN="127.0.0.1:0"
     )
-    app = build_application(settings, request=api)
-    runner = Runner(app, settings)
+    runner = Runner(settings, request=api)
+
     peek = Redis.from_url(url, decode_responses=True)
     drv = Driver(runner, api, peek)
     running_bot = asyncio.create_task(runner.run())

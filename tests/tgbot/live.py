@@ -13,7 +13,6 @@ import contextlib
 import pytest
 
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
-from tgbot.handlers.app import build_application
 from tgbot.owner.store import Store
 from tgbot.process.runner import Runner
 from tgbot.settings import Settings
@@ -52,8 +51,8 @@ class Live:
         return self.app.bot_data["services"].store
 
     async def start(self) -> Live:
-        app = build_application(self.settings)
-        self.runner = Runner(app, self.settings)
+        self.runner = Runner(self.settings)
+        app = self.runner.app
         self._task = asyncio.create_task(self.runner.run())
         await self.emu.wait_for(
             lambda: (self.runner.role == "active" and self.runner.consumer is not None) or self._task.done(), 20

@@ -31,11 +31,11 @@ from redis.exceptions import MaxConnectionsError, NoScriptError, RedisClusterExc
 
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
-from tests.tgbot.helpers import lobby, play_on
+from tests.tgbot.helpers import as_update, lobby, play_on
 from tests.tgbot.live import running
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Status
-from tgbot.owner.store import Store, current_update, game_id_for_update
+from tgbot.owner.store import Store, UpdateMark, game_id_for_update
 from tgbot.storage import chatmove, stats
 from tgbot.storage.redis import GatedCluster, connect
 
@@ -278,11 +278,8 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
             await store.transact(gid, lambda t: game_lobby.start(t, 1, False, 7))
             # the commit records its update in the game's slot; a second delivery is recognised
             for _ in range(2):
-                token = current_update.set((5000 + thread, {}))
-                try:
-                    await store.transact(gid, lambda t: game_lobby.set_seat_lang(t, 1, "en"))
-                finally:
-                    current_update.reset(token)
+                mark = UpdateMark(5000 + thread)
+                await as_update(store, mark).transact(gid, lambda t: game_lobby.set_seat_lang(t, 1, "en"))
             assert await redis.zrange(store.keys.applied(gid), 0, -1) == [f"{5000 + thread}.0"]
         assert sorted(t.id for t in await store.chat_games(-100)) == sorted(gids)  # SCAN on every primary
         assert sorted(await store.live_games()) == sorted(gids)

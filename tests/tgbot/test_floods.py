@@ -6,14 +6,12 @@ Application (in-process, :mod:`tests.tgbot.live`) and a private redis-server.
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
 from tests.fakes.botapi import SimUser
 from tests.fakes.spec import ApiError
 from tests.tgbot.live import cb, live_fixture
-from tgbot.handlers import common as handlers
 from tgbot.render.menus import stats_text
 from tgbot.storage import stats
 
@@ -49,8 +47,13 @@ async def test_transient_errors_never_mark_a_player_unreachable(live, error):
     await a.send(group, "/rules")  # the rules go to a's private chat: refused
     await c.send(group, "/start_game")  # b is told privately that a lobby opened: refused
     await live.settle()
-    await asyncio.gather(*list(handlers.BACKGROUND))
-    assert any(e["error_code"] == error.code and e["params"].get("chat_id") in (b.id, str(b.id)) for e in emu.errors)
+    # the invitations go out off the update's path (Application.create_task)
+    await emu.wait_for(
+        lambda: any(
+            e["error_code"] == error.code and e["params"].get("chat_id") in (b.id, str(b.id)) for e in emu.errors
+        ),
+        20,
+    )
     assert any(e["error_code"] == error.code and e["params"].get("chat_id") in (a.id, str(a.id)) for e in emu.errors)
     assert await live.store.can_dm(a.id) and await live.store.can_dm(b.id)
     emu.fault = None

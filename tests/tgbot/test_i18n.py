@@ -12,7 +12,7 @@ from babel.messages.pofile import read_po
 from core.cards import RANKS, Rank
 from tests.fakes.html import parse_html, utf16_len
 from tgbot.handlers.app import COMMANDS
-from tgbot.i18n import LANGUAGES, LOCALES_DIR, pick_language, private_language, translator
+from tgbot.i18n import LANGUAGES, LOCALES_DIR, pick_language, new_seat_language, translator
 from tgbot.render.announcements import announcement
 from tgbot.render.board import board
 from tgbot.render.menus import help_text, language_menu, rules
@@ -206,11 +206,11 @@ def test_language_menu_buttons_are_autonyms_and_encoded():
 
 def test_private_language_order():
     # own choice > group's explicit language (follow the table: None) > Telegram's > default (None)
-    assert private_language("it", "fr", "en") == "it"
-    assert private_language(None, "fr", "en") is None
-    assert private_language(None, None, "en-GB") == "en"
-    assert private_language(None, None, "de") is None
-    assert private_language("xx", None, "fr") == "fr"
+    assert new_seat_language("it", "fr", "en") == "it"
+    assert new_seat_language(None, "fr", "en") is None
+    assert new_seat_language(None, None, "en-GB") == "en"
+    assert new_seat_language(None, None, "de") is None
+    assert new_seat_language("xx", None, "fr") == "fr"
 
 
 async def test_chat_settings_and_user_language(store):

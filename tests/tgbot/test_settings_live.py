@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 import core
 from core.record import Record, replay
-from tests.tgbot.helpers import play_on
+from tests.tgbot.helpers import Fenced, play_on
 from tests.tgbot.live import cb, live_fixture
 from tgbot.game.table import Player, Status
 from tgbot.owner.store import Store
@@ -109,7 +109,7 @@ async def test_restart_mid_game_counts_the_game_once(live, redis_server):
     # the game ends while the bot is down (another process, active meanwhile, played it)
     redis = Redis.from_url(live.url, decode_responses=True)
     store = Store(redis, prefix=prefix)
-    store.epoch = int(time.time() * 1000)
+    store.fence = Fenced(int(time.time() * 1000))
     await play_on(store, gid)
     store.forget_tables()
     assert (await store.load(gid)).status is Status.OVER and gid in await store.live_games()

@@ -9,10 +9,10 @@ import asyncio
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tests.tgbot.helpers import lobby
+from tests.tgbot.helpers import Fenced, as_update, lobby
 from tgbot.game.lobby import join, set_seat_lang, start
 from tgbot.game.table import Seat, Status
-from tgbot.owner.store import Store, current_update
+from tgbot.owner.store import Store, UpdateMark
 from tgbot.owner.timers import Timers
 
 
@@ -105,7 +105,7 @@ async def test_a_deadline_that_passed_while_no_process_was_active_fires_once_at_
     await store.create(lobby(3, gid="D", now=1000, timeout=60))
     for takeover in range(2):
         fresh = Store(store.redis)  # the next active process: nothing in memory
-        fresh.epoch = 10 + takeover
+        fresh.fence = Fenced(10 + takeover)
         clock = FakeClock(5000 + takeover)
         timers = wired(fresh, syncer, clock)
         syncer.requested.clear()
@@ -210,23 +210,17 @@ async def test_a_timer_set_while_an_update_is_processed_fires_as_no_update(store
     t = await store.load("U")
     users = [s.user_id for s in t.seats]
     clock.t = 80  # the reminder is due: the tap's commit sets a timer that fires at once
-    token = current_update.set((4242, {}))
-    try:
-        await store.transact("U", lambda t: set_seat_lang(t, users[0], "en"))
-        syncer.requested.clear()
-        await fired(syncer)  # the reminder, while the tap is still being processed
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(4242)
+    await as_update(store, mark).transact("U", lambda t: set_seat_lang(t, users[0], "en"))
+    syncer.requested.clear()
+    await fired(syncer)  # the reminder, while the tap is still being processed
     assert [n["kind"] for _, n in await store.outbox("U")] == ["remind"]
     assert await store.redis.zrange(store.keys.applied("U"), 0, -1) == ["4242.0"]
     # the process dies before the tap's second commit; the tap is delivered again
     await timers.close()
     other = Store(store.redis)
-    token = current_update.set((4242, {}))
-    try:
-        await other.transact("U", lambda t: set_seat_lang(t, users[0], "en"))
-        await other.transact("U", lambda t: set_seat_lang(t, users[1], "fr"))
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(4242)
+    await as_update(other, mark).transact("U", lambda t: set_seat_lang(t, users[0], "en"))
+    await as_update(other, mark).transact("U", lambda t: set_seat_lang(t, users[1], "fr"))
     got = await other.load("U")
     assert [s.lang for s in got.seats[:2]] == ["en", "fr"]

@@ -17,7 +17,6 @@ was active fires once, at the take-over.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import Callable
 
@@ -57,9 +56,7 @@ class Timers:
             return
         loop = asyncio.get_running_loop()
         delay = max(0.0, due - now)
-        # A context of its own: a timer set by an update's commit must not fire as that update
-        # (its commit would be recorded as the update's, see tgbot.owner.store.current_update).
-        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id, context=contextvars.Context())
+        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id)
 
     def _fire(self, game_id: str) -> None:
         self._handles.pop(game_id, None)

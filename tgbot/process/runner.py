@@ -22,19 +22,21 @@ from urllib.parse import urlparse
 from redis.exceptions import RedisError
 from telegram import Update
 from telegram.error import BadRequest, InvalidToken
-from telegram.ext import Application, ContextTypes
+from telegram.ext import ContextTypes
+from telegram.request import BaseRequest
 
 from tgbot import handlers
+from tgbot.game.table import Table
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
 from tgbot.ingest.stream import Ingest
 from tgbot.ingest.web import start_internal, start_webhook, webhook_secret
 from tgbot.owner.clock import RedisClock
-from tgbot.owner.store import FencedError, Store, current_update, never
+from tgbot.owner.store import FencedError, Store
 from tgbot.owner.timers import Timers
 from tgbot.process.lease import RENEW_EVERY, Lease
 from tgbot.settings import Settings
-from tgbot.storage.keys import bot_prefix
+from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.migrate import migrate
 from tgbot.storage.redis import connect
 from tgbot.sync.ratelimit import RateLimiter
@@ -73,16 +75,18 @@ class Outcome:
 
 
 class Runner:
-    """One bot process. ``app``: the PTB Application, built without an Updater
-    (:func:`tgbot.handlers.app.build_application`)."""
+    """One bot process. ``request``: the HTTP layer of its Bot API calls (default PTB's httpx)."""
 
-    def __init__(self, app: Application, settings: Settings) -> None:
-        self.app = app
+    def __init__(self, settings: Settings, request: BaseRequest | None = None) -> None:
+        self.app = app = handlers.build_application(settings, self._holds_lease, request)
         self.settings = settings
         self.bot_id = settings.bot_token.partition(":")[0]
         self.clock = RedisClock()
         self.role = Role.STANDBY
         self.redis: Any = None
+        self.lease: Lease | None = None
+        self.syncer: Syncer | None = None
+        self.timers: Timers | None = None
         self.consumer: Consumer | None = None
         self.secret = ""  # the webhook's secret (webhook mode)
         self._stop = asyncio.Event()
@@ -93,8 +97,27 @@ class Runner:
 
     def health(self) -> dict[str, Any]:
         """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
-        active = self.role is Role.ACTIVE and self.lease.held()
-        return {"role": Role.ACTIVE if active else Role.STANDBY, "epoch": self.lease.epoch if active else 0}
+        active = self.role is Role.ACTIVE and self.lease is not None and self.lease.held()
+        return {"role": Role.ACTIVE if active else Role.STANDBY, "epoch": self.epoch if active else 0}
+
+    @property
+    def epoch(self) -> int:
+        """The fencing number this process's commits carry (0 while not active)."""
+        return self.lease.epoch if self.timers is not None and self.lease is not None else 0
+
+    async def active(self) -> bool:
+        """Whether this process may commit now: it took over, has not stepped down, holds the lease."""
+        return self.timers is not None and await self._holds_lease()
+
+    async def _holds_lease(self) -> bool:
+        """Whether this process may call the Bot API now (beyond getMe and getUpdates)."""
+        return self.lease is not None and await self.lease.active()
+
+    def _committed(self, before: Table | None, after: Table) -> None:
+        """After each commit: the game's timer set again, its views synced (coalesced)."""
+        if self.timers is not None and self.syncer is not None:
+            self.timers.schedule(after)
+            self.syncer.request(after.id)
 
     def stop(self) -> None:
         """Ask the process to stop (signal handlers call this)."""
@@ -103,16 +126,18 @@ class Runner:
     async def run(self) -> None:
         """Run until :meth:`stop`. Raises what the start-up calls raise (Redis, getMe)."""
         self.redis = await connect(self.settings.redis_url)
-        self.store = store = Store(self.redis, prefix=bot_prefix(self.bot_id))
-        self.ingest = Ingest(self.redis, store.keys.ingest())
-        self.lease = Lease(self.redis, store.keys.lease())
+        keys = Keys(bot_prefix(self.bot_id))
+        self.lease = lease = Lease(self.redis, keys.lease())
+        self.store = Store(self.redis, keys.prefix, fence=self, on_commit=self._committed)
+        self.ingest = Ingest(self.redis, keys.ingest())
         await self.app.initialize()
+        await self.app.start()  # (no Updater: only Application.create_task's tasks are tracked)
         try:
             await self._listen()
             log.info("bot @%s: standing by for the lease", self.app.bot.username)
             while not self._stop.is_set():
                 try:
-                    if await self.lease.try_acquire():
+                    if await lease.try_acquire():
                         await self._active()
                 except FencedError:
                     log.warning("fenced: another process is active")
@@ -124,9 +149,10 @@ class Runner:
                     await asyncio.wait_for(self._stop.wait(), RENEW_EVERY)
         finally:
             with contextlib.suppress(Exception):
-                await self.lease.release()
+                await lease.release()
             for server in self._servers:
                 await server.cleanup()
+            await self.app.stop()
             await self.app.shutdown()
             await self.redis.aclose()
 
@@ -146,11 +172,12 @@ class Runner:
         """Work as the active process until the lease is lost, a commit is fenced or a stop."""
         self.role = Role.ACTIVE
         self._step_down.clear()
-        syncer, timers = await self._take_up()
+        lease = self._lease()
+        syncer, timers = await self._take_up(lease)
         tasks: list[asyncio.Task[Any]] = []
         try:
             await self._take_over(syncer, timers)
-            self.consumer = Consumer(self.ingest, self.redis, self.lease.holder, self._process)
+            self.consumer = Consumer(self.ingest, self.redis, lease.holder, self._process)
             work = {
                 "consumer": self.consumer.run(),
                 "lease": self._renew(),
@@ -158,9 +185,9 @@ class Runner:
                 "step-down": self._step_down.wait(),
             }
             if not self.settings.webhook_url:
-                work["poller"] = Poller(self.app.bot, self.consumer, self.lease).run()
+                work["poller"] = Poller(self.app.bot, self.consumer, lease).run()
             tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
-            log.info("bot @%s active (epoch %d)", self.app.bot.username, self.lease.epoch)
+            log.info("bot @%s active (epoch %d)", self.app.bot.username, lease.epoch)
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 if not task.cancelled() and task.exception() is not None:
@@ -168,30 +195,27 @@ class Runner:
         finally:
             await self._hand_back(tasks, syncer, timers)
 
-    async def _take_up(self) -> tuple[Syncer, Timers]:
-        """Point the store, the handlers' services and the rate limiter at this lease."""
-        store, lease, bot = self.store, self.lease, self.app.bot
-        store.epoch, store.holds = lease.epoch, lease.active
+    def _lease(self) -> Lease:
+        assert self.lease is not None, "run() builds the lease"
+        return self.lease
+
+    async def _take_up(self, lease: Lease) -> tuple[Syncer, Timers]:
+        """The clock, the data's schema, then this lease's syncer, timers and handlers' services."""
+        store, bot = self.store, self.app.bot
         store.forget_tables()
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
-        syncer = Syncer(bot, store, lambda: bot.username or "", self.clock.now, self.settings.lobby_timeout)
-        timers = Timers(store, self.clock, syncer.request)
-
-        def on_commit(before: Any, after: Any) -> None:
-            timers.schedule(after)
-            syncer.request(after.id)
-
-        store.on_commit = on_commit
+        self.syncer = syncer = Syncer(
+            bot, store, lambda: bot.username or "", self.clock.now, self.settings.lobby_timeout
+        )
+        self.timers = timers = Timers(store, self.clock, syncer.request)
         self.app.bot_data["services"] = handlers.Services(
             self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers
         )
-        if isinstance(bot.rate_limiter, RateLimiter):
-            bot.rate_limiter.may_call = lease.active
-            if lease.previous_renewal is not None:
-                # the previous holder may have sent messages until its lease lapsed
-                limiter = bot.rate_limiter
-                limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
+        limiter = bot.rate_limiter
+        if isinstance(limiter, RateLimiter) and lease.previous_renewal is not None:
+            # the previous holder may have sent messages until its lease lapsed
+            limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
         return syncer, timers
 
     async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
@@ -225,9 +249,8 @@ class Runner:
         self.consumer = None
         await _bounded(timers.close(), "the timers")
         await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
-        store.on_commit = lambda before, after: None
+        self.syncer = self.timers = None
         store.forget_tables()
-        store.epoch, store.holds = 0, never
         log.info("bot @%s no longer active", self.app.bot.username)
 
     async def _renew(self) -> None:
@@ -235,22 +258,21 @@ class Runner:
         while True:
             await asyncio.sleep(RENEW_EVERY)
             try:
-                if not await self.lease.try_acquire():
+                if not await self._lease().try_acquire():
                     log.warning("lease lost to another process")
                     return
             except Exception as error:
-                if not self.lease.held():
+                if not self._lease().held():
                     log.warning("lease not renewed in time (%s): stepping down", error)
                     return
                 log.warning("lease renewal failed: %s", error)
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again."""
-        if not await self.lease.active():
+        if not await self._lease().active():
             self._step_down.set()
             raise asyncio.CancelledError
         update = Update.de_json(data, self.app.bot)
-        current_update.set((update.update_id, {}))
         result = self._outcomes[update.update_id] = Outcome()
         try:
             await self.app.process_update(update)

@@ -18,7 +18,6 @@ written through, so a take-over repeats at most one edit or announcement.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import re
 
@@ -134,16 +133,14 @@ class Bookkeeping:
         if any(field.partition(":")[0] not in SAVED_LATER for field in changed):
             await self.store.tg_set(game_id, **self._unsaved.pop(game_id))  # the digests ride along
         elif self._saver is None or self._saver.done():
-            self._saver = asyncio.create_task(
-                self.save(DIGEST_SAVE_EVERY), name="sync-digests", context=contextvars.Context()
-            )
+            self._saver = asyncio.create_task(self.save(DIGEST_SAVE_EVERY), name="sync-digests")
 
     async def save(self, after: float = 0.0) -> None:
         """Write what is not yet in Redis, of every game in one round trip, ``after`` seconds
         from now; only while this process is the active one (a former holder's is stale)."""
         await asyncio.sleep(after)
         unsaved, self._unsaved = self._unsaved, {}
-        if unsaved and await self.store.holds():
+        if unsaved and await self.store.fence.active():
             try:
                 await self.store.tg_set_many(unsaved)
             except Exception as error:  # the next take-over edits those messages once more

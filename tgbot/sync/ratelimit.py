@@ -159,7 +159,9 @@ class NotActiveError(TelegramError):
 class RateLimiter(BaseRateLimiter[dict[str, Any]]):
     """``group_max`` messages per ``group_period`` seconds in each group, ``overall_max`` per
     ``overall_period`` overall (periods widened by :data:`SAFETY`). ``max_retries``: how often a
-    call that met a 429 is made again (a deferred one never is). ``clock``, ``sleep``: for tests."""
+    call that met a 429 is made again (a deferred one never is). ``may_call``: whether this
+    process may call the Bot API now (the lease; any other than getMe and getUpdates is refused
+    without). ``clock``, ``sleep``: for tests."""
 
     def __init__(
         self,
@@ -168,6 +170,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         overall_max: int = 30,
         overall_period: float = 1.0,
         max_retries: int = 3,
+        may_call: Callable[[], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
@@ -179,9 +182,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         self._sweep_at = 64  # forget idle chats when this many are known
         self._arrivals = 0
         self._full_end = self._full_until = 0.0  # a group first seen before until: full, ending at end
-        #: Whether this process may call the Bot API now; the runner points it at the lease (a
-        #: standby, or a former holder that wakes from a pause, calls getMe and getUpdates only).
-        self.may_call: Callable[[], Awaitable[bool]] | None = None
+        self.may_call = may_call
 
     async def initialize(self) -> None:
         """Nothing to set up."""

@@ -20,7 +20,6 @@ a stale edit, and the lane sleeps for that group alone, then runs with the newes
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -97,10 +96,7 @@ class Syncer:
             key = (game_id, lane)
             self._dirty.add(key)
             if key not in self._running:
-                # a context of its own: a lane's commit is no commit of the requesting update
-                self._running[key] = asyncio.create_task(
-                    self._loop(key), name=f"sync-{lane}-{game_id}", context=contextvars.Context()
-                )
+                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{game_id}")
 
     def _group_again(self, game_id: str) -> None:
         self._dirty.add((game_id, Lane.GROUP))
