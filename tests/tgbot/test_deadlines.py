@@ -29,14 +29,14 @@ def test_reminder_then_automatic_move_then_ai_takeover():
     t = _game()
     seat = t.state.current
     assert t.deadline_kind == "remind" and t.deadline == 75.0 and t.turn_end == 100.0
-    assert play.on_deadline(t, 74.9).reply == "stale"
+    assert play.on_deadline(t, 74.9).reply == "unchanged"
     ch = play.on_deadline(t, 75.0)
-    assert ch.reply == "reminded" and ch.outbox[0]["kind"] == "remind" and ch.outbox[0]["to"] == t.seats[seat].user_id
+    assert ch.reply == "reminded" and ch.outbox[0]["kind"] == "reminder" and ch.outbox[0]["to"] == t.seats[seat].user_id
     t = ch.table
     assert (t.deadline, t.deadline_kind, t.action_count) == (100.0, "turn", 0)
     ch = play.on_deadline(t, 100.0)
     assert ch.reply == "auto" and ch.table.action_count == 1 and len(ch.log) == 1
-    assert ch.outbox[0] == {"seq": ch.outbox[0]["seq"], "kind": "auto", "seat": seat, "ai": False}
+    assert ch.outbox[0] == {"seq": ch.outbox[0]["seq"], "kind": "automatic_move", "seat": seat, "ai": False}
     expected = core.auto.automatic_move(core.view(t.state, seat))
     assert ch.log[0] == core.record.action_to_dict(seat, expected)
     assert ch.table.seats[seat].auto_moves == 1 and not ch.table.seats[seat].by_ai
@@ -73,7 +73,7 @@ def test_stale_deadline_after_a_tap_does_nothing_and_a_tap_resets_auto():
     cur = t1.state.current
     act = core.auto.automatic_move(core.view(t1.state, cur))
     t2 = play.act(t1, t1.seats[cur].user_id, t1.action_count, act, now=120).table
-    assert play.on_deadline(t2, 180).reply == "stale"  # old deadlines (175, 200) are gone
+    assert play.on_deadline(t2, 180).reply == "unchanged"  # old deadlines (175, 200) are gone
     assert t2.deadline == 120 + 75
     assert t1.seats[seat].auto_moves == 1
 

@@ -24,7 +24,7 @@ from tests.tgbot.test_timers import FakeClock, delay, fired, wired
 from tgbot.game import play
 from tgbot.game.group import group_gone, group_unwritable, group_writable
 from tgbot.game.lobby import cancel
-from tgbot.game.table import GroupAccess, RetireReason, Status, Table
+from tgbot.game.table import GroupAccess, Ending, Status, Table
 from tgbot.render.announcements import announcement, retired_note
 from tgbot.render.text import plain
 from tgbot.sync.bookkeeping import BOARD_MESSAGE
@@ -114,7 +114,7 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     assert table.status is Status.PLAYING and table.group_access is GroupAccess.UNWRITABLE
     assert table.retire_at == table.unwritable_since + live.settings.lobby_timeout
     held = await _group_notes(live, gid)
-    assert [note["kind"] for note in held] == ["ChallengeResolved"]  # kept, not dropped
+    assert [note["kind"] for note in held] == ["challenge_resolved"]  # kept, not dropped
     assert not _bot_messages_since(emu, group, since)
     assert any(e["error_code"] == 400 for e in emu.errors) and not any(e["error_code"] == 403 for e in emu.errors)
     # a restart keeps both: they are the game's own (its table and its outbox)
@@ -148,7 +148,7 @@ async def test_at_most_the_last_twenty_announcements_are_kept(live):
     table = await live.store.load(gid)
     assert table.status is Status.PLAYING and table.group_access is GroupAccess.UNWRITABLE
     held = await _group_notes(live, gid)
-    assert len(held) == MAX_HELD_ANNOUNCEMENTS and {n["kind"] for n in held} == {"ChallengeResolved"}
+    assert len(held) == MAX_HELD_ANNOUNCEMENTS and {n["kind"] for n in held} == {"challenge_resolved"}
     assert held[-1]["seq"] == table.outbox_seq and held[0]["seq"] > 2  # the two oldest dropped
     emu.set_read_only(group, False)
     await live.play_one(gid, users)
@@ -176,15 +176,13 @@ async def test_a_group_unwritable_for_the_lobby_timeout_retires_its_game(live):
     await live.settle()
     assert (await live.store.load(gid)).status is Status.PLAYING  # not yet
     await live.advance(60)
-    retired = replace(await live.store.load(gid), status=Status.CANCELLED, ended=RetireReason.UNWRITABLE.value)
+    retired = replace(await live.store.load(gid), status=Status.CANCELLED, ended=Ending.UNWRITABLE)
     texts = await _told_privately(live, retired, users)
     assert all("15" in text for text in texts.values())  # «… уже 15 минут …»
     await live.settle()
     table = await live.store.load(gid)
     assert (
-        table.status is Status.CANCELLED
-        and table.ended == RetireReason.UNWRITABLE
-        and table.group_access is GroupAccess.GONE
+        table.status is Status.CANCELLED and table.ended == Ending.UNWRITABLE and table.group_access is GroupAccess.GONE
     )
     assert table.deadline is None and gid not in live.app.bot_data["services"].timers._handles
     assert gid not in await live.store.live_games() and await live.store.chat_game(group.id, None) is None
@@ -209,7 +207,7 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
     else:
         emu.delete_topic(group, topic)  # 400 "Bad Request: message thread not found"
     await live.play_one(gid, users)  # the move's board edit meets Telegram's answer
-    reason = RetireReason.BOT_REMOVED if how == "kicked" else RetireReason.CHAT_GONE
+    reason = Ending.BOT_REMOVED if how == "kicked" else Ending.CHAT_GONE
     retired = replace(await live.store.load(gid), status=Status.CANCELLED, ended=reason.value)
     texts = await _told_privately(live, retired, users)
     await live.settle()
@@ -265,7 +263,7 @@ def test_telegrams_answers_say_how_a_group_refuses(error, refusal):
 
 def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     game, _ = started(3)  # (no timer of its own: started without a clock)
-    assert group_writable(game).reply == "stale"
+    assert group_writable(game).reply == "unchanged"
     assert "group_access" not in json.loads(game.to_json())  # stored as before while writable
     shut = group_unwritable(game, 1000.0, 900.0)
     table = shut.table
@@ -278,7 +276,7 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     assert Table.from_json(table.to_json()) == table
     # the timer: a try of the group every minute, then the retirement
     assert [play.next_timer(table, now) for now in (1000.0, 1061.0, 1899.0)] == [1060.0, 1120.0, 1900.0]
-    assert play.on_deadline(table, 1899.0).reply == "stale"
+    assert play.on_deadline(table, 1899.0).reply == "unchanged"
     retired = play.on_deadline(table, 1900.0)
     assert retired.reply == "retired" and not retired.outbox  # there is no group to tell
     assert (retired.table.status, retired.table.ended, retired.table.group_access) == (
@@ -288,7 +286,7 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     )
     assert (
         play.next_timer(retired.table, 1900.0) is None
-        and group_gone(retired.table, RetireReason.CHAT_GONE).reply == "stale"
+        and group_gone(retired.table, Ending.CHAT_GONE).reply == "unchanged"
     )
     # a message went through: no retirement, no more tries
     back = group_writable(table).table
@@ -296,7 +294,7 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     assert play.next_timer(back, 1000.0) is None and back == game
     # a finished game whose group is gone keeps its end: it still counts
     over = replace(table, status=Status.OVER, ended="finished")
-    assert group_gone(over, RetireReason.CHAT_GONE).table.ended == "finished"
+    assert group_gone(over, Ending.CHAT_GONE).table.ended == "finished"
 
 
 async def test_an_ended_game_waiting_for_its_group_keeps_its_timer_until_retired(store, syncer):

@@ -170,7 +170,7 @@ def test_full_ai_game_replays_from_log(n, variant, seed):
     assert e.value.code == "game_over"
     # outbox: sequence numbers 1..k, the last one is the result
     assert [o["seq"] for o in outbox] == list(range(1, len(outbox) + 1)) == list(range(1, last.outbox_seq + 1))
-    assert outbox[-1]["kind"] == "GameEnded" and outbox[-1]["places"] == list(last.state.result.places)
+    assert outbox[-1]["kind"] == "game_ended" and outbox[-1]["places"] == list(last.state.result.places)
     # the log, through the record format, replays to the same result
     rec = Record.from_dict(
         {

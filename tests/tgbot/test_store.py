@@ -142,7 +142,7 @@ async def test_log_and_outbox_committed_with_state(store):
     _, log = await store.record("q")
     assert log == d1.change.log + d2.change.log and len(log) == 2
     box = await store.outbox("q")
-    assert [o for _, o in box] == d2.change.outbox and box[0][1]["kind"] == "ChallengeResolved"
+    assert [o for _, o in box] == d2.change.outbox and box[0][1]["kind"] == "challenge_resolved"
     await store.outbox_drop("q", [box[0][0]])
     assert await store.outbox("q") == []
     assert nxt.action_count == 1

@@ -13,7 +13,7 @@ from core.cards import Hand
 from core.stats import SeatStats
 from tests.tgbot.helpers import ai_players, ai_step, started
 from tgbot.game import play
-from tgbot.game.table import NoteKind, Status, Table
+from tgbot.game.table import AnnouncementKind, Status, Table
 from tgbot.i18n import LANGUAGES, translator
 from tgbot.render.announcements import announcement
 from tgbot.render.board import no_game, result_line
@@ -120,7 +120,7 @@ def test_the_result_says_how_many_of_each_players_bluffs_were_caught(lang):
     counted among the player's own bluffs."""
     table, notes = _first(lambda t, _: t.status is Status.OVER, steps=5000)
     table = _in(table, lang)
-    ended = next(note for note in notes if note["kind"] == NoteKind.GAME_ENDED)
+    ended = next(note for note in notes if note["kind"] == AnnouncementKind.GAME_ENDED)
     figures = [
         SeatStats(bluffs=6, bluffs_caught=2),
         SeatStats(bluffs=1),
@@ -141,10 +141,12 @@ def test_every_panel_after_a_showdown_says_what_happened_until_the_next_play(lan
     challenger's, the player's, the others') now carries the group's announcement of the
     showdown in one line; the next play takes it off."""
     table, notes = _first(
-        lambda t, notes: t.status is Status.PLAYING and any(n["kind"] == NoteKind.CHALLENGE_RESOLVED for n in notes)
+        lambda t, notes: (
+            t.status is Status.PLAYING and any(n["kind"] == AnnouncementKind.CHALLENGE_RESOLVED for n in notes)
+        )
     )
     table = _in(table, lang)
-    note = next(n for n in notes if n["kind"] == NoteKind.CHALLENGE_RESOLVED)
+    note = next(n for n in notes if n["kind"] == AnnouncementKind.CHALLENGE_RESOLVED)
     assert table.showdown == note
     said = announcement(table, note)
     assert said is not None and said.count("\n") == 3
@@ -161,7 +163,7 @@ def test_a_belief_at_the_final_check_stays_on_the_final_panels():
     table, _ = _first(lambda t, _: t.state.phase is core.Phase.FINAL_CHECK, steps=5000)
     current = table.state.current
     over = play.act(table, table.seats[current].user_id, table.action_count, core.Believe()).table
-    assert over.status is Status.OVER and over.showdown["kind"] == NoteKind.BELIEVED
+    assert over.status is Status.OVER and over.showdown["kind"] == AnnouncementKind.BELIEVED
     said = announcement(over, over.showdown).replace("\n", " ")
     assert said in panel(over, 0).text
 

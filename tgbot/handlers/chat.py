@@ -9,7 +9,7 @@ from telegram import ChatMember, Update
 from telegram.constants import ChatMemberStatus, ChatType
 
 from tgbot.game import lobby as game_lobby
-from tgbot.game.table import RefusedError
+from tgbot.game.table import Ending, RefusedError
 from tgbot.handlers.context import BotContext, Services
 from tgbot.handlers.identity import departed_user, is_gone
 from tgbot.storage import chatmove
@@ -87,7 +87,9 @@ async def _end_chat_games(context: BotContext, chat_id: int) -> None:
     """The bot is out of ``chat_id``: its live games end without result."""
     for table in await context.store.chat_games(chat_id):
         try:
-            await context.transact(table.id, lambda table: game_lobby.cancel(table, None, True, reason="bot_removed"))
+            await context.transact(
+                table.id, lambda table: game_lobby.cancel(table, None, True, reason=Ending.BOT_REMOVED)
+            )
         except RefusedError:
             continue
         log.info("game %s ended: bot removed from chat %s", table.id, chat_id)

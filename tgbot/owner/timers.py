@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 
 from tgbot.game import play as game_play, table as game_table
-from tgbot.game.table import Table
+from tgbot.game.table import Answer, Table
 from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import FencedError, Store
 
@@ -82,7 +82,7 @@ class Timers:
                 self._handles[game_id] = loop.call_at(loop.time() + 1.0, self._fire, game_id)
             return
         table = done.change.table
-        if done.change.reply != "stale":
+        if done.change.reply != Answer.UNCHANGED:
             before = done.before
             assert before is not None
             log.info(

@@ -98,7 +98,10 @@ class Runner:
     def health(self) -> dict[str, Any]:
         """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
         active = self.role is Role.ACTIVE and self.lease is not None and self.lease.held()
-        return {"role": Role.ACTIVE if active else Role.STANDBY, "epoch": self.epoch if active else 0}
+        return {
+            "role": Role.ACTIVE if active else Role.STANDBY,
+            "epoch": self.lease.epoch if active and self.lease else 0,
+        }
 
     @property
     def epoch(self) -> int:

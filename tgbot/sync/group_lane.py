@@ -23,9 +23,9 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from telegram.ext import ExtBot
 
 from tgbot.game import group as game_group
-from tgbot.game.table import Change, GroupAccess, RefusedError, RetireReason, Table
+from tgbot.game.table import AnnouncementKind, Answer, Change, Ending, GroupAccess, RefusedError, Table
 from tgbot.owner.store import Store
-from tgbot.render.announcements import AnnouncementKind, announcement, unreachable
+from tgbot.render.announcements import announcement, unreachable
 from tgbot.render.board import board
 from tgbot.render.text import Rendered, utf16_units
 from tgbot.storage import chatmove, stats
@@ -251,7 +251,7 @@ class GroupLane:
             since, grace = self._clock(), self._grace
             await self._commit_access(table.id, lambda t: game_group.group_unwritable(t, since, grace), cause)
             return
-        reason = RetireReason.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else RetireReason.CHAT_GONE
+        reason = Ending.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else Ending.CHAT_GONE
         others = [] if refusal is GroupRefusal.TOPIC_GONE else await self.store.chat_games(table.chat_id)
         for game_id in dict.fromkeys([table.id, *(other.id for other in others)]):
             await self._commit_access(game_id, lambda t: game_group.group_gone(t, reason), cause)
@@ -262,7 +262,7 @@ class GroupLane:
             done = await self.store.transact(game_id, change)
         except RefusedError:
             return  # the game itself is gone
-        if done.change.reply != "stale":
+        if done.change.reply != Answer.UNCHANGED:
             log.warning("group of %s %s: %s", game_id, done.change.reply, cause)
 
     def close(self) -> None:

@@ -30,7 +30,7 @@ from telegram import Message
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import ExtBot
 
-from tgbot.game.table import RetireReason, Table
+from tgbot.game.table import RETIRED, Table
 from tgbot.owner.store import Store
 from tgbot.render.announcements import retired_note
 from tgbot.render.panel import panel, panel_state, turn_now
@@ -47,10 +47,6 @@ class Lane(StrEnum):
 
     PANELS = "panels"
     GROUP = "group"
-
-
-#: The ``ended`` of a table retired because its group was lost (its people are told privately).
-RETIRE_REASONS = frozenset(reason.value for reason in RetireReason)
 
 
 class Syncer:
@@ -166,7 +162,7 @@ class Syncer:
         """Each person's panel; a seat marked unreachable (a 403, or the player blocked the bot)
         is left alone until they start the bot again."""
         bookkeeping = await self.bookkeeping.of(table.id)
-        if table.ended in RETIRE_REASONS:
+        if table.ended in RETIRED:
             await self._tell_retired(table, bookkeeping)
         if table.state is None:
             return
