@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable
 from enum import StrEnum
@@ -36,9 +37,11 @@ from tgbot.owner.store import FencedError, Store
 from tgbot.owner.timers import Timers
 from tgbot.process.lease import RENEW_EVERY, Lease
 from tgbot.settings import Settings
+from tgbot.storage import chatmove, stats
 from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.migrate import migrate
 from tgbot.storage.redis import connect
+from tgbot.sync.group_lane import GameHooks
 from tgbot.sync.ratelimit import RateLimiter
 from tgbot.sync.syncer import Syncer
 
@@ -208,8 +211,13 @@ class Runner:
         store.forget_tables()
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
+        hooks = GameHooks(
+            figures=functools.partial(stats.game_figures, store),
+            shown=functools.partial(stats.count_game, store),
+            migrated=lambda table, new: chatmove.move_chat(store, table.chat_id, new, also=(table.id,)),
+        )
         self.syncer = syncer = Syncer(
-            bot, store, lambda: bot.username or "", self.clock.now, self.settings.lobby_timeout
+            bot, store, lambda: bot.username or "", hooks, self.clock.now, self.settings.lobby_timeout
         )
         self.timers = timers = Timers(store, self.clock, syncer.request)
         self.app.bot_data["services"] = handlers.Services(

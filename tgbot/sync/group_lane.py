@@ -15,20 +15,21 @@ board anew. A group shut for the grace (``LOBBY_TIMEOUT``), or gone, retires its
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from telegram.constants import MessageLimit
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from telegram.ext import ExtBot
 
+from core.stats import SeatStats
 from tgbot.game import group as game_group
 from tgbot.game.table import AnnouncementKind, Answer, Change, Ending, GroupAccess, RefusedError, Table
 from tgbot.owner.store import Store
 from tgbot.render.announcements import announcement, unreachable
 from tgbot.render.board import board
 from tgbot.render.text import Rendered, utf16_units
-from tgbot.storage import chatmove, stats
 from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
 from tgbot.sync.messages import GroupRefusal, Messages, group_refusal
@@ -45,16 +46,27 @@ def _joined(texts: list[str]) -> str:
 MAX_HELD_ANNOUNCEMENTS = 20
 
 
+@dataclass(frozen=True)
+class GameHooks:
+    """What the sync asks of other layers about a game (the runner wires them to storage/)."""
+
+    figures: Callable[[Table], Awaitable[list[SeatStats] | None]]  # each seat's, for the result
+    shown: Callable[[Table], Awaitable[object]]  # an ended game shown to its end (its statistics)
+    migrated: Callable[[Table, int], Awaitable[object]]  # its group is now this supergroup
+
+
 class GroupLane:
     """Brings a game's group messages up to date (:meth:`sync`)."""
 
     def __init__(
         self, bot: ExtBot[Any], store: Store, bookkeeping: Bookkeeping, messages: Messages, bot_username: Callable[[], str],
         clock: Callable[[], float], grace: float, again: Callable[[str], None], finished: Callable[[str], None],
+        hooks: GameHooks,
     ) -> None:  # fmt: skip
         """``clock``: epoch seconds on Redis's clock; ``grace``: seconds a group may refuse
         messages before its game is retired; ``again(game_id)``: run this lane once more;
         ``finished(game_id)``: everything of an ended game has been shown."""
+        self.hooks = hooks
         self.bot, self.store, self.bookkeeping, self.messages = bot, store, bookkeeping, messages
         self._username, self._clock, self._grace, self._again, self._finished = (
             bot_username,
@@ -77,9 +89,9 @@ class GroupLane:
         try:
             await self._post(table)
         except ChatMigrated as error:
-            # The group became a supergroup (400 with migrate_to_chat_id): move the game and
-            # the chat's data (tgbot.storage.chatmove), then run again under the new id.
-            await chatmove.move_chat(self.store, table.chat_id, error.new_chat_id, also=(table.id,))
+            # The group became a supergroup (400 with migrate_to_chat_id): the game and the
+            # chat's data move, then the lane runs again under the new id.
+            await self.hooks.migrated(table, error.new_chat_id)
             self._again(table.id)
         except (BadRequest, Forbidden) as error:
             refusal = group_refusal(error)
@@ -107,7 +119,7 @@ class GroupLane:
     async def _finish(self, table: Table) -> None:
         """Everything of an ended game has been shown (or never will be): its statistics are
         counted (once: tgbot.storage.stats), then it leaves the start-up sync set."""
-        await stats.count_game(self.store, table)
+        await self.hooks.shown(table)
         await self.store.forget_live(table.id)
         self._posted.pop(table.id, None)
         self._finished(table.id)
@@ -161,7 +173,7 @@ class GroupLane:
     async def _announcement(self, table: Table, note: dict[str, Any]) -> str:
         """The text of a group announcement ("" for one this version shows nothing of)."""
         ended = AnnouncementKind.read(note.get("kind")) is AnnouncementKind.GAME_ENDED
-        return announcement(table, note, await stats.game_figures(self.store, table) if ended else None) or ""
+        return announcement(table, note, await self.hooks.figures(table) if ended else None) or ""
 
     async def _post_announcements(
         self, table: Table, waiting: list[tuple[str, str]], kept: list[str]

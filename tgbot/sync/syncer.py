@@ -36,7 +36,7 @@ from tgbot.render.announcements import retired_note
 from tgbot.render.panel import panel, panel_state, turn_now
 from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
-from tgbot.sync.group_lane import GroupLane
+from tgbot.sync.group_lane import GameHooks, GroupLane
 from tgbot.sync.messages import DEFER, GroupRefusal, Messages, retry_seconds
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,7 @@ class Syncer:
         bot: ExtBot[Any],
         store: Store,
         bot_username: Callable[[], str],
+        hooks: GameHooks,
         clock: Callable[[], float] = time.time,
         unwritable_grace: float = 900.0,
     ) -> None:
@@ -81,6 +82,7 @@ class Syncer:
             unwritable_grace,
             self._group_again,
             self._forget,
+            hooks,
         )
 
     def request(self, game_id: str) -> None:
