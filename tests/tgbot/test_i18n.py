@@ -234,7 +234,7 @@ from tgbot.game.table import Table  # noqa: E402
 def test_set_lang_changes_a_lobby_only():
     t = lobby(2)
     assert set_lang(t, "fr").table.lang == "fr"
-    assert set_lang(t, "ru").reply == "stale"  # nothing changes
+    assert set_lang(t, "ru").reply == "unchanged"  # nothing changes
     game, _ = started()
     assert set_lang(game, "fr").table is game
 

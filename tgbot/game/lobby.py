@@ -10,6 +10,7 @@ from typing import Any
 import core
 from core.rules import MAX_PLAYERS, MIN_PLAYERS
 from tgbot.game.play import schedule
+from tgbot.game.rights import Action, allowed
 from tgbot.game.table import (
     AnnouncementKind,
     Answer,
@@ -55,9 +56,9 @@ def _touch(table: Table, now: float, timeout: float, **changes: Any) -> Table:
     return replace(table, deadline=now + timeout, deadline_kind=DeadlineKind.LOBBY, **changes)
 
 
-def _managed(table: Table, user_id: int | None, is_admin: bool) -> None:
-    """Refuse unless the table itself (``user_id`` None), a chat admin or the creator (not ``0``) acts."""
-    if not (user_id is None or is_admin or (user_id and user_id == table.creator)):
+def _managed(table: Table, user_id: int | None, is_admin: bool, action: Action = Action.MANAGE_LOBBY) -> None:
+    """Refuse ``action`` (:data:`~tgbot.game.rights.RIGHTS`) unless ``user_id`` may."""
+    if not allowed(action, table, user_id, is_admin):
         raise RefusedError(Answer.NOT_ALLOWED)
 
 
@@ -231,7 +232,7 @@ def cancel(table: Table, user_id: int | None, is_admin: bool, reason: Ending = E
     the bot itself). A running game's group is told, unless the bot was removed from it."""
     if not table.live:
         raise RefusedError(Answer.NOT_RUNNING)
-    _managed(table, user_id, is_admin)
+    _managed(table, user_id, is_admin, Action.STOP_GAME)
     ended = replace(table, status=Status.CANCELLED, ended=reason, deadline=None, deadline_kind=None, turn_end=None)
     new, note = announce(ended, AnnouncementKind.CANCELLED, reason=reason)
     tell = table.status is Status.PLAYING and reason is not Ending.BOT_REMOVED
@@ -242,7 +243,7 @@ def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: fl
     """``/kick`` (creator or chat admin): ``target`` leaves as by :func:`leave`."""
     if not table.live:
         raise RefusedError(Answer.NOT_RUNNING)
-    _managed(table, user_id, is_admin)
+    _managed(table, user_id, is_admin, Action.KICK)
     return leave(table, target, now, timeout)
 
 

@@ -10,6 +10,7 @@ from telegram.error import BadRequest
 
 from tgbot import i18n
 from tgbot.game import lobby as game_lobby
+from tgbot.game.rights import Action, allowed
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import Press, TapDone
 from tgbot.handlers.context import BotContext
@@ -47,7 +48,8 @@ async def set_language(press: Press) -> TapDone:
         raise RefusedError(Answer.BAD_BUTTON)
     group = message.chat.type != ChatType.PRIVATE
     if group:
-        if not await is_admin(press.context, message.chat.id, press.update):
+        admin = await is_admin(press.context, message.chat.id, press.update)
+        if not allowed(Action.GROUP_LANGUAGE, None, press.user_id, admin):
             raise RefusedError(Answer.ADMINS_ONLY)
         await set_group_language(press.context, message.chat.id, message, language)
     else:
