@@ -85,11 +85,8 @@ JOIN_LINK = filters.Regex(rf"^/start(@\w+)?\s+{lobby.JOIN_PAYLOAD}\S")
 def build_application(
     settings: Settings, may_call: Callable[[], Awaitable[bool]] | None = None, request: BaseRequest | None = None
 ) -> Application[Any, Any, Any, Any, Any, Any]:
-    """The bot's Application, without an Updater. ``may_call``: the rate limiter's check that this
-    process may call the Bot API (the lease); ``request``: the HTTP layer of every Bot API call
-    (default PTB's httpx; the benchmark passes a fake)."""
-    # Telegram's limits (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
-    # about 30 messages a second overall, 20 a minute per group.
+    """The bot's Application, without an Updater. ``may_call``: the rate limiter's lease check;
+    ``request``: the HTTP layer of every Bot API call (default PTB's httpx)."""
     limiter = RateLimiter(
         group_max=settings.rate_group_max,
         group_period=settings.rate_group_period,
@@ -112,7 +109,6 @@ def build_application(
         .context_types(ContextTypes(context=BotContext))
         .build()
     )
-    application.bot_data["settings"] = settings
     _add_commands(application)
     for action, ops in TAPS:
         application.add_handler(CallbackQueryHandler(answering(action), pattern=pattern(*ops)))

@@ -125,12 +125,8 @@ class GroupLane:
         self._finished(table.id)
 
     async def _post_outbox(self, table: Table) -> TelegramError | None:
-        """Post the outbox in order, the group's waiting announcements together in one message
-        within Telegram's text limit (a quick game whose group window was full catches up in one
-        message, not one per showdown); notes leave it once Telegram took them. A group that
-        refuses for now keeps its announcements (the newest :data:`MAX_HELD_ANNOUNCEMENTS`)
-        while the private notes behind them still go out, and its refusal is returned; a group
-        that is no more raises Telegram's error."""
+        """Post the outbox in order, waiting announcements together within Telegram's text limit;
+        a refusal for now keeps them (the newest :data:`MAX_HELD_ANNOUNCEMENTS`) and is returned."""
         game_id = table.id
         if table.outbox_seq <= self._posted.get(game_id, -1) and table.group_access is not GroupAccess.UNWRITABLE:
             return None
@@ -163,9 +159,7 @@ class GroupLane:
             self._posted[game_id] = max(self._posted.get(game_id, -1), table.outbox_seq)
         elif len(kept) > MAX_HELD_ANNOUNCEMENTS:
             log.warning(
-                "group of %s takes no message: its %d oldest waiting announcements dropped",
-                game_id,
-                len(kept) - MAX_HELD_ANNOUNCEMENTS,
+                "group of %s takes no message: %d announcements dropped", game_id, len(kept) - MAX_HELD_ANNOUNCEMENTS
             )
             await self.store.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
         return refused
