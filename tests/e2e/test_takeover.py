@@ -357,7 +357,7 @@ async def check_game(
         gid = gids.pop()
         stored = await store.load(gid)
         assert stored is not None and stored.state is not None and stored.state.result is not None
-        deal, log = await store.record(gid)
+        deal, log = await store.records.record(gid)
         applied_marks = await redis.zrange(store.keys.applied(gid), 0, -1)
     finally:
         await redis.aclose()

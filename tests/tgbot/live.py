@@ -88,7 +88,7 @@ class Live:
         due by then fires now, with no wall-clock wait."""
         self.runner.clock._offset += seconds  # (the clock counts from Redis's TIME plus this)
         timers = self.app.bot_data["services"].timers
-        for gid in await self.store.live_games():
+        for gid in await self.store.records.live_games():
             table = await self.store.load(gid)
             if table is not None:
                 timers.schedule(table)

@@ -108,7 +108,7 @@ async def test_a_blocked_players_note_is_posted_once_per_game(live):
             await live.start()
         b.block_bot()
         await live.settle()
-        assert not await live.store.can_dm(b.id)
+        assert not await live.store.records.can_dm(b.id)
         assert _bot_texts(emu, group.id).count(note) == 1, cycle
         old = live.panel(b, gid)
         await b.start_bot()

@@ -282,17 +282,17 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
                 await as_update(store, mark).transact(gid, lambda t: game_lobby.set_seat_lang(t, 1, "en"))
             assert await redis.zrange(store.keys.applied(gid), 0, -1) == [f"{5000 + thread}.0"]
         assert sorted(t.id for t in await store.chat_games(-100)) == sorted(gids)  # SCAN on every primary
-        assert sorted(await store.live_games()) == sorted(gids)
+        assert sorted(await store.records.live_games()) == sorted(gids)
         assert {t.id for t in await store.user_games(2)} == set(gids)
         # the chat becomes a supergroup: its games, settings, notifications and board move
         # (their keys in several slots: the board's hand-off is one script per slot)
-        await store.set_chat_settings(-100, lang="en")
-        await store.want_notify(-100, 2)
+        await store.records.set_chat_settings(-100, lang="en")
+        await store.records.want_notify(-100, 2)
         await redis.hset(store.keys.board(-100)[0], mapping={"2:games": 3, "2:wins": 1, "2:name": "Борис"})
         await redis.zadd(store.keys.board(-100)[1], {"G0": 1})
         assert sorted(await chatmove.move_chat(store, -100, -200)) == sorted(gids)
         assert sorted(t.id for t in await store.chat_games(-200)) == sorted(gids) and await store.chat_games(-100) == []
-        assert (await store.chat_settings(-200)).lang == "en"
+        assert (await store.records.chat_settings(-200)).lang == "en"
         assert await redis.smembers(f"{store.keys.prefix}:notify:-200") == {"2"}
         assert await redis.hgetall(store.keys.board(-200)[0]) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert await chatmove.move_chat(store, -100, -200) == []
@@ -325,7 +325,10 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
         assert t.status is Status.OVER and t.ended == "finished"
         # the result was posted once and the game counted once, then it left the live set
         assert len([m for m in emu.chat_messages(group.id) if m.text and "Игра окончена" in m.text]) == 1
-        assert await store.redis.hget(store.keys.game(gid), "counted") == "1" and gid not in await store.live_games()
+        assert (
+            await store.redis.hget(store.keys.game(gid), "counted") == "1"
+            and gid not in await store.records.live_games()
+        )
         board = await store.redis.hgetall(store.keys.board(group.id)[0])
         figures = await stats.game_figures(store, t)
         for i, seat in enumerate(t.seats):

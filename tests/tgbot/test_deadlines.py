@@ -172,7 +172,7 @@ def test_announcements_of_timers_and_leaving():
 
 
 async def test_chat_turn_timeout_setting(store):
-    assert await store.chat_turn_timeout(-5, 90.0) == 90.0
-    await store.set_chat_turn_timeout(-5, 30)
-    assert await store.chat_turn_timeout(-5, 90.0) == 30.0
+    assert await store.records.chat_turn_timeout(-5, 90.0) == 90.0
+    await store.records.set_chat_turn_timeout(-5, 30)
+    assert await store.records.chat_turn_timeout(-5, 90.0) == 30.0
     assert await store.redis.hget(store.keys.chat_settings(-5), "turn_timer") == "30"

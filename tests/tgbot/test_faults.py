@@ -80,7 +80,7 @@ async def test_unreachable_player_told_once_rest_served_panel_back_on_start(live
     notes = [t for t in _group_texts(emu, group.id) if _UNREACHABLE_MARK in t and victim.first_name in t]
     assert len(notes) == 1
     assert any(e["error_code"] == 403 and error in e["description"] for e in emu.errors)
-    assert not await live.store.can_dm(victim.id)
+    assert not await live.store.records.can_dm(victim.id)
     # more syncs: still told once, no more 403s to the victim
     n403 = sum(1 for e in emu.errors if e["error_code"] == 403)
     live.app.bot_data["services"].syncer.request(gid)
@@ -97,7 +97,7 @@ async def test_unreachable_player_told_once_rest_served_panel_back_on_start(live
     await live.settle()
     p = await emu.wait_for(lambda: live.panel(victim, gid), timeout=10)
     assert p.message_id > old.message_id and emu._msg(victim.id, old.message_id).deleted
-    assert await live.store.can_dm(victim.id)
+    assert await live.store.records.can_dm(victim.id)
     assert emu.violations == []
 
 
@@ -106,7 +106,7 @@ async def test_block_via_my_chat_member_and_unblock(live):
     group, gid, users, (a, b, c, _) = await _game(live, 710, -3002)
     b.block_bot()  # my_chat_member: member -> kicked in private
     await live.settle()
-    assert not await live.store.can_dm(b.id)
+    assert not await live.store.records.can_dm(b.id)
     notes = [t for t in _group_texts(emu, group.id) if b.first_name in t and _UNREACHABLE_MARK in t]
     assert len(notes) == 1
     assert [g.id for g in await live.store.user_games(b.id)] == [gid]
@@ -114,7 +114,7 @@ async def test_block_via_my_chat_member_and_unblock(live):
     await _play_until(live, gid, users, b)
     await b.start_bot()  # my_chat_member back to member, then /start
     await live.settle()
-    assert await live.store.can_dm(b.id)
+    assert await live.store.records.can_dm(b.id)
     assert live.panel(b, gid) is not None
     assert emu.violations == []
 
@@ -125,11 +125,11 @@ async def test_block_via_my_chat_member_and_unblock(live):
 async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live):
     emu = live.emu
     group, gid, users, (a, b, c, _) = await _game(live, 720, -3003)
-    tg = await live.store.tg_get(gid)
+    tg = await live.store.records.tg_get(gid)
     board = emu._msg(group.id, int(tg[BOARD_MESSAGE]))
     board.deleted = True  # an admin deleted the board
     await live.play_one(gid, users)
-    tg = await live.store.tg_get(gid)
+    tg = await live.store.records.tg_get(gid)
     assert int(tg[BOARD_MESSAGE]) != board.message_id and not emu._msg(group.id, int(tg[BOARD_MESSAGE])).deleted
     assert any("message to edit not found" in e["description"] for e in emu.errors)
     # "message is not modified" is never an error: a refresh that changes nothing
@@ -146,10 +146,10 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
     play = await mover.tap(p, cb(p, "p:")[0])
     await live.settle()
     t1 = await live.store.load(gid)
-    assert t1.action_count == t0.action_count + 1 and len((await live.store.record(gid))[1]) == t1.action_count
+    assert t1.action_count == t0.action_count + 1 and len((await live.store.records.record(gid))[1]) == t1.action_count
     assert any("query is too old" in e["description"] for e in emu.errors)
     # the views were still synced after the refused answer: the board shows the new turn
-    tg = await live.store.tg_get(gid)
+    tg = await live.store.records.tg_get(gid)
     assert emu._msg(group.id, int(tg[BOARD_MESSAGE])).html == render_board(t1, emu.bot_username).text
     assert emu.violations == []
 
@@ -210,8 +210,8 @@ async def _finish_and_count(live, gid):
 
 async def _group_data(live, group, notified):
     """Give ``group`` settings and a lobby notification (``notified`` sends /notify_me)."""
-    await live.store.set_chat_settings(group.id, variant="classic", seating="shuffle")
-    await live.store.set_chat_turn_timeout(group.id, 30)
+    await live.store.records.set_chat_settings(group.id, variant="classic", seating="shuffle")
+    await live.store.records.set_chat_turn_timeout(group.id, 30)
     await notified.start_bot()
     await live.settle()  # (chats are processed concurrently: the /start first)
     await notified.send(group, "/notify_me")
@@ -230,8 +230,8 @@ async def test_group_upgrade_carries_settings_leaderboard_and_notify_list(live):
     await live.settle()
     for delivery in range(2):  # then both service messages are delivered a second time
         assert await store.redis.hgetall(store.keys.board(sup.id)[0]) == board
-        assert (await store.chat_settings(sup.id)).variant == "classic"
-        assert await store.chat_turn_timeout(sup.id, 90.0) == 30.0
+        assert (await store.records.chat_settings(sup.id)).variant == "classic"
+        assert await store.records.chat_turn_timeout(sup.id, 90.0) == 30.0
         assert await store.redis.smembers(f"{store.keys.prefix}:notify:{sup.id}") == {str(d.id)}
         assert await store.redis.smembers(f"{store.keys.prefix}:user:{d.id}:notify") == {str(sup.id)}
         assert (await store.chat_game(sup.id, None)).id == gid2
@@ -257,7 +257,7 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
     gid2 = await live.open_game(group, [a, b, c])
     await _group_data(live, group, d)
     # the supergroup's id has data already (its admins were quick): it is kept, the rest added
-    await store.set_chat_settings(-1003014, lang="en")
+    await store.records.set_chat_settings(-1003014, lang="en")
     await store.redis.hset(
         store.keys.board(-1003014)[0], mapping={f"{a.id}:games": 2, f"{a.id}:wins": 2, f"{a.id}:name": "Anya"}
     )
@@ -266,8 +266,8 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
     await live.settle()
     for delivery in range(2):  # the service messages come late, then once more
         assert (await store.load(gid2)).chat_id == sup.id
-        assert await store.chat_settings(sup.id) == replace(
-            await store.chat_settings(0), lang="en", variant="classic", seating="shuffle"
+        assert await store.records.chat_settings(sup.id) == replace(
+            await store.records.chat_settings(0), lang="en", variant="classic", seating="shuffle"
         )
         merged = await store.redis.hgetall(store.keys.board(sup.id)[0])
         assert merged == {
@@ -419,7 +419,7 @@ async def test_bot_removed_ends_games_cleanly(live):
     live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert len(emu.calls_by(None, group.id)) <= n + 1
-    assert gid not in await live.store.live_games()
+    assert gid not in await live.store.records.live_games()
     # re-added: a fresh game can start
     emu.add_bot(group, by=a)
     g2 = await live.open_game(group, [a, b, c], start=False)
@@ -470,7 +470,7 @@ async def test_updates_queued_while_down_apply_in_order_once(live):
     await live.start()
     await live.settle()
     t = await live.store.load(gid)
-    assert t.action_count == 1 and len((await live.store.record(gid))[1]) == 1
+    assert t.action_count == 1 and len((await live.store.records.record(gid))[1]) == 1
     a1 = emu.answers.get(t1.query_id) or {}
     a2 = emu.answers.get(t2.query_id) or {}
     assert a1.get("text") == answer("played", "ru")

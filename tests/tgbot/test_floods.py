@@ -55,7 +55,7 @@ async def test_transient_errors_never_mark_a_player_unreachable(live, error):
         20,
     )
     assert any(e["error_code"] == error.code and e["params"].get("chat_id") in (a.id, str(a.id)) for e in emu.errors)
-    assert await live.store.can_dm(a.id) and await live.store.can_dm(b.id)
+    assert await live.store.records.can_dm(a.id) and await live.store.records.can_dm(b.id)
     emu.fault = None
     # b's join tap seats b (no deep link: the bot still writes to b)
     lobby = emu.last_message(group.id, lambda m: cb(m, "j:"))

@@ -106,14 +106,14 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         assert other in (answer("stale", "ru"), answer("not_your_turn", "ru"))
         t = await load(gid)
         assert t.action_count == 1 and t.state.pile_size == 1
-        _, log = await store.record(gid)
+        _, log = await store.records.record(gid)
         assert len(log) == 1
         # re-delivered play: still applied once
         emu.redeliver(t1.update_id)
         emu.redeliver(t2.update_id)
         await delivered_again()
         t = await load(gid)
-        assert t.action_count == 1 and t.state.pile_size == 1 and len((await store.record(gid))[1]) == 1
+        assert t.action_count == 1 and t.state.pile_size == 1 and len((await store.records.record(gid))[1]) == 1
 
         # commands were registered for groups and private chats
         scopes = {key[0] for key in emu.commands}

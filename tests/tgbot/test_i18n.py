@@ -214,13 +214,13 @@ def test_private_language_order():
 
 
 async def test_chat_settings_and_user_language(store):
-    assert (await store.chat_settings(-5)).lang is None
-    assert (await store.set_chat_settings(-5, lang="fr")).lang == "fr"
+    assert (await store.records.chat_settings(-5)).lang is None
+    assert (await store.records.set_chat_settings(-5, lang="fr")).lang == "fr"
     assert await store.redis.hget(store.keys.chat_settings(-5), "language") == "fr"
-    assert (await store.set_chat_settings(-5, lang=None)).lang is None
-    assert await store.user_lang(7) is None
-    await store.set_user_lang(7, "it")
-    assert await store.user_lang(7) == "it"
+    assert (await store.records.set_chat_settings(-5, lang=None)).lang is None
+    assert await store.records.user_lang(7) is None
+    await store.records.set_user_lang(7, "it")
+    assert await store.records.user_lang(7) == "it"
     assert await store.redis.hget(store.keys.user(7), "language") == "it"
 
 

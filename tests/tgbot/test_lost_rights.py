@@ -85,7 +85,7 @@ def _bot_messages_since(emu, group, since: int) -> list:
 
 async def _group_notes(live, gid: str) -> list[dict]:
     """The game's announcements waiting in its outbox for the group."""
-    return [note for _, note in await live.store.outbox(gid) if note.get("to") is None]
+    return [note for _, note in await live.store.records.outbox(gid) if note.get("to") is None]
 
 
 def _notes_to(emu, user, text: str) -> int:
@@ -107,7 +107,7 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     emu = live.emu
     group, topic, gid, users = await _game(live, 1100, kind)
     since = _last_id(emu, group)
-    old_board = int((await live.store.tg_get(gid))[BOARD_MESSAGE])
+    old_board = int((await live.store.records.tg_get(gid))[BOARD_MESSAGE])
     await _shut(emu, group, topic, how)
     await _showdown(live, gid, users)
     table = await live.store.load(gid)
@@ -129,11 +129,11 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     await live.play_one(gid, users)
     table = await live.store.load(gid)
     assert table.group_access is GroupAccess.WRITABLE and table.unwritable_since is None and table.retire_at is None
-    assert await live.store.outbox(gid) == []
+    assert await live.store.records.outbox(gid) == []
     shown = _bot_messages_since(emu, group, since)
     assert [m.text for m in shown[:1]] == [plain(announcement(table, held[0]))]
     assert [m.thread_id for m in shown] == [topic, topic]
-    assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE]) and cb(shown[-1], "")
+    assert shown[-1].message_id == int((await live.store.records.tg_get(gid))[BOARD_MESSAGE]) and cb(shown[-1], "")
     assert emu._msg(group.id, old_board).deleted
     assert emu.violations == []
 
@@ -156,7 +156,7 @@ async def test_at_most_the_last_twenty_announcements_are_kept(live):
     # the held announcements, in order, a paragraph each, together (within Telegram's text limit)
     assert "\n\n".join(m.text for m in shown[:-1]).split("\n\n") == [plain(announcement(table, note)) for note in held]
     assert len(shown[:-1]) < len(held) and all(len(m.text) <= 4096 for m in shown[:-1])
-    assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE])
+    assert shown[-1].message_id == int((await live.store.records.tg_get(gid))[BOARD_MESSAGE])
     assert emu.violations == []
 
 
@@ -185,7 +185,7 @@ async def test_a_group_unwritable_for_the_lobby_timeout_retires_its_game(live):
         table.status is Status.CANCELLED and table.ended == Ending.UNWRITABLE and table.group_access is GroupAccess.GONE
     )
     assert table.deadline is None and gid not in live.app.bot_data["services"].timers._handles
-    assert gid not in await live.store.live_games() and await live.store.chat_game(group.id, None) is None
+    assert gid not in await live.store.records.live_games() and await live.store.chat_game(group.id, None) is None
     assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")  # no result: never counted
     assert not _bot_messages_since(emu, group, since)
     assert emu.violations == []
@@ -213,14 +213,14 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
     await live.settle()
     table = await live.store.load(gid)
     assert table.status is Status.CANCELLED and table.ended == reason and table.group_access is GroupAccess.GONE
-    assert gid not in await live.store.live_games() and gid not in live.app.bot_data["services"].timers._handles
+    assert gid not in await live.store.records.live_games() and gid not in live.app.bot_data["services"].timers._handles
     assert await live.store.chat_game(group.id, topic) is None
     other_table = await live.store.load(other)
     if how == "topic_deleted":
         assert other_table.status is Status.LOBBY and other_table.group_access is GroupAccess.WRITABLE
     else:
         assert other_table.ended == reason and other_table.group_access is GroupAccess.GONE
-        assert other not in await live.store.live_games()
+        assert other not in await live.store.records.live_games()
     calls = len(emu.calls_by(None, group.id))
     # a restart does not bring it back, nor does a crash that left it in the start-up set
     for crash in (False, True):
@@ -229,7 +229,7 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
         await live.stop()
         await live.start()
         await live.settle()
-        assert gid not in await live.store.live_games()
+        assert gid not in await live.store.records.live_games()
         assert (await live.store.load(gid)).ended == reason
         assert len(emu.calls_by(None, group.id)) == calls  # the group is never called again
         assert all(_notes_to(emu, user, texts[user.id]) == 1 for user in users.values())  # told once

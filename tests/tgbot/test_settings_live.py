@@ -112,10 +112,10 @@ async def test_restart_mid_game_counts_the_game_once(live, redis_server):
     store.fence = Fenced(int(time.time() * 1000))
     await play_on(store, gid)
     store.forget_tables()
-    assert (await store.load(gid)).status is Status.OVER and gid in await store.live_games()
+    assert (await store.load(gid)).status is Status.OVER and gid in await store.records.live_games()
     await live.start()
     await live.settle()
-    assert gid not in await store.live_games()
+    assert gid not in await store.records.live_games()
     assert [(await stats.totals(store, u.id))[0].games for u in (a, b, c)] == [1, 1, 1]
     await live.stop()
     await live.start()
@@ -140,16 +140,16 @@ async def test_settings_menu_applies_to_the_next_lobby(live):
         button = [x for x in m.flat_buttons if x["callback_data"].endswith(":" + data)][0]
         await (await a.tap(m, button)).answer(15)
     await live.settle()
-    cfg = await live.store.chat_settings(group.id)
+    cfg = await live.store.records.chat_settings(group.id)
     assert (cfg.variant, cfg.seating, cfg.lang) == ("classic", "shuffle", "en")
-    assert await live.store.chat_turn_timeout(group.id, 90) == 30
+    assert await live.store.records.chat_turn_timeout(group.id, 90) == 30
     edited = emu._msg(group.id, menu.message_id)
     assert "✅" in edited.text or any("✅" in x["text"] for x in edited.flat_buttons)
     assert len([m for m in emu.chat_messages(group.id, from_bot=True) if cb(m, "e:")]) == 1  # one message
     gid = await live.open_game(group, [a, b, c], start=True)
     t = await live.store.load(gid)
     assert t.variant == "classic" and t.lang == "en" and t.turn_timeout == 30
-    deal, _ = await live.store.record(gid)
+    deal, _ = await live.store.records.record(gid)
     order = [a.id, b.id, c.id]
     __import__("random").Random(f"{t.seed}:seats").shuffle(order)
     assert [s.user_id for s in t.seats] == order  # shuffled from the seed: the record replays
@@ -190,7 +190,7 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     assert (await live.store.load(gid)).status is Status.CANCELLED
     assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")
     # /forget_me in private
-    await live.store.want_notify(group.id, b.id)
+    await live.store.records.want_notify(group.id, b.id)
     await b.send(b, "/forget_me")
     await live.settle()
     assert not await live.store.redis.exists(f"cheat:user:{b.id}")

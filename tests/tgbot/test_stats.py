@@ -45,7 +45,7 @@ async def _finished(store, gid: str = "F1", n: int = 3, seed: int = 3, bots: int
 async def test_a_finished_game_counts_once_from_its_record(store):
     t = await _finished(store)
     assert t.status is Status.OVER
-    deal, log = await store.record(t.id)
+    deal, log = await store.records.record(t.id)
     want = game_stats(stats.record_of_game(t, deal, log))
     assert await stats.count_game(store, t) is True
     assert await stats.count_game(store, t) is False  # a restart or a second process
@@ -69,7 +69,7 @@ async def test_a_count_cut_short_by_a_crash_adds_each_figure_once_when_retried(s
     # chat's board) were applied; 4: all of them, but not the mark. The game stays in the live
     # set, so a restart counts it again: every figure must end up added exactly once.
     t = await _finished(store, gid=f"X{steps}")
-    deal, log = await store.record(t.id)
+    deal, log = await store.records.record(t.id)
     want = game_stats(stats.record_of_game(t, deal, log))
     real = store.redis.pipeline
 
@@ -137,21 +137,21 @@ async def test_top_lists_players_with_three_games_by_wins(store):
 async def test_forget_me_deletes_everything_about_the_user(store):
     t = await _finished(store)
     await stats.count_game(store, t)
-    await store.set_dm(2, True)
-    await store.want_notify(-100, 2)
+    await store.records.set_dm(2, True)
+    await store.records.want_notify(-100, 2)
     await stats.forget_user(store, 2)
     assert (await stats.totals(store, 2))[0].games == 0
     assert not [k for k in await store.redis.hkeys(store.keys.board(-100)[0]) if k.startswith("2:")]
     assert not await store.redis.exists(*store.keys.user_statistics(2))
-    assert not await store.can_dm(2) and not await store.redis.sismember("cheat:notify:-100", "2")
+    assert not await store.records.can_dm(2) and not await store.redis.sismember("cheat:notify:-100", "2")
     assert (await stats.totals(store, 1))[0].games == 1
 
 
 async def test_notify_is_taken_once(store):
-    assert await store.want_notify(-5, 7) and not await store.want_notify(-5, 7)
-    await store.want_notify(-5, 8)
-    assert await store.take_notify(-5) == [7, 8]
-    assert await store.take_notify(-5) == []
+    assert await store.records.want_notify(-5, 7) and not await store.records.want_notify(-5, 7)
+    await store.records.want_notify(-5, 8)
+    assert await store.records.take_notify(-5) == [7, 8]
+    assert await store.records.take_notify(-5) == []
 
 
 def test_shuffled_seating_follows_the_seed():
@@ -196,12 +196,12 @@ async def _group_with_data(store):
     person 2 (one game won, under a newer name). Returns (the game, OLD's board before)."""
     t = await _finished(store)
     assert await stats.count_game(store, t)
-    await store.set_chat_settings(OLD, lang="en", variant="classic", seating="shuffle")
-    await store.set_chat_turn_timeout(OLD, 30)
-    await store.set_chat_settings(NEW, lang="fr")
+    await store.records.set_chat_settings(OLD, lang="en", variant="classic", seating="shuffle")
+    await store.records.set_chat_turn_timeout(OLD, 30)
+    await store.records.set_chat_settings(NEW, lang="fr")
     for user in (7, 8):
-        await store.want_notify(OLD, user)
-    await store.want_notify(NEW, 9)
+        await store.records.want_notify(OLD, user)
+    await store.records.want_notify(NEW, 9)
     await store.redis.hset(store.keys.board(NEW)[0], mapping={"2:games": 1, "2:wins": 1, "2:name": "Боря"})
     await store.redis.sadd(store.keys.user_statistics(2)[1], NEW)
     return t, await store.redis.hgetall(store.keys.board(OLD)[0])
@@ -209,10 +209,10 @@ async def _group_with_data(store):
 
 async def _assert_moved_once(store, t, before):
     """Everything of OLD is NEW's, added once, NEW's own data kept; nothing is left under OLD."""
-    assert await store.chat_settings(NEW) == replace(
-        await store.chat_settings(-1), lang="fr", variant="classic", seating="shuffle"
+    assert await store.records.chat_settings(NEW) == replace(
+        await store.records.chat_settings(-1), lang="fr", variant="classic", seating="shuffle"
     )
-    assert await store.chat_turn_timeout(NEW, 90.0) == 30.0
+    assert await store.records.chat_turn_timeout(NEW, 90.0) == 30.0
     board = await store.redis.hgetall(store.keys.board(NEW)[0])
     for seat in t.seats:
         uid, mine = seat.user_id, int(seat.user_id == 2)
@@ -231,7 +231,7 @@ async def _assert_moved_once(store, t, before):
         *store.keys.board_handoff(OLD),
     ]
     assert await store.redis.exists(*left) == 0
-    assert await store.chat_moved_to(OLD) == NEW
+    assert await store.records.chat_moved_to(OLD) == NEW
 
 
 async def test_an_upgrade_carries_settings_leaderboard_and_notifications_once(store):
@@ -279,11 +279,13 @@ async def test_an_upgrade_cut_short_by_a_crash_adds_the_board_once_when_run_agai
 
 
 async def test_settings_cut_short_are_finished_and_never_overwrite_the_new_chat(store):
-    await store.set_chat_settings(OLD, lang="en", variant="classic")
+    await store.records.set_chat_settings(OLD, lang="en", variant="classic")
     await store.redis.hsetnx(store.keys.chat_settings(NEW), "language", "en")  # copied, then the crash
-    await store.set_chat_settings(NEW, lang="it")  # an admin of the supergroup chose meanwhile
+    await store.records.set_chat_settings(NEW, lang="it")  # an admin of the supergroup chose meanwhile
     await chatmove.move_chat(store, OLD, NEW)
-    assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="it", variant="classic")
+    assert await store.records.chat_settings(NEW) == replace(
+        await store.records.chat_settings(-1), lang="it", variant="classic"
+    )
     assert not await store.redis.exists(store.keys.chat_settings(OLD))
 
 

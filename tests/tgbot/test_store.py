@@ -33,7 +33,7 @@ async def test_create_load_round_trip(store):
     with pytest.raises(RefusedError) as e:
         await store.transact("nope", lambda t: game_table.Change(t))
     assert e.value.code == "no_game"
-    assert "abc" in await store.live_games()
+    assert "abc" in await store.records.live_games()
 
 
 async def test_started_table_round_trip(store):
@@ -124,7 +124,7 @@ async def test_log_and_outbox_committed_with_state(store):
     lb = lobby(3, gid="q")
     await store.create(lb)
     done = await store.transact("q", lambda t: game_lobby.start(t, 1, False, 11))
-    got_deal, log = await store.record("q")
+    got_deal, log = await store.records.record("q")
     assert got_deal == done.change.deal and log == []
     table = done.change.table
     seat = table.state.current
@@ -139,12 +139,12 @@ async def test_log_and_outbox_committed_with_state(store):
     )
     stored = await store.load("q")
     assert stored.action_count == 2 and stored.version == 4
-    _, log = await store.record("q")
+    _, log = await store.records.record("q")
     assert log == d1.change.log + d2.change.log and len(log) == 2
-    box = await store.outbox("q")
+    box = await store.records.outbox("q")
     assert [o for _, o in box] == d2.change.outbox and box[0][1]["kind"] == "challenge_resolved"
-    await store.outbox_drop("q", [box[0][0]])
-    assert await store.outbox("q") == []
+    await store.records.outbox_drop("q", [box[0][0]])
+    assert await store.records.outbox("q") == []
     assert nxt.action_count == 1
 
 
@@ -162,9 +162,9 @@ async def test_ended_game_gets_ttl_and_frees_chat(store):
     assert await store.chat_game(t.chat_id, None) is None
     assert await store.claim_chat(t.chat_id, None, "next")
     # the ended game stays in the live set until the syncer forgets it
-    assert "e" in await store.live_games()
-    await store.forget_live("e")
-    assert "e" not in await store.live_games()
+    assert "e" in await store.records.live_games()
+    await store.records.forget_live("e")
+    assert "e" not in await store.records.live_games()
 
 
 async def test_claim_chat_takes_over_a_dead_index(store):
@@ -174,11 +174,11 @@ async def test_claim_chat_takes_over_a_dead_index(store):
 
 
 async def test_dm_flag(store):
-    assert not await store.can_dm(5)
-    await store.set_dm(5, True)
-    assert await store.can_dm(5)
-    await store.set_dm(5, False)
-    assert not await store.can_dm(5)
+    assert not await store.records.can_dm(5)
+    await store.records.set_dm(5, True)
+    assert await store.records.can_dm(5)
+    await store.records.set_dm(5, False)
+    assert not await store.records.can_dm(5)
 
 
 async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_server):

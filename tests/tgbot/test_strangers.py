@@ -121,8 +121,8 @@ async def _snapshot(live, gid, chat_id):
     t = await store.load(gid)
     return (
         t.to_json(),
-        await store.chat_settings(chat_id),
-        await store.chat_turn_timeout(chat_id, 0),
+        await store.records.chat_settings(chat_id),
+        await store.records.chat_turn_timeout(chat_id, 0),
         await store.redis.hgetall(store.keys.game(gid)),
         (await store.chat_game(chat_id, None)).id if await store.chat_game(chat_id, None) else None,
     )
@@ -274,6 +274,6 @@ async def test_a_confirmation_goes_once_it_is_answered(live):
     await live.settle()
     assert emu._msg(group.id, stop.message_id).deleted
     assert (await live.store.load(gid)).status is Status.CANCELLED
-    board = int((await live.store.tg_get(gid))[BOARD_MESSAGE])
+    board = int((await live.store.records.tg_get(gid))[BOARD_MESSAGE])
     assert not emu._msg(group.id, board).deleted
     assert emu.violations == []

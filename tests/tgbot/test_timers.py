@@ -110,7 +110,7 @@ async def test_a_deadline_that_passed_while_no_process_was_active_fires_once_at_
         timers = wired(fresh, syncer, clock)
         syncer.requested.clear()
         # the runner's take-over: every live game's epoch raised, its timer set
-        for gid in await fresh.live_games():
+        for gid in await fresh.records.live_games():
             await fresh.raise_epoch(gid)
             table = await fresh.load(gid)
             timers.schedule(table)
@@ -135,14 +135,14 @@ async def test_turn_timers_fire_once_each_and_a_stale_one_changes_nothing(store,
     # the reminder, then the automatic move, each once though fired twice
     clock.t = 80
     await asyncio.gather(timers.fire("P"), timers.fire("P"))
-    assert [n["kind"] for _, n in await store.outbox("P")] == ["reminder"]
+    assert [n["kind"] for _, n in await store.records.outbox("P")] == ["reminder"]
     assert 19 < delay(timers, "P") <= 20  # the turn's end, 100
     clock.t = 100
     await asyncio.gather(timers.fire("P"), timers.fire("P"))
     got = await store.load("P")
     assert got.action_count == 1 and got.deadline == 175 and got.deadline_kind == "remind"
-    assert len((await store.record("P"))[1]) == 1
-    assert [n["kind"] for _, n in await store.outbox("P")] == ["reminder", "automatic_move"]
+    assert len((await store.records.record("P"))[1]) == 1
+    assert [n["kind"] for _, n in await store.records.outbox("P")] == ["reminder", "automatic_move"]
     assert 74 < delay(timers, "P") <= 75
     # a stale fire (the player acted meanwhile): nothing committed, the timer stays right
     clock.t = 130
@@ -214,7 +214,7 @@ async def test_a_timer_set_while_an_update_is_processed_fires_as_no_update(store
     await as_update(store, mark).transact("U", lambda t: set_seat_lang(t, users[0], "en"))
     syncer.requested.clear()
     await fired(syncer)  # the reminder, while the tap is still being processed
-    assert [n["kind"] for _, n in await store.outbox("U")] == ["reminder"]
+    assert [n["kind"] for _, n in await store.records.outbox("U")] == ["reminder"]
     assert await store.redis.zrange(store.keys.applied("U"), 0, -1) == ["4242.0"]
     # the process dies before the tap's second commit; the tap is delivered again
     await timers.close()

@@ -96,14 +96,14 @@ async def _admin_menu(update: Update, context: BotContext, menu: Menu, action: A
 
 
 async def _timer_menu(services: Services, chat_id: int, language: str) -> Rendered:
-    current = await services.store.chat_turn_timeout(chat_id, services.settings.turn_timeout)
+    current = await services.store.records.chat_turn_timeout(chat_id, services.settings.turn_timeout)
     return timer_menu(language, chat_id, current, TIMER_CHOICES)
 
 
 async def _settings_menu(services: Services, chat_id: int, language: str | None = None) -> Rendered:
     """The /settings menu as stored now, in the chat's language (``language`` is not used)."""
-    chat_settings = await services.store.chat_settings(chat_id)
-    turn_timeout = await services.store.chat_turn_timeout(chat_id, services.settings.turn_timeout)
+    chat_settings = await services.store.records.chat_settings(chat_id)
+    turn_timeout = await services.store.records.chat_turn_timeout(chat_id, services.settings.turn_timeout)
     return settings_menu(
         i18n.pick_language(chat_settings.lang), chat_id, chat_settings, turn_timeout, TIMER_CHOICES, LONG_TIMER
     )
@@ -143,7 +143,7 @@ async def set_timer(press: Press) -> TapDone:
     """A /timer choice: the chat's turn timer (30–600 s, or an hour)."""
     seconds = _timer_seconds(press.tap.arg)
     chat_id = await _admins_chat(press, Action.TIMER, Answer.NOT_ALLOWED)
-    await press.services.store.set_chat_turn_timeout(chat_id, seconds)
+    await press.services.store.records.set_chat_turn_timeout(chat_id, seconds)
     return TapDone(Answer.TIMER_SET)
 
 
@@ -160,11 +160,11 @@ async def apply_setting(press: Press) -> TapDone:
         raise RefusedError(Answer.BAD_BUTTON)
     chat_id = await _admins_chat(press, Action.SETTINGS, Answer.ADMINS_ONLY)
     if kind is Setting.TIMER:
-        await store.set_chat_turn_timeout(chat_id, seconds)
+        await store.records.set_chat_turn_timeout(chat_id, seconds)
     elif kind is Setting.VARIANT:
-        await store.set_chat_settings(chat_id, variant=value)
+        await store.records.set_chat_settings(chat_id, variant=value)
     elif kind is Setting.SEATING:
-        await store.set_chat_settings(chat_id, seating=value)
+        await store.records.set_chat_settings(chat_id, seating=value)
     else:
         await set_group_language(press.context, chat_id, message, value)
     rendered = await _settings_menu(services, chat_id)

@@ -1,10 +1,5 @@
-"""The PTB :class:`~telegram.ext.Application`: which handler gets which update, defaults, rate limiter.
-
-The Application has no Updater: updates reach it from the stored stream (:mod:`tgbot.ingest.stream`,
-:mod:`tgbot.process.runner`), one :meth:`~telegram.ext.Application.process_update` each. Commands
-are new messages only (``filters.UpdateType.MESSAGE``: an edited message never runs one again);
-taps go to one :class:`~telegram.ext.CallbackQueryHandler` per action, by their op's code.
-"""
+"""The PTB Application without an Updater (updates come from the stored stream): one
+CallbackQueryHandler per tap action, commands on new messages only, the typed context, the limiter."""
 
 from __future__ import annotations
 

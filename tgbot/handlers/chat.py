@@ -66,8 +66,8 @@ async def set_reachable(
     """Record whether the bot may write to ``user_id`` (and their Telegram app's language, when
     known). Lost: their seats in running games are marked unreachable (each group is told once).
     Regained: their panels come back."""
-    was = await services.store.can_dm(user_id)
-    await services.store.set_dm(user_id, reachable, telegram_language)
+    was = await services.store.records.can_dm(user_id)
+    await services.store.records.set_dm(user_id, reachable, telegram_language)
     if reachable and not was:
         await services.syncer.reachable_again(user_id)
     elif not reachable and was:

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 async def current_chat(store: Store, chat_id: int) -> int:
     """The id ``chat_id`` has now: its supergroup's once upgraded (:mod:`tgbot.storage.chatmove`)."""
-    return await store.chat_moved_to(chat_id) or chat_id
+    return await store.records.chat_moved_to(chat_id) or chat_id
 
 
 async def chat_table(context: BotContext, update: Update, last: bool = False) -> tuple[Table | None, str]:
@@ -50,8 +50,8 @@ async def new_seat(context: BotContext, update: Update, chat_id: int) -> Seat:
     seat = seat_for(update)
     user = update.effective_user
     assert user is not None
-    group = (await context.store.chat_settings(chat_id)).lang
-    own = await context.store.user_lang(user.id)
+    group = (await context.store.records.chat_settings(chat_id)).lang
+    own = await context.store.records.user_lang(user.id)
     return replace(seat, lang=i18n.new_seat_language(own, group, user.language_code))
 
 
@@ -199,5 +199,5 @@ async def tell_to_tap_again(update: Update, application: Application[Any, Any, A
     if query is None:
         return
     services: Services | None = application.bot_data.get("services")
-    own = await services.store.user_lang(query.from_user.id) if services is not None else None
+    own = await services.store.records.user_lang(query.from_user.id) if services is not None else None
     await answer_tap(query, answer(Answer.TRY_AGAIN, i18n.pick_language(own)))

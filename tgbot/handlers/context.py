@@ -95,13 +95,13 @@ class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], d
             return i18n.DEFAULT_LANGUAGE
         store = self.store
         if table is not None:
-            own = None if table.seat_of(user.id) is not None else await store.user_lang(user.id)
+            own = None if table.seat_of(user.id) is not None else await store.records.user_lang(user.id)
             return table.language_for(user.id, own)
-        own = await store.user_lang(user.id)
+        own = await store.records.user_lang(user.id)
         if i18n.supported(own):
             return i18n.pick_language(own)
         if group_id is not None:
-            group = (await store.chat_settings(group_id)).lang
+            group = (await store.records.chat_settings(group_id)).lang
         else:
             games = await store.user_games(user.id)
             seat = games[0].seat_of(user.id) if games else None
@@ -110,7 +110,7 @@ class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], d
 
     async def group_language(self, chat_id: int) -> str:
         """A group's language: its setting, else the default."""
-        return i18n.pick_language((await self.store.chat_settings(chat_id)).lang)
+        return i18n.pick_language((await self.store.records.chat_settings(chat_id)).lang)
 
     # -- replies ---------------------------------------------------------------------------------
 
@@ -137,7 +137,7 @@ class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], d
         try:
             await self.bot.send_message(user_id, text)
         except Forbidden:  # only a 403 means the user blocked the bot (or never started it)
-            await self.store.set_dm(user_id, False)
+            await self.store.records.set_dm(user_id, False)
             return False
         except TelegramError as error:  # a 429, a timeout, a 5xx: says nothing of the user
             log.info("private message to %s not sent: %s", user_id, error)

@@ -33,7 +33,7 @@ async def set_group_language(
     context: BotContext, chat_id: int, message: MaybeInaccessibleMessage | None, language: str
 ) -> None:
     """Store the group's language; the open lobby of the message's topic follows it."""
-    await context.store.set_chat_settings(chat_id, lang=language)
+    await context.store.records.set_chat_settings(chat_id, lang=language)
     thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
     table = await context.store.chat_game(chat_id, thread)
     if table is not None and table.status is Status.LOBBY:
@@ -53,7 +53,7 @@ async def set_language(press: Press) -> TapDone:
             raise RefusedError(Answer.ADMINS_ONLY)
         await set_group_language(press.context, message.chat.id, message, language)
     else:
-        await services.store.set_user_lang(press.user_id, language)
+        await services.store.records.set_user_lang(press.user_id, language)
         for table in await services.store.user_games(press.user_id):
             await press.context.transact(
                 table.id, lambda table: game_lobby.set_seat_lang(table, press.user_id, language)

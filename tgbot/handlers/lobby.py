@@ -46,8 +46,8 @@ async def start_transition(services: Services, table: Table, user_id: int | None
     """:func:`game_lobby.start` with the chat's timer and seating, the AI's pauses (AI_PAUSE_MIN/MAX,
     at least the group's message spacing, RATE_GROUP_PERIOD / RATE_GROUP_MAX) and a fresh seed."""
     settings, seed, now = services.settings, secrets.randbits(64), services.now()
-    turn_timeout = await services.store.chat_turn_timeout(table.chat_id, settings.turn_timeout)
-    shuffle = (await services.store.chat_settings(table.chat_id)).shuffle
+    turn_timeout = await services.store.records.chat_turn_timeout(table.chat_id, settings.turn_timeout)
+    shuffle = (await services.store.records.chat_settings(table.chat_id)).shuffle
     ai_delay = settings.rate_group_period / settings.rate_group_max
     ai_pause = (settings.ai_pause_min, settings.ai_pause_max)
     return lambda table: game_lobby.start(
@@ -76,16 +76,16 @@ async def open_lobby(context: BotContext, table: Table) -> list[int]:
     if not await context.create(table):
         return []
     log.info("lobby %s opened in chat %s", table.id, table.chat_id)
-    return await context.store.take_notify(table.chat_id)
+    return await context.store.records.take_notify(table.chat_id)
 
 
 async def notify_lobby(context: BotContext, table: Table, users: list[int]) -> None:
     """Tell ``users`` privately that ``table``'s lobby opened (not those seated or unreachable),
     each in their private language (:func:`i18n.message_language`: no update of theirs is at
     hand, so their Telegram app's language is the one last recorded)."""
-    group = (await context.store.chat_settings(table.chat_id)).lang
+    group = (await context.store.records.chat_settings(table.chat_id)).lang
     for user_id in users:
-        languages = None if table.seat_of(user_id) is not None else await context.store.dm_languages(user_id)
+        languages = None if table.seat_of(user_id) is not None else await context.store.records.dm_languages(user_id)
         if languages is None:
             continue
         language = i18n.message_language(languages[0], group, languages[1])
@@ -105,11 +105,11 @@ async def start_game(update: Update, context: BotContext) -> None:
         return
     now, timeout = services.now(), services.settings.lobby_timeout
     creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
-    variant = (await services.store.chat_settings(chat.id)).variant or "russian"
+    variant = (await services.store.records.chat_settings(chat.id)).variant or "russian"
     table = game_lobby.open_lobby(
         game_id, chat.id, thread, creator, chat.title or "", now, timeout, variant=variant, lang=language
     )
-    if creator and await services.store.can_dm(creator):
+    if creator and await services.store.records.can_dm(creator):
         table = game_lobby.join(table, await new_seat(context, update, chat.id), now, timeout).table
     users = await open_lobby(context, table)
     if users:
@@ -173,7 +173,7 @@ async def _transact(press: Press, transition: Transition) -> TapDone:
 async def join(press: Press) -> TapDone:
     """Join: a seat, or the lobby's join deep link for someone the bot cannot write to."""
     services, game_id = press.services, press.tap.game_id
-    if not await services.store.can_dm(press.user_id):
+    if not await services.store.records.can_dm(press.user_id):
         # The tap in the group proves membership: the lobby records the offer, the link seats
         # them and no one else (private.join_by_link).
         done = await press.context.transact(game_id, lambda table: game_lobby.offer_link(table, press.user_id))
@@ -249,11 +249,11 @@ async def play_again(press: Press) -> TapDone:
     if not await services.store.claim_chat(old.chat_id, old.thread_id, game_id):
         current = await services.store.chat_game(old.chat_id, old.thread_id)
         return TapDone(Answer.REOPENED if current is not None and current.id == game_id else Answer.ALREADY_OPEN)
-    reachable = {presser} if presser and await services.store.can_dm(presser) else set()
+    reachable = {presser} if presser and await services.store.records.can_dm(presser) else set()
     try:
         table = game_lobby.rematch(old, game_id, presser, services.now(), services.settings.lobby_timeout, reachable)
     except RefusedError:
-        await services.store.release_chat(old.chat_id, old.thread_id, game_id)
+        await services.store.records.release_chat(old.chat_id, old.thread_id, game_id)
         raise
     invited = await open_lobby(context, table) + [
         seat.user_id for seat in old.seats if seat.human and seat.user_id != presser

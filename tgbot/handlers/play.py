@@ -87,11 +87,11 @@ async def send_record(press: Press) -> TapDone:
     if table.status is not Status.OVER:
         # it holds every hand and the seed: never while the game runs
         raise RefusedError(Answer.RECORD_NOT_YET if table.live else Answer.NO_GAME)
-    deal, moves = await services.store.record(table.id)
+    deal, moves = await services.store.records.record(table.id)
     record = stats.record_of_game(table, deal, moves, plain_names(table))
     if record is None:
         raise RefusedError(Answer.NO_GAME)
-    if not await services.store.first_time(table.id, "record", user_id):
+    if not await services.store.records.first_time(table.id, "record", user_id):
         return TapDone(Answer.RECORD_AGAIN)  # a tap never sends it twice
     document = InputFile(record.to_json(indent=1).encode(), filename=stats.RECORD_FILE.format(gid=table.id))
 
@@ -99,7 +99,7 @@ async def send_record(press: Press) -> TapDone:
         try:
             await press.context.bot.send_document(user_id, document)
         except Forbidden:
-            await services.store.set_dm(user_id, False)
+            await services.store.records.set_dm(user_id, False)
         except TelegramError as error:  # transient: the record is lost, a new game's can be asked
             log.info("record of %s not sent to %s: %s", table.id, user_id, error)
 

@@ -139,10 +139,10 @@ async def notify_command(update: Update, context: BotContext) -> None:
     language = await context.language(group_id=chat.id)
     if user is None or not actor_id(update):
         await context.reply(i18n.translator(language).t("Add me to a group and send /start_game there."))
-    elif not await services.store.can_dm(user.id):
+    elif not await services.store.records.can_dm(user.id):
         await context.reply(private_hint(language, False))
     else:
-        await services.store.want_notify(chat.id, user.id)
+        await services.store.records.want_notify(chat.id, user.id)
         if await context.hush() is budget.Hush.GAME:  # a bystander of a running game: privately
             await context.tell(user.id, note("notify_on_private", language, group=group_title(chat.title or "")))
         else:

@@ -1,12 +1,6 @@
-"""Processing the stream (:mod:`tgbot.ingest.stream`), in the active process only.
-
-The consumer reads through the consumer group :data:`~tgbot.ingest.stream.GROUP`: at take-over it
-first claims every entry read and not acknowledged (the previous holder's work in flight), then
-reads new ones: a polled batch as it is stored (:meth:`Consumer.polled`), the webhook's by a
-blocking read. Updates of one chat run one after another, in order; different chats concurrently.
-An entry is acknowledged (and deleted) only once processed; one that met a Redis failure is tried
-again, so no update is dropped.
-"""
+"""Processing the stream in the active process: claim what the previous holder left, then read
+the polled batches (or, for the webhook, block on the stream); one chat's updates in order,
+chats concurrently; an entry acknowledged only once processed, one that met a Redis failure tried again."""
 
 from __future__ import annotations
 

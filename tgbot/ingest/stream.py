@@ -1,18 +1,7 @@
-"""Durable ingest: every update is stored in a Redis Stream before Telegram is told it arrived.
-
-DESIGN.md, Processes. One stream per bot, ``<prefix>:{b<bot>}:updates``, each entry one field,
-``update`` (the update's JSON as Telegram sent it), written by one script that:
-
-- for long polling (:mod:`tgbot.ingest.poller`), stores a batch with the next ``getUpdates`` offset
-  only while this process holds the lease, so a paused former holder can neither ingest nor confirm,
-  and in the same round trip acknowledges what was processed and reads the batch back for the
-  consumer (one round trip per batch instead of three);
-- for the webhook (:mod:`tgbot.ingest.web`, any process), stores the update before the HTTP answer;
-- skips an update whose id is among the last :data:`RECENT_UPDATES` (a webhook delivered again).
-
-:mod:`tgbot.ingest.consumer` reads it back; the game's commit records the update ids it applied
-(:mod:`tgbot.owner.store`), so a second delivery is never applied twice.
-"""
+"""Durable ingest (docs/DESIGN.md, Processes): one Lua script stores updates in the bot's stream
+before Telegram is told they arrived (a polled batch with its offset, only while the lease is
+held, acknowledging and reading back in the same round trip; a webhook's update before the HTTP
+answer), skipping an id among the last :data:`RECENT_UPDATES`."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
 """The per-game owner: each live game's table in memory, one lock per game, and the one
-transaction path, a compare-and-set in Redis.
-
-Only the active process writes (:mod:`tgbot.process.lease`). A transaction reads nothing from
-Redis: it applies a pure transition to the table in memory and commits with one Lua script
-(``_COMMIT``) that checks the version, appends to the log and the outbox, refuses an older
-fencing epoch (:class:`FencedError`) and records the update that caused it, so a second delivery
-of that update (Telegram's, a take-over's, redis-py's resend) is never applied again. A game's
-keys (:mod:`tgbot.storage.keys`) share one Cluster slot; the indexes are updated after the commit
-and checked against the game when read. Records beside the tables: :mod:`tgbot.storage.records`.
-"""
+transaction path: a pure transition applied in memory, committed by one Lua script (``_COMMIT``:
+version, log, outbox, fencing epoch, the update's mark so a second delivery applies nothing), then
+the indexes, each checked against the game when read. Records beside it: :mod:`tgbot.storage.records`."""
 
 from __future__ import annotations
 
@@ -146,9 +139,9 @@ class Committed:
     before: Table | None
 
 
-class Store(Records):
+class Store:
     """Each live game's owner in this process (see the module docstring), over one redis-py
-    asyncio client (``decode_responses=True``), with the :class:`Records` beside the tables.
+    asyncio client (``decode_responses=True``); ``records``: the users, chats and notes beside.
     ``fence``: checked before each commit, its epoch carried by it; ``on_commit(before, after)``:
     called after each commit under the game's lock (the timer and the view sync are told there)."""
 
@@ -159,7 +152,9 @@ class Store(Records):
         fence: Fence | None = None,
         on_commit: Callable[[Table | None, Table], None] | None = None,
     ) -> None:
-        super().__init__(redis, prefix)
+        self.records = Records(redis, prefix)
+        self.redis: Any = redis
+        self.keys = self.records.keys
         self.fence = fence or Unfenced()
         self.on_commit = on_commit or (lambda before, after: None)
         self._tables: dict[str, Table] = {}
@@ -388,7 +383,7 @@ class Store(Records):
             if table.live:
                 await self.redis.set(self.keys.chat(new_chat_id, table.thread_id), table.id, nx=True)
             await self.transact(table.id, lambda current: move_chat(current, old_chat_id, new_chat_id))
-            await self.release_chat(old_chat_id, table.thread_id, table.id)
+            await self.records.release_chat(old_chat_id, table.thread_id, table.id)
             await self.redis.srem(self.keys.chat_games(old_chat_id), table.id)
             moved.append(table.id)
         return moved

@@ -1,18 +1,7 @@
-"""The one timer path: one timer per live game in the active process, on Redis's clock.
-
-A table keeps its own deadline (``Table.deadline``, epoch seconds on Redis's clock,
-:mod:`tgbot.owner.clock`); what a deadline does is the table's own business
-(:func:`tgbot.game.play.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
-seat's move; the retirement of a table whose group took no message for the lobby timeout).
-While a group takes no message, the timer also wakes every minute with no deadline due: the view
-sync it requests tries the group again (:func:`tgbot.game.play.next_timer`). :class:`Timers`
-keeps one asyncio timer per game, set after every commit (:meth:`Timers.schedule`) and rebuilt
-from the live tables when a process becomes the active one.
-A timer fires through the same transaction path as a tap (:meth:`tgbot.owner.store.Store.transact`),
-where the table checks its own deadline: a timer that is late or early for the table as it is
-now changes nothing, so a deadline never fires twice. A deadline that passed while no process
-was active fires once, at the take-over.
-"""
+"""One asyncio timer per live game in the active process, at the table's next moment on Redis's
+clock (:func:`tgbot.game.play.next_timer`), fired through the same transaction as a tap, where the
+table checks its own deadline (a late or early fire changes nothing). A group that takes no
+message also wakes it every minute, to request a sync that tries the group again."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""A bot process's life: stand by, become the active one, work, step down (DESIGN.md, Processes).
-
-Every process serves ``/healthz`` and, in webhook mode, stores what it receives
-(:mod:`tgbot.ingest.web`), and tries for the lease (:mod:`tgbot.process.lease`). The holder is the
-only one that calls the Bot API: it takes over (Redis's clock read, data migrated, every live
-game's fencing epoch raised, its timer set and views synced, every group's rate window counted
-full), then polls or tails the stream, runs the timers and syncs, and renews the lease every
-second. Losing the lease (or a fenced commit) stops all that at once and drops what is in memory;
-a stop (SIGTERM, SIGINT) gives the lease up for a standby.
-"""
+"""A bot process's life (docs/DESIGN.md, Processes): serve ``/healthz`` (and the webhook), stand by
+for the lease, take over (clock, migration, epochs raised, timers set, views synced), work, and
+step down at once when the lease or a commit is lost. The composition root: it builds each object
+with what it needs."""
 
 from __future__ import annotations
 
@@ -232,7 +226,7 @@ class Runner:
     async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
         """Every live game's epoch raised first (a former holder can commit nothing from now on),
         then the commands, the webhook, and every live game's timer and views."""
-        live = await self.store.live_games()
+        live = await self.store.records.live_games()
         for game_id in live:
             await self.store.raise_epoch(game_id)
         await handlers.register_commands(self.app)

@@ -1,9 +1,5 @@
-"""The words and figures every view shares: escaping, names, numbers, durations, ranks, and
-the cap to Telegram's text limit.
-
-Every user-supplied string (names, titles) goes through :func:`name` / :func:`esc` for
-Telegram's HTML parse mode (https://core.telegram.org/bots/api#html-style).
-"""
+"""The words and figures every view shares: escaping (:func:`name`, :func:`esc` for Telegram's HTML
+parse mode), names, numbers, durations, ranks, and the cap to Telegram's text limit."""
 
 from __future__ import annotations
 

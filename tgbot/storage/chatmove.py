@@ -39,10 +39,10 @@ async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, also: tupl
     update (or sync) that called it runs it again, which finishes what was left."""
     if old_chat_id == new_chat_id:
         return []
-    await store.set_chat_moved(old_chat_id, new_chat_id)
+    await store.records.set_chat_moved(old_chat_id, new_chat_id)
     games = await store.move_chat(old_chat_id, new_chat_id, also=also)
-    settings = await store.move_chat_settings(old_chat_id, new_chat_id)
-    asked = await store.move_notify(old_chat_id, new_chat_id)
+    settings = await store.records.move_chat_settings(old_chat_id, new_chat_id)
+    asked = await store.records.move_notify(old_chat_id, new_chat_id)
     players = await stats.move_board(store, old_chat_id, new_chat_id)
     if games or settings or asked or players:
         log.info(

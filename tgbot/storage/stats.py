@@ -187,7 +187,7 @@ def record_of_game(
 
 async def game_figures(store: Store, table: Table) -> list[SeatStats] | None:
     """Each seat's figures in the game (:func:`core.stats.game_stats` on its stored record)."""
-    deal, log = await store.record(table.id)
+    deal, log = await store.records.record(table.id)
     record = record_of_game(table, deal, log)
     return game_stats(record) if record is not None else None
 
@@ -204,7 +204,7 @@ async def count_game(store: Store, table: Table) -> bool:
     if figures is None:
         return False
     head = [table.id, str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
-    chat_id = await store.chat_moved_to(table.chat_id) or table.chat_id  # a group since upgraded
+    chat_id = await store.records.chat_moved_to(table.chat_id) or table.chat_id  # a group since upgraded
     board: list[str] = []
     pipe = store.redis.pipeline(transaction=False)  # one script per slot, in any order
     for i, seat in enumerate(table.seats):
@@ -328,4 +328,4 @@ async def forget_user(store: Store, user_id: int) -> None:
     for key in (totals_key, chats_key, counted_key, store.keys.user(user_id), store.keys.user_games(user_id)):
         pipe.delete(key)  # one key a command: they live in several slots
     await pipe.execute()
-    await store.forget_notify(user_id)
+    await store.records.forget_notify(user_id)

@@ -1,16 +1,7 @@
-"""The group lane of the sync: the outbox (announcements, posted in order and popped only once
-Telegram took them, so a crash repeats at most the message in flight; those that waited for the
-group go out together in one message; a note with ``to``, the turn reminder, goes to that player
-privately), the unreachable notes, then the board, edited in place.
-
-A group that refuses messages for now (a read-only group, the bot restricted, a closed topic:
-400, usually with no update) keeps its announcements in the outbox (the newest
-:data:`MAX_HELD_ANNOUNCEMENTS`) and the table records since when
-(:func:`tgbot.game.table.group_unwritable`); the game goes on in private. Every later sync tries
-the group again; the first message that goes through posts the waiting announcements and the
-board anew. A group shut for the grace (``LOBBY_TIMEOUT``), or gone, retires its game
-(:func:`tgbot.game.table.group_gone`), and nothing calls the group again.
-"""
+"""The group lane of the sync: the outbox (popped only once Telegram took a note; announcements
+that waited go out as one message, a note ``to`` a player privately), the unreachable notes, then
+the board. A group that refuses for now keeps its announcements and its table records since when
+(it is retired after the grace); a group gone retires its games (docs/DESIGN.md, Processes)."""
 
 from __future__ import annotations
 
@@ -83,7 +74,7 @@ class GroupLane:
 
     async def sync(self, table: Table) -> None:
         if table.group_access is GroupAccess.GONE:
-            await self.store.outbox_clear(table.id)  # nothing calls the group again
+            await self.store.records.outbox_clear(table.id)  # nothing calls the group again
             await self._finish(table)
             return
         try:
@@ -120,7 +111,7 @@ class GroupLane:
         """Everything of an ended game has been shown (or never will be): its statistics are
         counted (once: tgbot.storage.stats), then it leaves the start-up sync set."""
         await self.hooks.shown(table)
-        await self.store.forget_live(table.id)
+        await self.store.records.forget_live(table.id)
         self._posted.pop(table.id, None)
         self._finished(table.id)
 
@@ -133,12 +124,12 @@ class GroupLane:
         refused: TelegramError | None = None
         kept: list[str] = []
         waiting: list[tuple[str, str]] = []  # the group's announcements to post next: (raw, text)
-        for raw, note in await self.store.outbox(game_id):
+        for raw, note in await self.store.records.outbox(game_id):
             if note.get("to") is not None:  # a private note: the group's before it go first
                 refused = refused or await self._post_announcements(table, waiting, kept)
                 waiting = []
                 await self._tell_player(table, int(note["to"]), announcement(table, note) or "")
-                await self.store.outbox_drop(game_id, [raw])
+                await self.store.records.outbox_drop(game_id, [raw])
             elif refused is not None:
                 kept.append(raw)
             else:
@@ -161,7 +152,7 @@ class GroupLane:
             log.warning(
                 "group of %s takes no message: %d announcements dropped", game_id, len(kept) - MAX_HELD_ANNOUNCEMENTS
             )
-            await self.store.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
+            await self.store.records.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
         return refused
 
     async def _announcement(self, table: Table, note: dict[str, Any]) -> str:
@@ -194,7 +185,7 @@ class GroupLane:
                         return refused
                 return None
             log.error("announcement of %s dropped: %s", table.id, error)
-        await self.store.outbox_drop(table.id, [raw for raw, _ in waiting])
+        await self.store.records.outbox_drop(table.id, [raw for raw, _ in waiting])
         return None
 
     async def _tell_player(self, table: Table, user_id: int, text: str) -> None:
@@ -215,10 +206,10 @@ class GroupLane:
             if bookkeeping.get(fields.unreachable(seat)) != "1" or not table.live:
                 continue
             user_id = table.seats[seat].user_id
-            if not await self.store.marked(table.id, "unreachable", user_id):
+            if not await self.store.records.marked(table.id, "unreachable", user_id):
                 text = unreachable(table, seat, self._username())
                 await self.messages.send(table.chat_id, Rendered(text), table.thread_id)
-                await self.store.first_time(table.id, "unreachable", user_id)
+                await self.store.records.first_time(table.id, "unreachable", user_id)
             await self.bookkeeping.write(table.id, {fields.unreachable(seat): 2})
 
     async def _edit_board(self, table: Table, anew: bool = False) -> None:

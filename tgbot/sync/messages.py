@@ -123,7 +123,7 @@ class Messages:
         except Forbidden:
             if chat_id < 0:
                 raise
-            await self.store.set_dm(chat_id, False)
+            await self.store.records.set_dm(chat_id, False)
             return None
         return int(sent["message_id"])
 
@@ -148,7 +148,7 @@ class Messages:
         except Forbidden:
             if chat_id < 0:
                 raise
-            await self.store.set_dm(chat_id, False)
+            await self.store.records.set_dm(chat_id, False)
             return None
         return await self.send(chat_id, rendered, thread_id) if resend else None
 

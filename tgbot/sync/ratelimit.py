@@ -1,19 +1,7 @@
-"""Telegram's message limits, kept in the memory of the bot's one active process.
-
-About 30 messages a second overall and 20 a minute per group (edits count), answered with 429 and
-``retry_after`` beyond (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this).
-A slot counts from admission until a period after its call *finished* (Telegram counts a message
-on arrival, before our answer). Private chats get no window, only 429 blocks.
-
-- Calls that send no message (not :func:`counted`: ``answerCallbackQuery``, ``getUpdates``,
-  ``deleteMessage``...) are made at once, whatever the windows and blocks.
-- A 429 blocks only the chat it names, for its ``retry_after``.
-- ``rate_limit_args={"defer": True}`` (the view sync): no slot now raises :class:`ThrottledError`
-  at once; other calls wait for their chat up to :data:`REPLY_WAIT` seconds, else the same.
-- :func:`priority_of`: of the calls waiting for one group, GAME ones go first; a deferred GAME
-  call sent back keeps a claim on the group's next slot until it is due back (+ :data:`CLAIM_GRACE`).
-- :meth:`RateLimiter.assume_full` after a take-over.
-"""
+"""Telegram's message limits (about 30 a second overall, 20 a minute per group, edits count), kept
+in the active process's memory: calls that send nothing go at once, a 429 blocks only its chat,
+a deferred call (the view sync) raises :class:`ThrottledError` instead of waiting, and game calls
+go before replies in a group (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,8 @@
-"""The one view-sync path: make Telegram show what the stored table says.
-
-After every committed change, and for every live game when this process becomes the active one,
-:meth:`Syncer.request` schedules a sync of that game in two lanes:
-
-- the panels lane: each player's panel. When a player's turn comes, their panel is sent anew at
-  the bottom of their private chat (a notification) and the old one deleted; otherwise it is
-  edited only when what it shows of their own situation changed
-  (:func:`~tgbot.render.panel.panel_state`), so a play costs at most two panels;
-- the group lane (:mod:`tgbot.sync.group_lane`): announcements, then the board.
-
-Only the active process syncs (:mod:`tgbot.process.lease`), so each lane of each game is one task
-here: a request while it runs marks it dirty and it runs once more with the newest table, so a
-burst of moves yields one board edit. What Telegram shows is recorded in the game's bookkeeping
-(:mod:`tgbot.sync.bookkeeping`). The calls are made with :data:`~tgbot.sync.messages.DEFER`: a
-group without a free slot raises :class:`~tgbot.sync.ratelimit.ThrottledError` instead of queueing
-a stale edit, and the lane sleeps for that group alone, then runs with the newest state.
-"""
+"""Make Telegram show what the stored table says, after each commit and at take-over, in two lanes
+per game: the players' panels (a turn's panel sent anew, others edited when their player's own
+situation changed) and the group's messages (:mod:`tgbot.sync.group_lane`). One task per lane and
+game: a request while it runs makes it run once more with the newest table; a throttled call
+(:data:`~tgbot.sync.messages.DEFER`) makes that lane wait for its group alone."""
 
 from __future__ import annotations
 
@@ -237,13 +224,13 @@ class Syncer:
             if (
                 not player.human
                 or bookkeeping.get(fields.told_retired(seat))
-                or not await self.store.can_dm(player.user_id)
+                or not await self.store.records.can_dm(player.user_id)
             ):
                 continue
             try:
                 await self.bot.send_message(player.user_id, retired_note(table, seat, self._grace))
             except Forbidden:
-                await self.store.set_dm(player.user_id, False)
+                await self.store.records.set_dm(player.user_id, False)
             await self.bookkeeping.write(table.id, {fields.told_retired(seat): 1})
 
     # -- entry points for the handlers ---------------------------------------------------------
