@@ -502,8 +502,8 @@ async def test_move_chat_is_idempotent_and_survives_a_crash_midway(store):
     await store.redis.set(store.keys.chat(-999, None), table.id)
     assert (await store.chat_game(table.chat_id, None)).id == table.id
     assert await store.chat_game(-999, None) is None
-    assert await store.move_chat(table.chat_id, -999) == [table.id]
-    assert await store.move_chat(table.chat_id, -999) == []
+    assert await store.move_games(table.chat_id, -999) == [table.id]
+    assert await store.move_games(table.chat_id, -999) == []
     assert (await store.chat_game(-999, None)).id == table.id
     assert await store.chat_game(table.chat_id, None) is None
     assert (await store.load(table.id)).chat_id == -999

@@ -263,7 +263,7 @@ def rematch(old: Table, game_id: str, creator: int, now: float, timeout: float, 
     return replace(new, seats=seats[:MAX_PLAYERS])
 
 
-def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
+def moved_to(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
     """The group became the supergroup ``new_chat_id`` (``migrate_to_chat_id``); idempotent."""
     if table.chat_id != old_chat_id:
         return Change(table, reply=Answer.UNCHANGED)

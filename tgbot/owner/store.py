@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from tgbot.game.lobby import move_chat
+from tgbot.game.lobby import moved_to
 from tgbot.game.table import Answer, Change, RefusedError, Table
 from tgbot.storage.records import DELETE_IF_EQUAL, Records
 from tgbot.storage.redis import RedisClient
@@ -366,7 +366,7 @@ class Store:
         """Every live table of a chat, in all its forum topics."""
         return await self._indexed(self.keys.chat_games(chat_id), lambda table: table.chat_id == chat_id)
 
-    async def move_chat(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
+    async def move_games(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
         """Move the live games of group ``old_chat_id`` to supergroup ``new_chat_id``
         (a group upgrade). Crash-safe order: the new chat index first, then the table's
         ``chat_id`` (one transaction), then the old index dropped; readers check indexes
@@ -382,7 +382,7 @@ class Store:
         for table in tables.values():
             if table.live:
                 await self.redis.set(self.keys.chat(new_chat_id, table.thread_id), table.id, nx=True)
-            await self.transact(table.id, lambda current: move_chat(current, old_chat_id, new_chat_id))
+            await self.transact(table.id, lambda current: moved_to(current, old_chat_id, new_chat_id))
             await self.records.release_chat(old_chat_id, table.thread_id, table.id)
             await self.redis.srem(self.keys.chat_games(old_chat_id), table.id)
             moved.append(table.id)

@@ -11,7 +11,7 @@ What moves, in this order (keys: :mod:`tgbot.storage.keys`):
 
 1. the record "``old`` became ``new``" (``<p>:chat:<old>:moved``), first, so a finished game
    that still names the old id counts on the new board and opens its «Play again» lobby there;
-2. the live games (:meth:`tgbot.owner.store.Store.move_chat`: the chat and topic index, the chat's
+2. the live games (:meth:`tgbot.owner.store.Store.move_games`: the chat and topic index, the chat's
    games index and each table's chat id);
 3. the settings (``<p>:chatcfg:<chat>``: language, turn timer, variant, seating): a setting the
    supergroup has already chosen stays;
@@ -40,7 +40,7 @@ async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, also: tupl
     if old_chat_id == new_chat_id:
         return []
     await store.records.set_chat_moved(old_chat_id, new_chat_id)
-    games = await store.move_chat(old_chat_id, new_chat_id, also=also)
+    games = await store.move_games(old_chat_id, new_chat_id, also=also)
     settings = await store.records.move_chat_settings(old_chat_id, new_chat_id)
     asked = await store.records.move_notify(old_chat_id, new_chat_id)
     players = await stats.move_board(store, old_chat_id, new_chat_id)
