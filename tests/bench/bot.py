@@ -288,7 +288,7 @@ class Driver:
         await self.feed(message_update(uids[0], chat_id, "/start_game"))
         gid = await self._peek(self.peek.redis.get, self.peek.keys.chat(chat_id, None))
         await self.settle(gid)
-        tg = await self._peek(self.peek.tg_get, gid)
+        tg = await self._peek(self.peek.records.tg_get, gid)
         lobby = int(tg[fields.BOARD_MESSAGE])
         for uid in uids[1:]:
             await self.feed(tap_update(uid, chat_id, lobby, encode(Tap("join", gid))))
@@ -302,7 +302,7 @@ class Driver:
             seat = table.state.current
             uid = table.seats[seat].user_id
             await self.settle(gid)
-            panel = int((await self._peek(self.peek.tg_get, gid))[fields.panel_message(seat)])
+            panel = int((await self._peek(self.peek.records.tg_get, gid))[fields.panel_message(seat)])
             action = players[seat].act(core.view(table.state, seat))
             taps = []
             if isinstance(action, core.Play):
