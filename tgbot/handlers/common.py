@@ -20,8 +20,9 @@ from tgbot.game.table import Answer, Change, RefusedError, Seat, Table
 from tgbot.handlers.context import BotContext, Services
 from tgbot.handlers.identity import place, seat_for
 from tgbot.owner.store import FencedError, Store
-from tgbot.render.answers import answer, answer_tap
+from tgbot.render.answers import answer
 from tgbot.render.board import no_game
+from tgbot.sync.messages import answer_tap
 from tgbot.sync.ratelimit import ThrottledError
 
 log = logging.getLogger(__name__)

@@ -4,16 +4,20 @@ Telegram's errors say of a group (:func:`group_refusal`)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import warnings
 from enum import StrEnum
 from typing import Any
 
+from telegram import CallbackQuery
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 from telegram.ext import ExtBot
 from telegram.warnings import PTBUserWarning
 
 from tgbot.owner.store import Store
 from tgbot.render.text import Rendered
+
+log = logging.getLogger(__name__)
 
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError
 #: (:class:`tgbot.sync.ratelimit.RateLimiter`), so the lane runs again with the newest state.
@@ -155,3 +159,14 @@ class Messages:
     async def delete(self, chat_id: int, message_id: int) -> None:
         with contextlib.suppress(BadRequest, Forbidden):  # already gone, or too old to delete
             await self.bot.delete_message(chat_id, message_id)
+
+
+async def answer_tap(query: CallbackQuery, text: str | None = None, url: str | None = None) -> bool:
+    """Answer a callback query (the one place a tap is answered); False when Telegram refused: a
+    late or repeated answer (400, about 15 s after the tap) must not undo or repeat the action."""
+    try:
+        await query.answer(text or None, url=url)
+        return True
+    except TelegramError as error:
+        log.info("tap answer refused: %s", error)
+        return False
