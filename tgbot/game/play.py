@@ -63,11 +63,9 @@ def schedule(table: Table, now: float | None) -> Table:
 
 
 def on_deadline(table: Table, now: float) -> Change:
-    """Fire the table's timer if due at ``now`` (epoch seconds): a lobby expires; ``remind``: a
-    private reminder (an outbox note ``to`` the player); ``turn``: the automatic move (RULES.md),
-    the AI taking the seat after :data:`AUTO_TO_AI`; ``ai``: the AI seat acts (seeded, so every
-    process agrees). A table whose group stayed unwritable until ``retire_at`` is retired first.
-    A timer not due or gone changes nothing (``unchanged``)."""
+    """Fire the table's timer if due at ``now``: a lobby expires, a reminder goes ``to`` the player,
+    a turn's automatic move is made (the AI taking the seat after :data:`AUTO_TO_AI`), an AI seat
+    acts; a group unwritable until ``retire_at`` retires the table first. Else ``unchanged``."""
     if table.group_access is GroupAccess.UNWRITABLE and table.retire_at is not None and table.retire_at <= now:
         return group_gone(table, Ending.UNWRITABLE)
     if table.deadline is None or table.deadline > now or not table.live:

@@ -41,10 +41,8 @@ async def start_private(update: Update, context: BotContext) -> None:
 
 
 async def join_by_link(update: Update, context: BotContext) -> None:
-    """``/start j<game id>`` (the join deep link, ``context.args``): seat the sender when the
-    lobby offered them the link (their Join tap in the group) and Telegram does not say they
-    left the group since (then they lose their seats there). Anyone else is refused and sees
-    nothing of the group."""
+    """``/start j<game id>``: seat the sender if the lobby offered them the link and Telegram does
+    not say they left the group since; anyone else is refused and sees nothing of the group."""
     services, user = context.services, update.effective_user
     assert user is not None and context.args
     await set_reachable(services, user.id, True, user.language_code)

@@ -92,10 +92,8 @@ class Consumer:
                 await self._dispatch_stored(entries)
 
     async def polled(self, batch: list[dict[str, Any]], lease_value: str, offset: int) -> bool:
-        """Store a ``getUpdates`` batch with the offset that confirms it, while the lease is
-        ``lease_value``, and process it (the same round trip acknowledges what was processed).
-        False when the lease is not held (nothing written). Waits for the previous holder's
-        entries to be taken first, so that each chat's updates keep their order."""
+        """Store and process a ``getUpdates`` batch with the offset that confirms it, while the lease
+        is ``lease_value`` (False when it is not: nothing written), after the previous holder's entries."""
         await self._claimed.wait()
         processed, self._done = self._done[:ACKNOWLEDGED_MAX], self._done[ACKNOWLEDGED_MAX:]
         try:

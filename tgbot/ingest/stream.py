@@ -68,11 +68,9 @@ class Ingest:
     async def polled(
         self, updates: list[dict[str, Any]], lease_value: str, offset: int, consumer: str, processed: list[str]
     ) -> list[Entry] | None:
-        """Store a ``getUpdates`` batch and the offset that confirms it, only while the lease is
-        ``lease_value``, acknowledge the ``processed`` entry ids (at most :data:`ACKNOWLEDGED_MAX`)
-        and read the new entries as ``consumer`` in the same round trip. Returns those entries
-        (this batch's, and any other not read yet), or None when the lease is not held (nothing
-        written)."""
+        """Store a ``getUpdates`` batch with its offset while the lease is ``lease_value``, acknowledge
+        the ``processed`` ids and read the new entries as ``consumer``, in one round trip. ``None``
+        when the lease is not held (nothing written)."""
         parsed = {int(update["update_id"]): update for update in updates}
         reply = await self._ingest(
             keys=self._keys, args=[lease_value, offset, consumer, len(processed), *processed, *_pairs(updates)]

@@ -367,12 +367,9 @@ class Store:
         return await self._indexed(self.keys.chat_games(chat_id), lambda table: table.chat_id == chat_id)
 
     async def move_games(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
-        """Move the live games of group ``old_chat_id`` to supergroup ``new_chat_id``
-        (a group upgrade). Crash-safe order: the new chat index first, then the table's
-        ``chat_id`` (one transaction), then the old index dropped; readers check indexes
-        against the game, so at every moment the game is reachable under one of the ids.
-        ``also``: game ids to move even if no longer live (their end is still to be shown).
-        Idempotent. Returns the moved game ids."""
+        """Move group ``old_chat_id``'s live games (and ``also``, ended ones still to be shown) to
+        supergroup ``new_chat_id``: the new index, then the table, then the old index dropped, so
+        each game is always reachable. Idempotent. Returns the moved game ids."""
         tables = {table.id: table for table in await self.chat_games(old_chat_id)}
         for game_id in also:
             table = await self.load(game_id)

@@ -198,11 +198,8 @@ def duration(translator: Translator, seconds: float, short: bool = False) -> str
 
 
 def deadline(translator: Translator, end: float, left: float) -> str:
-    """A moment ``end`` (epoch seconds) as Telegram's date-time entity, relative and counted
-    live by each reader's client (https://core.telegram.org/bots/api#date-time-entity-formatting);
-    the text inside, for clients without it, is the duration ``left`` («примерно через 90
-    секунд»), never a clock time. ``left`` is given, not measured, so renders of one moment
-    are equal."""
+    """A moment ``end`` (epoch seconds) as Telegram's date-time entity, counted live by each
+    client; inside, for clients without it, the duration ``left`` (given, so renders are equal)."""
     whole = max(1, round(left))
     if whole % 3600 == 0:
         fallback = translator.n("in about {n} hour", "in about {n} hours", whole // 3600)

@@ -163,11 +163,9 @@ class GroupLane:
     async def _post_announcements(
         self, table: Table, waiting: list[tuple[str, str]], kept: list[str]
     ) -> TelegramError | None:
-        """Post the group's ``waiting`` announcements ((raw, text), in order) as one message and
-        drop them from the outbox. A group that refuses for now keeps them (added to ``kept``) and
-        its refusal is returned; a group that is no more raises. A message Telegram refuses as
-        it is is posted again one announcement at a time, and one refused alone is dropped
-        rather than block every later one."""
+        """Post the ``waiting`` announcements ((raw, text)) as one message and drop them from the
+        outbox; a refusal for now keeps them in ``kept`` and is returned. A message Telegram refuses
+        as it is goes again one announcement at a time; one refused alone is dropped."""
         texts = [text for _, text in waiting if text]
         try:
             if texts:

@@ -91,12 +91,9 @@ def retry_seconds(error: RetryAfter) -> float:
 
 
 class Messages:
-    """Shows and deletes messages; a private chat that answers 403 is recorded as lost.
-
-    Sends and edits go through PTB's rate limiter and error mapping (``Bot.do_api_request``)
-    with the keyboard as JSON and Telegram's answer read for the message id alone: PTB's
-    ``Message`` and keyboard objects cost more than a panel's whole rendering (docs/scaling.md).
-    The bot's Defaults (parse mode, link previews) are applied here as PTB applies them."""
+    """Shows and deletes messages through ``Bot.do_api_request`` with keyboards as JSON and the
+    answer read for the message id alone (cheaper than PTB's objects, docs/scaling.md), the
+    Defaults applied as PTB does; a private chat that answers 403 is recorded as lost."""
 
     def __init__(self, bot: ExtBot[Any], store: Store) -> None:
         self.bot = bot
@@ -134,11 +131,9 @@ class Messages:
     async def show(
         self, chat_id: int, thread_id: int | None, message_id: int | None, rendered: Rendered, resend: bool = True
     ) -> int | None:
-        """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it
-        is gone ("message to edit not found", "message can't be edited"), unless ``resend`` is
-        False (a tap's redraw of a panel another process replaced must not post a second one).
-        "message is not modified" is success. Returns the message id showing it, ``None`` if a
-        private chat is lost (403) or the message is gone and not resent."""
+        """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it is
+        gone (unless ``resend`` is False); "not modified" is success. Returns the message id, or
+        ``None`` when a private chat is lost (403) or the message is gone and not resent."""
         if message_id is None:
             return await self.send(chat_id, rendered, thread_id)
         try:
