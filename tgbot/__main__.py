@@ -118,10 +118,9 @@ def _check_listen(settings: Settings) -> None:
 
 async def _serve(settings: Settings) -> None:
     """Run the process until SIGTERM or SIGINT (then give the lease up and stop cleanly)."""
-    from tgbot.handlers.app import build_application
     from tgbot.process.runner import Runner
 
-    runner = Runner(build_application(settings), settings)
+    runner = Runner(settings)
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, runner.stop)

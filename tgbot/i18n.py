@@ -21,15 +21,11 @@ import gettext
 import io
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from babel import negotiate_locale
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-
-if TYPE_CHECKING:
-    from tgbot.game.table import Table
 
 __all__ = [
     "DEFAULT_LANGUAGE",
@@ -43,11 +39,9 @@ __all__ = [
     "Translator",
     "check_catalogs",
     "message_language",
+    "new_seat_language",
     "pick_language",
-    "private_language",
-    "seat_language",
     "supported",
-    "table_language",
     "translator",
 ]
 
@@ -157,7 +151,7 @@ def pick_language(*candidates: str | None) -> str:
 # -- the language of each kind of message (docs/DESIGN.md, i18n) ----------------------------------
 
 
-def private_language(own: str | None, group: str | None, telegram: str | None) -> str | None:
+def new_seat_language(own: str | None, group: str | None, telegram: str | None) -> str | None:
     """The language a new seat stores (``Seat.lang``): the person's own choice (/language in
     private), else ``None`` (the table's) when the group set one, else their Telegram language if
     supported, else ``None``."""
@@ -168,19 +162,7 @@ def private_language(own: str | None, group: str | None, telegram: str | None) -
     return supported(telegram)
 
 
-def seat_language(table: Table, seat: int) -> str:
-    """The language of a seat's private messages: its own (``Seat.lang``), else the table's."""
-    return table.seats[seat].lang or table.lang
-
-
 def message_language(own: str | None, group: str | None, telegram: str | None) -> str:
     """The language of a message to one person outside a seat: their own choice, else their
     group's (a setting or a game's), else their Telegram language, else the default."""
     return pick_language(own, group, telegram)
-
-
-def table_language(table: Table, user_id: int, own: str | None) -> str:
-    """The language of a message about ``table`` to ``user_id`` (a tap's answer, a lobby's
-    invitation): their seat's language, else their own choice, else the table's."""
-    seat = table.seat_of(user_id)
-    return seat_language(table, seat) if seat is not None else pick_language(own, table.lang)

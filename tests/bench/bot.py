@@ -46,20 +46,20 @@ from redis.asyncio.connection import Connection
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, TypeHandler
 from telegram.request import BaseRequest, RequestData
+from tgbot.sync import syncer as sync_mod
 
 import core
 import core.ai
-from tgbot.ingest import consumer as consumer_mod, stream as ingest_mod
-from tgbot.process import lease as lease_mod
-from tgbot.owner import store as store_mod
-from tgbot.views import bookkeeping as fields
-from tgbot.views import sync as sync_mod
-from tgbot.handlers.app import build_application
+from tests.redis_server import RedisServer
 from tgbot.codec import Tap, encode
 from tgbot.game.table import Status, Table
+from tgbot.handlers.app import build_application
+from tgbot.ingest import consumer as consumer_mod, stream as ingest_mod
+from tgbot.owner import store as store_mod
+from tgbot.process import lease as lease_mod
 from tgbot.process.runner import Runner
 from tgbot.settings import Settings
-from tests.redis_server import RedisServer
+from tgbot.sync import bookkeeping as fields
 
 BOT = {"id": 999, "is_bot": True, "first_name": "Cheat", "username": "cheat_bench_bot"}
 TOKEN = "999:B"
@@ -73,7 +73,7 @@ TRIPS: Counter = Counter()
 _orig_send = Connection.send_packed_command
 
 
-async def _counting_send(self, command, check_health=True):  # noqa: ANN001
+async def _counting_send(self, command, check_health=True):
     if PHASE.get() != "driver":
         TRIPS[PHASE.get()] += 1
     return await _orig_send(self, command, check_health)
@@ -288,7 +288,7 @@ class Driver:
         await self.feed(message_update(uids[0], chat_id, "/start_game"))
         gid = await self._peek(self.peek.redis.get, self.peek.keys.chat(chat_id, None))
         await self.settle(gid)
-        tg = await self._peek(self.peek.tg_get, gid)
+        tg = await self._peek(self.peek.records.tg_get, gid)
         lobby = int(tg[fields.BOARD_MESSAGE])
         for uid in uids[1:]:
             await self.feed(tap_update(uid, chat_id, lobby, encode(Tap("join", gid))))
@@ -302,7 +302,7 @@ class Driver:
             seat = table.state.current
             uid = table.seats[seat].user_id
             await self.settle(gid)
-            panel = int((await self._peek(self.peek.tg_get, gid))[fields.panel_message(seat)])
+            panel = int((await self._peek(self.peek.records.tg_get, gid))[fields.panel_message(seat)])
             action = players[seat].act(core.view(table.state, seat))
             taps = []
             if isinstance(action, core.Play):
@@ -341,8 +341,8 @@ async def run_bot(url: str, games: int, seats: int, serial: int = SERIAL_GAMES) 
     settings = Settings(
         BOT_TOKEN=TOKEN, REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9, HTTP_LISTEN="127.0.0.1:0"
     )
-    app = build_application(settings, request=api)
-    runner = Runner(app, settings)
+    runner = Runner(settings, request=api)
+
     peek = Redis.from_url(url, decode_responses=True)
     drv = Driver(runner, api, peek)
     running_bot = asyncio.create_task(runner.run())

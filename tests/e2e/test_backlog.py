@@ -13,11 +13,11 @@ import redis as redis_sync
 from tests.e2e.harness import active_of, debug_redis, game_id, game_log, replay_of, running, stream_length  # noqa: F401 (fixture)
 from tests.e2e.test_full_game import open_table
 from tests.fakes.botapi import BotAPIEmulator, TapResult
-from tgbot import views
+from tgbot.render.answers import answer
 
 pytestmark = pytest.mark.e2e
 
-STALE = views.answer("stale", "ru")
+STALE = answer("stale", "ru")
 
 
 def _applied(tap: TapResult, log: list[dict], seat: int) -> bool:

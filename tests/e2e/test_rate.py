@@ -15,7 +15,7 @@ from tests.e2e.harness import BotProcess, Table
 from tests.e2e.test_full_game import open_table, play_out
 from tests.fakes.botapi import BotAPIEmulator
 from tgbot.game.table import Table as Table_
-from tgbot.process.ratelimit import counted
+from tgbot.sync.ratelimit import counted
 
 pytestmark = pytest.mark.e2e
 

@@ -143,7 +143,7 @@ async def test_three_webhook_processes_share_games(redis_server, tmp_path):
             if table.state is None:
                 continue
             games += 1
-            deal, log = await store.record(gid)
+            deal, log = await store.records.record(gid)
             assert len(log) == table.action_count
             outcome = replay(stats.record_of_game(table, deal, log))
             assert outcome.error is None and outcome.state == table.state, gid

@@ -47,11 +47,12 @@ from tests.e2e.test_full_game import open_table
 from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import QUERY_TOO_OLD, BotAPIEmulator
 from tests.redis_server import free_port
-from tgbot import views
 from tgbot.codec import CallbackDataError, decode
 from tgbot.i18n import LANGUAGES
-from tgbot.process.lease import LEASE_SECONDS, MARGIN
 from tgbot.owner.store import Store
+from tgbot.process.lease import LEASE_SECONDS, MARGIN
+from tgbot.render.announcements import announcement
+from tgbot.render.answers import answer
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +65,7 @@ TURN = "6"
 ENV = {"TURN_TIMEOUT": TURN, "AI_PAUSE_MIN": "0.3", "AI_PAUSE_MAX": "0.6"}
 _FIRED = re.compile(r"deadline of (\S+) fired: (\S+) \((\S+) due ([\d.]+), turn (\d+)\)")
 #: A tap's answer when its move was applied (any language).
-APPLIED = {views.answer(code, lang) for code in ("played", "challenged", "believed") for lang in LANGUAGES}
+APPLIED = {answer(code, lang) for code in ("played", "challenged", "believed") for lang in LANGUAGES}
 #: Lines a process logs when it stops being the active one.
 STEPPED_DOWN = ("no longer active", "lease lost", "lease not renewed", "fenced")
 
@@ -113,7 +114,7 @@ class Watch:
                     self.epochs.append(r["epoch"])
             await asyncio.sleep(0.2)
 
-    def __enter__(self) -> "Watch":
+    def __enter__(self) -> Watch:
         self._task = asyncio.get_running_loop().create_task(self._run())
         return self
 
@@ -259,7 +260,7 @@ def announcements(
         state, events = core.apply(state, seat, action)
         for ev in events:
             if isinstance(ev, (core.ChallengeResolved, core.Believed)):
-                expected.append(views.announcement(stored_table, {"kind": type(ev).__name__, **event_to_dict(ev)}))
+                expected.append(announcement(stored_table, {"kind": type(ev).__name__, **event_to_dict(ev)}))
     wanted = set(expected)
     sent = []
     for call in emu.calls:
@@ -356,7 +357,7 @@ async def check_game(
         gid = gids.pop()
         stored = await store.load(gid)
         assert stored is not None and stored.state is not None and stored.state.result is not None
-        deal, log = await store.record(gid)
+        deal, log = await store.records.record(gid)
         applied_marks = await redis.zrange(store.keys.applied(gid), 0, -1)
     finally:
         await redis.aclose()

@@ -32,7 +32,7 @@ def store(redis):
 
 
 class FakeSyncer:
-    """Records :meth:`tgbot.views.sync.Syncer.request` calls; ``requested`` is set at each (a test
+    """Records :meth:`tgbot.sync.syncer.Syncer.request` calls; ``requested`` is set at each (a test
     clears it and waits on it instead of on the clock)."""
 
     def __init__(self) -> None:

@@ -85,3 +85,26 @@ async def play_on(store, gid: str, steps: int | None = None) -> None:
         await store.transact(gid, lambda cur: play.act(cur, cur.seats[seat].user_id, cur.action_count, action))
         t = await store.load(gid)
         done += 1
+
+
+class as_update:  # noqa: N801 (reads as a function: ``as_update(store, mark).transact(...)``)
+    """``store``'s transactions as one delivery of an update (``mark``, as a handler's context)."""
+
+    def __init__(self, store, mark) -> None:
+        self.store, self.mark = store, mark
+
+    async def transact(self, game_id, fn):
+        return await self.store.transact(game_id, fn, self.mark)
+
+    async def create(self, table):
+        return await self.store.create(table, self.mark)
+
+
+class Fenced:
+    """A store's fence at a fixed ``epoch`` (another active process's commits)."""
+
+    def __init__(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    async def active(self) -> bool:
+        return True

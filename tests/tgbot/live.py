@@ -7,18 +7,16 @@ down) and drives simulated players through their private panels.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 import pytest
 
-import asyncio
-
-from tgbot.handlers.app import build_application
+from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
+from tgbot.owner.store import Store
 from tgbot.process.runner import Runner
 from tgbot.settings import Settings
-from tgbot.owner.store import Store
 from tgbot.storage.redis import connect
-from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
 
 
 def cb(msg: MessageRecord | None, prefix: str) -> list[dict]:
@@ -52,12 +50,12 @@ class Live:
     def store(self) -> Store:
         return self.app.bot_data["services"].store
 
-    async def start(self) -> "Live":
-        app = build_application(self.settings)
-        self.runner = Runner(app, self.settings)
+    async def start(self) -> Live:
+        self.runner = Runner(self.settings)
+        app = self.runner.app
         self._task = asyncio.create_task(self.runner.run())
         await self.emu.wait_for(
-            lambda: self.runner.role == "active" and self.runner.consumer is not None or self._task.done(), 20
+            lambda: (self.runner.role == "active" and self.runner.consumer is not None) or self._task.done(), 20
         )
         if self._task.done():
             self._task.result()
@@ -85,12 +83,12 @@ class Live:
             await asyncio.sleep(0.05)
 
     async def advance(self, seconds: float) -> None:
-        """Move the bot's clock (Redis's, :class:`tgbot.process.clock.RedisClock`, which every deadline
+        """Move the bot's clock (Redis's, :class:`tgbot.owner.clock.RedisClock`, which every deadline
         is measured on) ``seconds`` ahead and set every live game's timer again: whatever falls
         due by then fires now, with no wall-clock wait."""
         self.runner.clock._offset += seconds  # (the clock counts from Redis's TIME plus this)
         timers = self.app.bot_data["services"].timers
-        for gid in await self.store.live_games():
+        for gid in await self.store.records.live_games():
             table = await self.store.load(gid)
             if table is not None:
                 timers.schedule(table)

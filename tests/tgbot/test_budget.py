@@ -10,16 +10,19 @@ message. The reply budget itself on a virtual clock (:class:`tgbot.handlers.budg
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 
-from tgbot import views
+from tests.tgbot.live import cb, live_fixture, running
 from tgbot.handlers.budget import REPLY_CAP, REPLY_WINDOW, Hush, ReplyBudget
 from tgbot.i18n import translator
-from tgbot.ingest.stream import outcome
-from tgbot.process.ratelimit import Priority, RateLimiter, counted, priority_of
-from tests.tgbot.live import cb, live_fixture, running
+from tgbot.render.announcements import note, unreachable
+from tgbot.render.board import board
+from tgbot.render.menus import help_text, private_hint, rules
+from tgbot.render.text import group_title, name
+from tgbot.sync.ratelimit import Priority, RateLimiter, counted, priority_of
 
 pytestmark = pytest.mark.e2e
 
@@ -66,6 +69,12 @@ def _window(emu, chat_id):
     ]
 
 
+def _by_handler() -> bool:
+    """Whether an update is being processed in this task (the consumer names those tasks)."""
+    task = asyncio.current_task()
+    return task is not None and task.get_name().startswith("update-")
+
+
 class PriorityLog:
     """Every counted call to a group the limiter let through: (method, priority, whether a
     handler made it: an update was being processed)."""
@@ -77,7 +86,7 @@ class PriorityLog:
         async def recording(callback, args, kwargs, endpoint, data, rate_limit_args):
             chat = data.get("chat_id")
             if counted(endpoint) and isinstance(chat, int) and chat < 0:
-                self.calls.append((endpoint, priority_of(rate_limit_args), outcome.get() is not None))
+                self.calls.append((endpoint, priority_of(rate_limit_args), _by_handler()))
             return await process(callback, args, kwargs, endpoint, data, rate_limit_args)
 
         limiter.process_request = recording
@@ -92,14 +101,14 @@ async def test_a_blocked_players_note_is_posted_once_per_game(live):
     group = emu.add_group(-7001, "Клуб", members=[a, b, c], admins=[a])
     gid = await live.open_game(group, [a, b, c])
     table = await live.store.load(gid)
-    note = views.unreachable(table, table.seat_of(b.id), emu.bot_username)
+    note = unreachable(table, table.seat_of(b.id), emu.bot_username)
     for cycle in range(4):
         if cycle == 2:  # a restart in the middle: the note is remembered with the game
             await live.stop()
             await live.start()
         b.block_bot()
         await live.settle()
-        assert not await live.store.can_dm(b.id)
+        assert not await live.store.records.can_dm(b.id)
         assert _bot_texts(emu, group.id).count(note) == 1, cycle
         old = live.panel(b, gid)
         await b.start_bot()
@@ -146,18 +155,17 @@ async def test_a_bystanders_flood_never_delays_the_showdown_at_real_limits(real_
             await u.send(group, command)
     # the last command's private answer shows the flood handled (one chat's updates are
     # handled in order), or, as before the fix, the flood's replies have filled the window
-    last, helps = bystanders[0], _bot_texts(emu, bystanders[0].id).count(views.help_text("ru"))
+    last, helps = bystanders[0], _bot_texts(emu, bystanders[0].id).count(help_text("ru"))
     await last.send(group, "/help")
     await emu.wait_for(
         lambda: (
-            len(_window(emu, group.id)) >= emu.group_rate
-            or _bot_texts(emu, last.id).count(views.help_text("ru")) > helps
+            len(_window(emu, group.id)) >= emu.group_rate or _bot_texts(emu, last.id).count(help_text("ru")) > helps
         ),
         120,
     )
     tapped = time.time()
     await (await doubter.tap(panel, cb(panel, "c:")[0])).answer(15)
-    doubt = translator("ru").t("{challenger}: «I doubt it!»", challenger=views.name(table, table.seat_of(doubter.id)))
+    doubt = translator("ru").t("{challenger}: «I doubt it!»", challenger=name(table, table.seat_of(doubter.id)))
     showdown = await emu.wait_for(
         lambda: next((c for c in _sends(emu, group.id) if doubt in c["params"]["text"]), None), 90
     )
@@ -170,12 +178,12 @@ async def test_a_bystanders_flood_never_delays_the_showdown_at_real_limits(real_
     assert len(replies) <= (REPLY_CAP if forum else 0), replies
     for u in bystanders[1 if forum else 0 : 3]:
         texts = [c["params"]["text"] for c in _sends(emu, u.id)]
-        assert views.rules("ru") in texts  # /rules
-        assert views.note("notify_on_private", "ru", group=views.group_title(group.title)) in texts  # /notify_me
+        assert rules("ru") in texts  # /rules
+        assert note("notify_on_private", "ru", group=group_title(group.title)) in texts  # /notify_me
     # a player's /board is answered: the board posted anew at the bottom
     await players[1].send(group, "/board", thread_id=topic)
     await live.settle(60)
-    assert _bot_texts(emu, group.id)[-1] == views.board(await live.store.load(gid), emu.bot_username).text
+    assert _bot_texts(emu, group.id)[-1] == board(await live.store.load(gid), emu.bot_username).text
     assert [e for e in emu.errors if e["error_code"] == 429] == []
     # every group message a handler sent is a reply, every one the sync sent the game's
     assert {(priority, by_handler) for _, priority, by_handler in log.calls} == {
@@ -206,12 +214,12 @@ async def test_repeated_commands_get_one_reply_and_a_person_a_few(live):
     replies = _bot_texts(emu, group.id)[before:]
     already = translator("ru").t("A game is already open here. /board shows it.")
     assert replies.count(already) == 1
-    assert replies.count(views.note("notify_on", "ru")) == 1
-    assert replies.count(views.private_hint("ru", False)) == 1
+    assert replies.count(note("notify_on", "ru")) == 1
+    assert replies.count(private_hint("ru", False)) == 1
     assert len(replies) == REPLY_CAP + 1, replies  # b: REPLY_CAP replies in a minute, then none
     # what the commands do still happens: b asked to be told, b got the rules privately
     assert await live.store.redis.sismember(f"{live.store.keys.prefix}:notify:{group.id}", str(b.id))
-    assert views.rules("ru") in _bot_texts(emu, b.id)
+    assert rules("ru") in _bot_texts(emu, b.id)
     assert emu.violations == []
 
 

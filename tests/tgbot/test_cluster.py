@@ -28,17 +28,15 @@ from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
 from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
-from tgbot.storage import chatmove
-
-from tgbot.game import lobby as game_lobby
-from tgbot.storage import stats
-from tgbot.game.table import Status
-from tgbot.owner.store import Store, current_update, game_id_for_update
-from tgbot.storage.redis import connect
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
-from tests.tgbot.helpers import lobby, play_on
+from tests.tgbot.helpers import as_update, lobby, play_on
 from tests.tgbot.live import running
+from tgbot.game import lobby as game_lobby
+from tgbot.game.table import Status
+from tgbot.owner.store import Store, UpdateMark, game_id_for_update
+from tgbot.storage import chatmove, stats
+from tgbot.storage.redis import GatedCluster, connect
 
 pytestmark = pytest.mark.e2e
 
@@ -53,7 +51,7 @@ SCRIPT_MODULES = (
     "tgbot.storage.stats",
     "tgbot.process.lease",
     "tgbot.ingest.stream",
-    "tgbot.views.sync",
+    "tgbot.sync.syncer",
 )  # (the rate limiter has none)
 #: Scripts that must be among those checked (the commit, the fencing, the lease, the ingest).
 REQUIRED_SCRIPTS = {
@@ -186,7 +184,7 @@ def test_every_script_names_its_keys_in_KEYS():
         for name, value in vars(importlib.import_module(m)).items()
         if isinstance(value, str) and "redis.call(" in value
     }
-    assert REQUIRED_SCRIPTS <= set(scripts), sorted(scripts)
+    assert set(scripts) >= REQUIRED_SCRIPTS, sorted(scripts)
     for name, body in scripts.items():
         helpers = {
             fn: [p.strip() for p in params.split(",")]
@@ -223,7 +221,7 @@ async def test_the_guard_fails_a_script_that_leaves_its_slot(redis_cluster, guar
             await redis.eval("return redis.call('SET', ARGV[1], 1)", 1, here + "a", there + "b")
         with pytest.raises(RedisClusterException, match="same key slot"):
             await redis.eval("return 1", 2, here + "a", elsewhere + "b")  # redis-py refuses it
-        logging.getLogger("tgbot.views.sync").error("sync failed")  # what a swallowed error leaves
+        logging.getLogger("tgbot.sync.syncer").error("sync failed")  # what a swallowed error leaves
         found = guard.problems(caplog)
         assert len(found) == 3 and "same slot" in found[0] and "sync failed" in found[2], found
         guard.errors.clear()
@@ -261,23 +259,20 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
             await store.transact(gid, lambda t: game_lobby.start(t, 1, False, 7))
             # the commit records its update in the game's slot; a second delivery is recognised
             for _ in range(2):
-                token = current_update.set((5000 + thread, {}))
-                try:
-                    await store.transact(gid, lambda t: game_lobby.set_seat_lang(t, 1, "en"))
-                finally:
-                    current_update.reset(token)
+                mark = UpdateMark(5000 + thread)
+                await as_update(store, mark).transact(gid, lambda t: game_lobby.set_seat_lang(t, 1, "en"))
             assert await redis.zrange(store.keys.applied(gid), 0, -1) == [f"{5000 + thread}.0"]
         assert sorted(t.id for t in await store.chat_games(-100)) == sorted(gids)  # SCAN on every primary
-        assert sorted(await store.live_games()) == sorted(gids)
+        assert sorted(await store.records.live_games()) == sorted(gids)
         assert {t.id for t in await store.user_games(2)} == set(gids)
         # the chat becomes a supergroup: its games, settings, notifications and board move
         # (their keys in several slots; the board's in the statistics' one)
-        await store.set_chat_settings(-100, lang="en")
-        await store.want_notify(-100, 2)
+        await store.records.set_chat_settings(-100, lang="en")
+        await store.records.want_notify(-100, 2)
         await redis.hset(store.keys.board(-100), mapping={"2:games": 3, "2:wins": 1, "2:name": "Борис"})
         assert sorted(await chatmove.move_chat(store, -100, -200)) == sorted(gids)
         assert sorted(t.id for t in await store.chat_games(-200)) == sorted(gids) and await store.chat_games(-100) == []
-        assert (await store.chat_settings(-200)).lang == "en"
+        assert (await store.records.chat_settings(-200)).lang == "en"
         assert await redis.smembers(f"{store.keys.prefix}:notify:-200") == {"2"}
         assert await redis.hgetall(store.keys.board(-200)) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert await chatmove.move_chat(store, -100, -200) == []
@@ -310,18 +305,21 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
         assert t.status is Status.OVER and t.ended == "finished"
         # the result was posted once and the game counted once, then it left the live set
         assert len([m for m in emu.chat_messages(group.id) if m.text and "Игра окончена" in m.text]) == 1
-        assert await store.redis.hget(store.keys.game(gid), "counted") == "1" and gid not in await store.live_games()
+        assert (
+            await store.redis.hget(store.keys.game(gid), "counted") == "1"
+            and gid not in await store.records.live_games()
+        )
         board = await store.redis.hgetall(store.keys.board(group.id))
-        figures = await stats.game_figures(store, t)
+        figures = await stats.game_figures(store.records, t)
         for i, seat in enumerate(t.seats):
-            tot, places = await stats.totals(store, seat.user_id)
+            tot, places = await stats.totals(store.records, seat.user_id)
             assert tot.games == 1 and places == {figures[i].place: 1}
             assert board[f"{seat.user_id}:games"] == "1"
-        assert await stats.count_game(store, t) is False  # another process, a restart
+        assert await stats.count_game(store.records, t) is False  # another process, a restart
         # /forget_me: its keys live in several slots
         await users[0].send(users[0], "/forget_me")
         await live.settle()
-        assert (await stats.totals(store, users[0].id))[0].games == 0
+        assert (await stats.totals(store.records, users[0].id))[0].games == 0
         assert f"{users[0].id}:games" not in await store.redis.hgetall(store.keys.board(group.id))
         assert emu.errors == [] and emu.violations == [] and table.unanswered == []
         # the game's slot, the limiter's, the chat's and the players' are not all on one node

@@ -7,13 +7,15 @@ from dataclasses import replace
 import pytest
 
 import core
+from tests.tgbot.helpers import ai_players, at_cap, lobby, play_through, started
 from tgbot import codec
+from tgbot.codec import CallbackDataError, Tap, decode, encode
 from tgbot.game import play
 from tgbot.game.lobby import add_bot
 from tgbot.game.table import Status, Table
-from tgbot import views
-from tgbot.codec import CallbackDataError, Tap, decode, encode
-from tests.tgbot.helpers import ai_players, at_cap, lobby, play_through, started
+from tgbot.render.board import board, lobby as lobby_view
+from tgbot.render.panel import panel
+from tgbot.render.text import BOT_NAMES, Rendered
 
 LONG_GID = "Zz9_-" + "x" * 11  # 16 characters: the longest id the codec accepts
 
@@ -101,7 +103,7 @@ def test_encode_refuses_over_64_bytes():
         encode(Tap("join", "x" * 70))
 
 
-def _datas(rendered: views.Rendered) -> list[str]:
+def _datas(rendered: Rendered) -> list[str]:
     if rendered.markup is None:
         return []
     out = []
@@ -114,7 +116,7 @@ def _datas(rendered: views.Rendered) -> list[str]:
     return out
 
 
-def _check(rendered: views.Rendered, gid: str) -> set[str]:
+def _check(rendered: Rendered, gid: str) -> set[str]:
     ops = set()
     for data in _datas(rendered):
         assert isinstance(data, str)
@@ -129,13 +131,13 @@ def _check(rendered: views.Rendered, gid: str) -> set[str]:
 @pytest.mark.parametrize("variant", ["russian", "classic"])
 def test_lobby_keyboards(n, variant):
     t = replace(lobby(n), id=LONG_GID, variant=variant)
-    ops = _check(views.lobby(t), LONG_GID)
+    ops = _check(lobby_view(t), LONG_GID)
     assert ops == {"join", "leave", "start", "cancel", "variant", "addbot"}
-    assert _check(views.board(t, "cheat_test_bot"), LONG_GID) == ops
+    assert _check(board(t, "cheat_test_bot"), LONG_GID) == ops
     if n < 6:
-        with_bot = add_bot(t, views.BOT_NAMES, 0, 900).table
-        assert _check(views.lobby(with_bot), LONG_GID) == ops | {"rmbot"}
-        assert "🤖" in views.lobby(with_bot).text and "Bot" not in views.lobby(with_bot).text
+        with_bot = add_bot(t, BOT_NAMES, 0, 900).table
+        assert _check(lobby_view(with_bot), LONG_GID) == ops | {"rmbot"}
+        assert "🤖" in lobby_view(with_bot).text and "Bot" not in lobby_view(with_bot).text
 
 
 @pytest.mark.parametrize("n,variant", [(3, "russian"), (6, "russian"), (6, "classic"), (4, "classic")])
@@ -149,9 +151,9 @@ def test_panels_in_every_phase(n, variant):
         big = replace(t, action_count=999999)
         assert t.state is not None
         for tt in (t, big):
-            _check(views.board(tt, "cheat_test_bot"), LONG_GID)
+            _check(board(tt, "cheat_test_bot"), LONG_GID)
             for seat in range(n):
-                ops.update(_check(views.panel(tt, seat), LONG_GID))
+                ops.update(_check(panel(tt, seat), LONG_GID))
             cur = t.state.current
             if cur is None or tt.status is not Status.PLAYING:
                 continue
@@ -162,14 +164,14 @@ def test_panels_in_every_phase(n, variant):
             hand = v.hand.ranks()
             for k in (1, 2, 4):
                 picks = core.Hand.from_ranks(hand[:k]).to_str()
-                r = views.panel(tt, cur, picks)
+                r = panel(tt, cur, picks)
                 got = _check(r, LONG_GID)
                 ops.update(got)
                 assert "play" in got, (t.state.phase, picks)
                 for d in _datas(r) if deep else ():
                     tap = decode(d)
                     if tap.op == "pick":
-                        ops.update(_check(views.panel(tt, cur, tap.cards), LONG_GID))
+                        ops.update(_check(panel(tt, cur, tap.cards), LONG_GID))
 
     players = ai_players(n, seed=n)
     last = table
@@ -179,7 +181,7 @@ def test_panels_in_every_phase(n, variant):
             check_all(before, deep=i < 40)
         last = ch.table
     check_all(last)  # the final panels keep one button: the game's record
-    assert all([decode(d).op for d in _datas(views.panel(last, s))] == ["rec"] for s in range(n))
+    assert all([decode(d).op for d in _datas(panel(last, s))] == ["rec"] for s in range(n))
     # the cap check, forced
     capped = at_cap(table)
     v = core.view(capped.state, capped.state.current)
@@ -198,7 +200,7 @@ def test_final_check_panel_offers_believe_and_challenge():
         for before, ch in play_through(table, ai_players(3, seed)):
             if ch.table.status is Status.PLAYING and ch.table.state.phase is core.Phase.FINAL_CHECK:
                 t = replace(ch.table, id=LONG_GID, action_count=999999)
-                ops = _check(views.panel(t, t.state.current), LONG_GID)
+                ops = _check(panel(t, t.state.current), LONG_GID)
                 assert {"believe", "challenge", "refresh"} <= ops
                 return
     pytest.fail("no final check reached")

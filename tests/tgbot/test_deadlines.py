@@ -7,10 +7,15 @@ import re
 import pytest
 
 import core
-from tgbot.game import play
-from tgbot.game.lobby import add_bot, leave, remove_bot, start
-from tgbot.game.table import Player, RefusedError, Seat, Status, Table, with_seat
 from tests.tgbot.helpers import lobby
+from tgbot.game import play
+from tgbot.render.announcements import announcement
+from tgbot.render.board import board
+from tgbot.render.menus import timer_menu
+from tgbot.render.panel import panel
+from tgbot.render.text import plain
+from tgbot.game.lobby import add_bot, leave, remove_bot, start
+from tgbot.game.table import Player, RefusedError, Status, Table, with_seat
 
 
 def _game(n_humans=3, bots=0, timeout=100.0, now=0.0, seed=5):
@@ -24,14 +29,14 @@ def test_reminder_then_automatic_move_then_ai_takeover():
     t = _game()
     seat = t.state.current
     assert t.deadline_kind == "remind" and t.deadline == 75.0 and t.turn_end == 100.0
-    assert play.on_deadline(t, 74.9).reply == "stale"
+    assert play.on_deadline(t, 74.9).reply == "unchanged"
     ch = play.on_deadline(t, 75.0)
-    assert ch.reply == "reminded" and ch.outbox[0]["kind"] == "remind" and ch.outbox[0]["to"] == t.seats[seat].user_id
+    assert ch.reply == "reminded" and ch.outbox[0]["kind"] == "reminder" and ch.outbox[0]["to"] == t.seats[seat].user_id
     t = ch.table
     assert (t.deadline, t.deadline_kind, t.action_count) == (100.0, "turn", 0)
     ch = play.on_deadline(t, 100.0)
     assert ch.reply == "auto" and ch.table.action_count == 1 and len(ch.log) == 1
-    assert ch.outbox[0] == {"seq": ch.outbox[0]["seq"], "kind": "auto", "seat": seat, "ai": False}
+    assert ch.outbox[0] == {"seq": ch.outbox[0]["seq"], "kind": "automatic_move", "seat": seat, "ai": False}
     expected = core.auto.automatic_move(core.view(t.state, seat))
     assert ch.log[0] == core.record.action_to_dict(seat, expected)
     assert ch.table.seats[seat].auto_moves == 1 and not ch.table.seats[seat].by_ai
@@ -68,7 +73,7 @@ def test_stale_deadline_after_a_tap_does_nothing_and_a_tap_resets_auto():
     cur = t1.state.current
     act = core.auto.automatic_move(core.view(t1.state, cur))
     t2 = play.act(t1, t1.seats[cur].user_id, t1.action_count, act, now=120).table
-    assert play.on_deadline(t2, 180).reply == "stale"  # old deadlines (175, 200) are gone
+    assert play.on_deadline(t2, 180).reply == "unchanged"  # old deadlines (175, 200) are gone
     assert t2.deadline == 120 + 75
     assert t1.seats[seat].auto_moves == 1
 
@@ -99,7 +104,7 @@ def test_bots_in_lobby_and_ai_moves_deterministic():
     # play until a bot is to act; its move is the same in two computations
     while g.seats[g.state.current].human:
         g = play.on_deadline(g, g.deadline).table
-    assert g.deadline_kind == "ai" and 1.0 <= g.deadline - 0 or True
+    assert (g.deadline_kind == "ai" and g.deadline - 0 >= 1.0) or True
     a, b = play.on_deadline(g, g.deadline), play.on_deadline(g, g.deadline)
     assert a.reply == "ai" and a.log == b.log and a.table == b.table
 
@@ -130,27 +135,25 @@ def test_leaving_mid_game_hands_the_seat_to_ai_and_last_human_abandons():
 
 
 def test_panels_show_time_left_ai_hold_and_take_back():
-    from tgbot import views
 
     t = _game(timeout=90, now=1_700_000_000.0)
     seat = t.state.current
-    p = views.panel(t, seat)
+    p = panel(t, seat)
     # the deadline as Telegram's date-time entity (each reader's own time), never a clock time
     assert "⏱" in p.text and f'<tg-time unix="{int(t.turn_end)}" format="r">' in p.text
-    assert not re.search(r"\d:\d\d", views.plain(p.text))
+    assert not re.search(r"\d:\d\d", plain(p.text))
     other = (seat + 1) % 3
-    assert "⏱" not in views.panel(t, other).text
+    assert "⏱" not in panel(t, other).text
     held = Table(**{**t.__dict__, "seats": with_seat(t.seats, seat, player=Player.STAND_IN, auto_moves=2)})
-    p = views.panel(held, seat)
+    p = panel(held, seat)
     datas = [b.callback_data for row in p.markup.inline_keyboard for b in row]
     assert "t:G1" in datas and not any(d.startswith(("p:", "k:", "c:", "b:")) for d in datas)
-    assert "🤖" in views.board(held, "bot").text
+    assert "🤖" in board(held, "bot").text
     gone = leave(t, t.seats[other].user_id, 5, 900).table
-    assert views.panel(gone, other).markup is None
+    assert panel(gone, other).markup is None
 
 
 def test_announcements_of_timers_and_leaving():
-    from tgbot import views
 
     t = _game()
     for note in (
@@ -159,17 +162,17 @@ def test_announcements_of_timers_and_leaving():
         {"kind": "remind", "seat": 2, "to": 3, "end": 100.0},
         {"kind": "cancelled", "reason": "abandoned"},
     ):
-        text = views.announcement(t, note)
+        text = announcement(t, note)
         assert text and "{" not in text
-    remind = views.announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
-    assert '<tg-time unix="100" format="r">' in remind and not re.search(r"\d:\d\d", views.plain(remind))
-    menu = views.timer_menu("ru", -100123, 90, (30, 60, 90, 180, 300, 600))
+    remind = announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
+    assert '<tg-time unix="100" format="r">' in remind and not re.search(r"\d:\d\d", plain(remind))
+    menu = timer_menu("ru", -100123, 90, (30, 60, 90, 180, 300, 600))
     datas = [b.callback_data for row in menu.markup.inline_keyboard for b in row]
     assert datas[0] == "w:-100123:30" and datas[-1] == "w:-100123:long"
 
 
 async def test_chat_turn_timeout_setting(store):
-    assert await store.chat_turn_timeout(-5, 90.0) == 90.0
-    await store.set_chat_turn_timeout(-5, 30)
-    assert await store.chat_turn_timeout(-5, 90.0) == 30.0
+    assert await store.records.chat_turn_timeout(-5, 90.0) == 90.0
+    await store.records.set_chat_turn_timeout(-5, 30)
+    assert await store.records.chat_turn_timeout(-5, 90.0) == 30.0
     assert await store.redis.hget(store.keys.chat_settings(-5), "turn_timer") == "30"

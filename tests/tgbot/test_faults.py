@@ -10,15 +10,13 @@ from dataclasses import replace
 
 import pytest
 
-from tgbot.game.lobby import cancel
-from tgbot.game.table import GroupAccess, Status
-
-from tgbot import views
-from tgbot.views.bookkeeping import BOARD_MESSAGE
-
-from tgbot.storage import stats
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
+from tgbot.game.lobby import cancel
+from tgbot.game.table import GroupAccess, Status
+from tgbot.render.answers import answer
+from tgbot.render.board import board as render_board
+from tgbot.sync.bookkeeping import BOARD_MESSAGE
 
 #: The group note about a player who cannot get their cards names the bot to open (any language).
 _UNREACHABLE_MARK = "@cheat_test_bot"
@@ -82,7 +80,7 @@ async def test_unreachable_player_told_once_rest_served_panel_back_on_start(live
     notes = [t for t in _group_texts(emu, group.id) if _UNREACHABLE_MARK in t and victim.first_name in t]
     assert len(notes) == 1
     assert any(e["error_code"] == 403 and error in e["description"] for e in emu.errors)
-    assert not await live.store.can_dm(victim.id)
+    assert not await live.store.records.can_dm(victim.id)
     # more syncs: still told once, no more 403s to the victim
     n403 = sum(1 for e in emu.errors if e["error_code"] == 403)
     live.app.bot_data["services"].syncer.request(gid)
@@ -99,7 +97,7 @@ async def test_unreachable_player_told_once_rest_served_panel_back_on_start(live
     await live.settle()
     p = await emu.wait_for(lambda: live.panel(victim, gid), timeout=10)
     assert p.message_id > old.message_id and emu._msg(victim.id, old.message_id).deleted
-    assert await live.store.can_dm(victim.id)
+    assert await live.store.records.can_dm(victim.id)
     assert emu.violations == []
 
 
@@ -108,7 +106,7 @@ async def test_block_via_my_chat_member_and_unblock(live):
     group, gid, users, (a, b, c, _) = await _game(live, 710, -3002)
     b.block_bot()  # my_chat_member: member -> kicked in private
     await live.settle()
-    assert not await live.store.can_dm(b.id)
+    assert not await live.store.records.can_dm(b.id)
     notes = [t for t in _group_texts(emu, group.id) if b.first_name in t and _UNREACHABLE_MARK in t]
     assert len(notes) == 1
     assert [g.id for g in await live.store.user_games(b.id)] == [gid]
@@ -116,7 +114,7 @@ async def test_block_via_my_chat_member_and_unblock(live):
     await _play_until(live, gid, users, b)
     await b.start_bot()  # my_chat_member back to member, then /start
     await live.settle()
-    assert await live.store.can_dm(b.id)
+    assert await live.store.records.can_dm(b.id)
     assert live.panel(b, gid) is not None
     assert emu.violations == []
 
@@ -127,11 +125,11 @@ async def test_block_via_my_chat_member_and_unblock(live):
 async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live):
     emu = live.emu
     group, gid, users, (a, b, c, _) = await _game(live, 720, -3003)
-    tg = await live.store.tg_get(gid)
+    tg = await live.store.records.tg_get(gid)
     board = emu._msg(group.id, int(tg[BOARD_MESSAGE]))
     board.deleted = True  # an admin deleted the board
     await live.play_one(gid, users)
-    tg = await live.store.tg_get(gid)
+    tg = await live.store.records.tg_get(gid)
     assert int(tg[BOARD_MESSAGE]) != board.message_id and not emu._msg(group.id, int(tg[BOARD_MESSAGE])).deleted
     assert any("message to edit not found" in e["description"] for e in emu.errors)
     # "message is not modified" is never an error: a refresh that changes nothing
@@ -148,11 +146,11 @@ async def test_deleted_board_is_posted_anew_and_old_queries_change_nothing(live)
     play = await mover.tap(p, cb(p, "p:")[0])
     await live.settle()
     t1 = await live.store.load(gid)
-    assert t1.action_count == t0.action_count + 1 and len((await live.store.record(gid))[1]) == t1.action_count
+    assert t1.action_count == t0.action_count + 1 and len((await live.store.records.record(gid))[1]) == t1.action_count
     assert any("query is too old" in e["description"] for e in emu.errors)
     # the views were still synced after the refused answer: the board shows the new turn
-    tg = await live.store.tg_get(gid)
-    assert emu._msg(group.id, int(tg[BOARD_MESSAGE])).html == views.board(t1, emu.bot_username).text
+    tg = await live.store.records.tg_get(gid)
+    assert emu._msg(group.id, int(tg[BOARD_MESSAGE])).html == render_board(t1, emu.bot_username).text
     assert emu.violations == []
 
 
@@ -212,8 +210,8 @@ async def _finish_and_count(live, gid):
 
 async def _group_data(live, group, notified):
     """Give ``group`` settings and a lobby notification (``notified`` sends /notify_me)."""
-    await live.store.set_chat_settings(group.id, variant="classic", seating="shuffle")
-    await live.store.set_chat_turn_timeout(group.id, 30)
+    await live.store.records.set_chat_settings(group.id, variant="classic", seating="shuffle")
+    await live.store.records.set_chat_turn_timeout(group.id, 30)
     await notified.start_bot()
     await live.settle()  # (chats are processed concurrently: the /start first)
     await notified.send(group, "/notify_me")
@@ -232,8 +230,8 @@ async def test_group_upgrade_carries_settings_leaderboard_and_notify_list(live):
     await live.settle()
     for delivery in range(2):  # then both service messages are delivered a second time
         assert await store.redis.hgetall(store.keys.board(sup.id)) == board
-        assert (await store.chat_settings(sup.id)).variant == "classic"
-        assert await store.chat_turn_timeout(sup.id, 90.0) == 30.0
+        assert (await store.records.chat_settings(sup.id)).variant == "classic"
+        assert await store.records.chat_turn_timeout(sup.id, 90.0) == 30.0
         assert await store.redis.smembers(f"{store.keys.prefix}:notify:{sup.id}") == {str(d.id)}
         assert await store.redis.smembers(f"{store.keys.prefix}:user:{d.id}:notify") == {str(sup.id)}
         assert (await store.chat_game(sup.id, None)).id == gid2
@@ -259,7 +257,7 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
     gid2 = await live.open_game(group, [a, b, c])
     await _group_data(live, group, d)
     # the supergroup's id has data already (its admins were quick): it is kept, the rest added
-    await store.set_chat_settings(-1003014, lang="en")
+    await store.records.set_chat_settings(-1003014, lang="en")
     await store.redis.hset(
         store.keys.board(-1003014), mapping={f"{a.id}:games": 2, f"{a.id}:wins": 2, f"{a.id}:name": "Anya"}
     )
@@ -268,8 +266,8 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
     await live.settle()
     for delivery in range(2):  # the service messages come late, then once more
         assert (await store.load(gid2)).chat_id == sup.id
-        assert await store.chat_settings(sup.id) == replace(
-            await store.chat_settings(0), lang="en", variant="classic", seating="shuffle"
+        assert await store.records.chat_settings(sup.id) == replace(
+            await store.records.chat_settings(0), lang="en", variant="classic", seating="shuffle"
         )
         merged = await store.redis.hgetall(store.keys.board(sup.id))
         assert merged == {
@@ -332,10 +330,10 @@ async def test_permissions_and_anonymous_admins(live):
         await (await u.tap(lobby, cb(lobby, "j:")[0])).answer(15)
     # a plain member may not start (creator 0 matches nobody), an admin may
     ans = await (await b.tap(lobby, cb(lobby, "s:")[0])).answer(15)
-    assert ans["text"] == views.answer("not_allowed", "ru")
+    assert ans["text"] == answer("not_allowed", "ru")
     assert (await live.store.load(gid)).status is Status.LOBBY
     ans = await (await a.tap(lobby, cb(lobby, "s:")[0])).answer(15)
-    assert ans["text"] == views.answer("started", "ru")
+    assert ans["text"] == answer("started", "ru")
     await live.settle()
     t = await live.store.load(gid)
     assert all(s.user_id != 1087968824 for s in t.seats) and len(t.seats) == 3
@@ -346,9 +344,9 @@ async def test_permissions_and_anonymous_admins(live):
     play = cb(p, "p:")[0]
     # the same button pressed by someone else: a non-player and another player
     ans = await (await e.tap(p, play)).answer(15)
-    assert ans["text"] == views.answer("not_seated", "ru")
+    assert ans["text"] == answer("not_seated", "ru")
     ans = await (await nxt.tap(p, play)).answer(15)
-    assert ans["text"] == views.answer("not_your_turn", "ru")
+    assert ans["text"] == answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 0
     await (await cur.tap(p, play)).answer(15)
     await live.settle()
@@ -356,7 +354,7 @@ async def test_permissions_and_anonymous_admins(live):
     t = await live.store.load(gid)
     third = users[t.seats[(t.state.current + 1) % 3].user_id]
     ans = await (await third.tap(p, f"c:{gid}:{t.action_count}", strict=False)).answer(15)
-    assert ans["text"] == views.answer("not_your_turn", "ru")
+    assert ans["text"] == answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 1
     # the anonymous admin stops the game; a channel posting in the group may not
     # (a running game stops after a confirming tap; a plain member's tap is refused)
@@ -364,7 +362,7 @@ async def test_permissions_and_anonymous_admins(live):
     confirm = await emu.wait_message(group.id, lambda m: cb(m, "y:"), timeout=20)
     assert (await live.store.load(gid)).status is Status.PLAYING
     ans = await (await b.tap(confirm, cb(confirm, "y:")[0])).answer(15)
-    assert ans["text"] == views.answer("not_allowed", "ru")
+    assert ans["text"] == answer("not_allowed", "ru")
     await (await a.tap(confirm, cb(confirm, "y:")[0])).answer(15)
     await live.settle()
     assert (await live.store.load(gid)).status is Status.CANCELLED
@@ -372,15 +370,17 @@ async def test_permissions_and_anonymous_admins(live):
 
 
 async def test_anonymous_admin_cannot_join_and_channel_is_no_admin(live):
-    from tgbot.handlers.identity import actor_id, seat_for
-    from tgbot.game.table import RefusedError
-    from telegram import Chat, Message, Update, User
     import datetime
+
+    from telegram import Chat, Message, Update, User
+
+    from tgbot.game.table import RefusedError
+    from tgbot.handlers.identity import actor_id, seat_for
 
     grp = Chat(-5, "supergroup", title="G")
     chan = Chat(-1009, "channel", title="C")
     anon = User(1087968824, "Group", True, username="GroupAnonymousBot")
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     upd = Update(1, message=Message(1, now, grp, from_user=anon, sender_chat=grp, text="/start_game"))
     assert actor_id(upd) == 0
     with pytest.raises(RefusedError):
@@ -419,7 +419,7 @@ async def test_bot_removed_ends_games_cleanly(live):
     live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
     assert len(emu.calls_by(None, group.id)) <= n + 1
-    assert gid not in await live.store.live_games()
+    assert gid not in await live.store.records.live_games()
     # re-added: a fresh game can start
     emu.add_bot(group, by=a)
     g2 = await live.open_game(group, [a, b, c], start=False)
@@ -470,11 +470,11 @@ async def test_updates_queued_while_down_apply_in_order_once(live):
     await live.start()
     await live.settle()
     t = await live.store.load(gid)
-    assert t.action_count == 1 and len((await live.store.record(gid))[1]) == 1
+    assert t.action_count == 1 and len((await live.store.records.record(gid))[1]) == 1
     a1 = emu.answers.get(t1.query_id) or {}
     a2 = emu.answers.get(t2.query_id) or {}
-    assert a1.get("text") == views.answer("played", "ru")
-    assert a2.get("text") in (views.answer("stale", "ru"), views.answer("not_your_turn", "ru"))
+    assert a1.get("text") == answer("played", "ru")
+    assert a2.get("text") in (answer("stale", "ru"), answer("not_your_turn", "ru"))
     assert emu.violations == []
 
 
@@ -502,8 +502,8 @@ async def test_move_chat_is_idempotent_and_survives_a_crash_midway(store):
     await store.redis.set(store.keys.chat(-999, None), table.id)
     assert (await store.chat_game(table.chat_id, None)).id == table.id
     assert await store.chat_game(-999, None) is None
-    assert await store.move_chat(table.chat_id, -999) == [table.id]
-    assert await store.move_chat(table.chat_id, -999) == []
+    assert await store.move_games(table.chat_id, -999) == [table.id]
+    assert await store.move_games(table.chat_id, -999) == []
     assert (await store.chat_game(-999, None)).id == table.id
     assert await store.chat_game(table.chat_id, None) is None
     assert (await store.load(table.id)).chat_id == -999

@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from tgbot import views
-from tgbot.owner.store import Store
 from tests.e2e.harness import BotProcess
 from tests.fakes.botapi import BotAPIEmulator
+from tgbot.owner.store import Store
+from tgbot.render.answers import answer
 
 pytestmark = pytest.mark.e2e
 
@@ -67,7 +67,7 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
 
         # b joins; the re-delivered join is applied once
         tap = await b.tap(lobby, _cb(lobby, "j:")[0])
-        assert (await tap.answer(15))["text"] == views.answer("joined", "ru")
+        assert (await tap.answer(15))["text"] == answer("joined", "ru")
         v = (await load(gid)).version
         emu.redeliver(tap.update_id)
         await delivered_again()
@@ -79,15 +79,13 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         # /stop_game by a non-admin non-creator is refused
         n_before = len(emu.chat_messages(group.id, from_bot=True))
         await b.send(group, "/stop_game")
-        refusal = await emu.wait_message(
-            group.id, lambda m: views.answer("not_allowed", "ru") in (m.text or ""), timeout=15
-        )
+        refusal = await emu.wait_message(group.id, lambda m: answer("not_allowed", "ru") in (m.text or ""), timeout=15)
         assert refusal.message_id > 0 and len(emu.chat_messages(group.id, from_bot=True)) > n_before
         assert (await load(gid)).live
 
         # start; the opener picks a card, then taps the same play button twice
         ans = await (await a.tap(lobby, _cb(lobby, "s:")[0])).answer(15)
-        assert ans["text"] == views.answer("started", "ru")
+        assert ans["text"] == answer("started", "ru")
         table = await load(gid)
         opener = {u.id: u for u in (a, b, c, d)}[table.seats[table.state.current].user_id]
 
@@ -102,20 +100,20 @@ async def test_handlers_join_deeplink_double_tap_redelivery_stop(redis_server, t
         t1, t2 = await opener.tap(p, play), await opener.tap(p, play)
         a1, a2 = await t1.answer(15), await t2.answer(15)
         texts = sorted([a1.get("text", ""), a2.get("text", "")])
-        assert views.answer("played", "ru") in texts
-        assert texts.count(views.answer("played", "ru")) == 1
-        other = [x for x in texts if x != views.answer("played", "ru")][0]
-        assert other in (views.answer("stale", "ru"), views.answer("not_your_turn", "ru"))
+        assert answer("played", "ru") in texts
+        assert texts.count(answer("played", "ru")) == 1
+        other = [x for x in texts if x != answer("played", "ru")][0]
+        assert other in (answer("stale", "ru"), answer("not_your_turn", "ru"))
         t = await load(gid)
         assert t.action_count == 1 and t.state.pile_size == 1
-        _, log = await store.record(gid)
+        _, log = await store.records.record(gid)
         assert len(log) == 1
         # re-delivered play: still applied once
         emu.redeliver(t1.update_id)
         emu.redeliver(t2.update_id)
         await delivered_again()
         t = await load(gid)
-        assert t.action_count == 1 and t.state.pile_size == 1 and len((await store.record(gid))[1]) == 1
+        assert t.action_count == 1 and t.state.pile_size == 1 and len((await store.records.record(gid))[1]) == 1
 
         # commands were registered for groups and private chats
         scopes = {key[0] for key in emu.commands}

@@ -10,10 +10,14 @@ import pytest
 from babel.messages.pofile import read_po
 
 from core.cards import RANKS, Rank
-from tgbot import views
-from tgbot.handlers.app import COMMANDS
-from tgbot.i18n import LANGUAGES, LOCALES_DIR, pick_language, private_language, translator
 from tests.fakes.html import parse_html, utf16_len
+from tgbot.handlers.app import COMMANDS
+from tgbot.i18n import LANGUAGES, LOCALES_DIR, pick_language, new_seat_language, translator
+from tgbot.render.announcements import announcement
+from tgbot.render.board import board
+from tgbot.render.menus import help_text, language_menu, rules
+from tgbot.render.panel import panel
+from tgbot.render.text import plain, rank_count
 
 COUNTS = (0, 1, 2, 5, 11, 21, 22, 25)
 
@@ -143,7 +147,7 @@ def test_card_plurals(lang):
 def test_rank_plurals(lang):
     tr = translator(lang)
     for rank, (one, few, many) in RANK_WORDS[lang].items():
-        got = [views.rank_count(tr, k, rank) for k in COUNTS]
+        got = [rank_count(tr, k, rank) for k in COUNTS]
         zero = many if lang in ("ru", "en", "it") else one
         eleven = many
         want = [
@@ -160,7 +164,7 @@ def test_rank_plurals(lang):
     # every rank has its own plural in every language, distinct from the msgid where it must be
     for rank in RANKS:
         for k in COUNTS:
-            text = views.rank_count(tr, k, rank)
+            text = rank_count(tr, k, rank)
             assert text.startswith(f"{k} ") and len(text) > len(f"{k} ")
             if lang != "en":
                 assert not re.search(r"\b(Ace|Two|Three|Four|Five|Seven|Eight|Nine|Jack|Queen|King)s?\b", text)
@@ -168,14 +172,14 @@ def test_rank_plurals(lang):
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_rules_and_help_fit_one_message_and_differ(lang):
-    rules, help_ = views.rules(lang), views.help_text(lang)
-    for text in (rules, help_):
+    rules_, help_ = rules(lang), help_text(lang)
+    for text in (rules_, help_):
         plain, _ = parse_html(text)
         assert 0 < utf16_len(plain) <= 4096
-    assert len(help_) < len(rules)
-    assert "300" in rules and "/start_game" in help_ and "/language" in help_
+    assert len(help_) < len(rules_)
+    assert "300" in rules_ and "/start_game" in help_ and "/language" in help_
     if lang != "en":
-        assert rules != views.rules("en") and help_ != views.help_text("en")
+        assert rules_ != rules("en") and help_ != help_text("en")
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -193,7 +197,7 @@ def test_command_descriptions_are_translated(lang):
 
 
 def test_language_menu_buttons_are_autonyms_and_encoded():
-    menu = views.language_menu("ru", group=True)
+    menu = language_menu("ru", group=True)
     labels = [b.text for row in menu.markup.inline_keyboard for b in row]
     assert labels == ["Русский", "English", "Français", "Italiano"]
     data = [b.callback_data for row in menu.markup.inline_keyboard for b in row]
@@ -202,35 +206,35 @@ def test_language_menu_buttons_are_autonyms_and_encoded():
 
 def test_private_language_order():
     # own choice > group's explicit language (follow the table: None) > Telegram's > default (None)
-    assert private_language("it", "fr", "en") == "it"
-    assert private_language(None, "fr", "en") is None
-    assert private_language(None, None, "en-GB") == "en"
-    assert private_language(None, None, "de") is None
-    assert private_language("xx", None, "fr") == "fr"
+    assert new_seat_language("it", "fr", "en") == "it"
+    assert new_seat_language(None, "fr", "en") is None
+    assert new_seat_language(None, None, "en-GB") == "en"
+    assert new_seat_language(None, None, "de") is None
+    assert new_seat_language("xx", None, "fr") == "fr"
 
 
 async def test_chat_settings_and_user_language(store):
-    assert (await store.chat_settings(-5)).lang is None
-    assert (await store.set_chat_settings(-5, lang="fr")).lang == "fr"
+    assert (await store.records.chat_settings(-5)).lang is None
+    assert (await store.records.set_chat_settings(-5, lang="fr")).lang == "fr"
     assert await store.redis.hget(store.keys.chat_settings(-5), "language") == "fr"
-    assert (await store.set_chat_settings(-5, lang=None)).lang is None
-    assert await store.user_lang(7) is None
-    await store.set_user_lang(7, "it")
-    assert await store.user_lang(7) == "it"
+    assert (await store.records.set_chat_settings(-5, lang=None)).lang is None
+    assert await store.records.user_lang(7) is None
+    await store.records.set_user_lang(7, "it")
+    assert await store.records.user_lang(7) == "it"
     assert await store.redis.hget(store.keys.user(7), "language") == "it"
 
 
 # -- table and seat languages ----------------------------------------------------------------------
 
+from tests.tgbot.helpers import lobby, started  # noqa: E402
 from tgbot.game.lobby import set_lang, set_seat_lang  # noqa: E402
 from tgbot.game.table import Table  # noqa: E402
-from tests.tgbot.helpers import lobby, started  # noqa: E402
 
 
 def test_set_lang_changes_a_lobby_only():
     t = lobby(2)
     assert set_lang(t, "fr").table.lang == "fr"
-    assert set_lang(t, "ru").reply == "stale"  # nothing changes
+    assert set_lang(t, "ru").reply == "unchanged"  # nothing changes
     game, _ = started()
     assert set_lang(game, "fr").table is game
 
@@ -242,11 +246,11 @@ def test_set_seat_lang_and_panels_in_each_seats_language():
     assert [s.lang for s in game.seats] == [None, "it", "en", None]
     assert Table.from_json(game.to_json()).seats == game.seats
     assert set_seat_lang(game, 999, "fr").table is game
-    ru, it, en = (views.panel(game, i).text for i in range(3))
+    ru, it, en = (panel(game, i).text for i in range(3))
     assert "Ваши карты" in ru and "Le tue carte" in it and "Your cards" in en
     assert "Карта" not in en and not re.search(
         "[А-Яа-яЁё]",
-        views.plain(it)
+        plain(it)
         .replace(game.seats[0].name, "")
         .replace(game.seats[1].name, "")
         .replace(game.seats[2].name, "")
@@ -254,7 +258,7 @@ def test_set_seat_lang_and_panels_in_each_seats_language():
         .replace("Клуб", ""),
     )
     # the board stays in the table's language
-    assert "В стопке" in views.board(game, "bot").text
+    assert "В стопке" in board(game, "bot").text
 
 
 def test_claims_use_rank_plurals_in_board_and_announcements():
@@ -266,8 +270,8 @@ def test_claims_use_rank_plurals_in_board_and_announcements():
     for _ in range(60):
         ch = ai_step(game, players)
         game = ch.table
-        texts += [views.announcement(game, note) or "" for note in ch.outbox]
-        texts.append(views.board(game, "bot").text)
+        texts += [announcement(game, note) or "" for note in ch.outbox]
+        texts.append(board(game, "bot").text)
         if game.state.result is not None:
             break
     joined = "\n".join(texts)

@@ -27,11 +27,14 @@ import pytest
 import core
 from core.cards import Hand
 from tests.tgbot.helpers import ai_players, ai_step, lobby, started
+from tgbot.codec import Tap
 from tgbot.game.lobby import add_bot
 from tgbot.game.table import Player, Status
-from tgbot import views
-from tgbot.codec import Tap
 from tgbot.i18n import LANGUAGES
+from tgbot.render.board import board
+from tgbot.render.menus import language_menu, leave_confirm, settings_menu, stop_confirm, timer_menu
+from tgbot.render.panel import panel
+from tgbot.render.text import BELIEVE, BOT_NAMES, CHALLENGE, PLAY, Rendered, button
 
 #: Characters across one row of inline buttons on the assumed phone (see the module's text).
 ROW = 36
@@ -64,7 +67,7 @@ def _tables(lang: str, variant: str):
     AI players (every panel of every seat, with picks), an AI-held seat, a left seat, the end."""
     t = replace(lobby(2), lang=lang, variant=variant)
     yield t
-    yield add_bot(t, views.BOT_NAMES, 1001.0, 900.0).table
+    yield add_bot(t, BOT_NAMES, 1001.0, 900.0).table
     game, _ = started(4, variant=variant)
     game = replace(game, lang=lang, seats=tuple(replace(s, lang=lang) for s in game.seats))
     players = ai_players(4, 7)
@@ -80,30 +83,30 @@ def _tables(lang: str, variant: str):
 def _markups(lang: str):
     for variant in ("russian", "classic"):
         for table in _tables(lang, variant):
-            yield views.board(table, "cheat_bot").markup
+            yield board(table, "cheat_bot").markup
             if table.state is None:
                 continue
             for seat in range(len(table.seats)):
-                yield views.panel(table, seat).markup
+                yield panel(table, seat).markup
             v = core.view(table.state, table.state.current) if table.state.current is not None else None
             if v is not None and v.my_turn:
                 # the current player's panel with each rank picked (all held), and with 4 cards picked
                 for rank in v.hand.distinct():
-                    yield views.panel(table, v.seat, Hand.from_ranks([rank] * min(4, v.hand[rank])).to_str()).markup
+                    yield panel(table, v.seat, Hand.from_ranks([rank] * min(4, v.hand[rank])).to_str()).markup
                 some = list(v.hand)[:4]
-                yield views.panel(table, v.seat, Hand.from_ranks(some).to_str()).markup
-            yield views.leave_confirm(table, 0).markup
-            yield views.stop_confirm(table).markup
+                yield panel(table, v.seat, Hand.from_ranks(some).to_str()).markup
+            yield leave_confirm(table, 0).markup
+            yield stop_confirm(table).markup
     for current in (30, 90, 600, 3600):
-        yield views.timer_menu(lang, -100, current, TIMER_CHOICES).markup
+        yield timer_menu(lang, -100, current, TIMER_CHOICES).markup
         for shuffle in (False, True):
             for variant in ("russian", "classic"):
                 cfg = SimpleNamespace(
                     variant=variant, lang=lang, shuffle=shuffle
                 )  # what settings_menu reads of a ChatSettings
-                yield views.settings_menu(lang, -100, cfg, current, TIMER_CHOICES, 3600).markup
+                yield settings_menu(lang, -100, cfg, current, TIMER_CHOICES, 3600).markup
     for group in (True, False):
-        yield views.language_menu(lang, group).markup
+        yield language_menu(lang, group).markup
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -132,14 +135,14 @@ def test_decision_buttons_are_coloured(lang, variant):
             continue
         v = core.view(table.state, table.state.current)
         picks = Hand.from_ranks(list(v.hand)[:1]).to_str()
-        for markup in (views.panel(table, v.seat).markup, views.panel(table, v.seat, picks).markup):
+        for markup in (panel(table, v.seat).markup, panel(table, v.seat, picks).markup):
             for row in markup.inline_keyboard:
                 for b in row:
                     styles.setdefault(b.callback_data.split(":")[0], set()).add(b.style)
-    assert styles["b"] == {views.BELIEVE} == {"success"}
-    assert styles["c"] == {views.CHALLENGE} == {"danger"}
-    assert styles["p"] == {views.PLAY} == {"primary"}
+    assert styles["b"] == {BELIEVE} == {"success"}
+    assert styles["c"] == {CHALLENGE} == {"danger"}
+    assert styles["p"] == {PLAY} == {"primary"}
     assert styles["k"] == {None} and styles["r"] == {None}
     # the colour reaches the Bot API call
-    rendered = views.Rendered("x", [[views.button("x", Tap("believe", "G1", action_count=1), views.BELIEVE)]])
+    rendered = Rendered("x", [[button("x", Tap("believe", "G1", action_count=1), BELIEVE)]])
     assert rendered.reply_markup["inline_keyboard"][0][0]["style"] == "success"

@@ -18,18 +18,18 @@ from dataclasses import replace
 import pytest
 from telegram.error import BadRequest, Forbidden
 
-from tgbot.game import play
-from tgbot.game.group import group_gone, group_unwritable, group_writable
-from tgbot.game.lobby import cancel
-from tgbot.game.table import GroupAccess, RetireReason, Status, Table
-
-from tgbot import views
-from tgbot.views.bookkeeping import BOARD_MESSAGE
-from tgbot.views.group_lane import MAX_HELD_ANNOUNCEMENTS
-from tgbot.views.messages import GroupRefusal, group_refusal
 from tests.tgbot.helpers import lobby, started
 from tests.tgbot.live import cb, live_fixture
 from tests.tgbot.test_timers import FakeClock, delay, fired, wired
+from tgbot.game import play
+from tgbot.game.group import group_gone, group_unwritable, group_writable
+from tgbot.game.lobby import cancel
+from tgbot.game.table import GroupAccess, Ending, Status, Table
+from tgbot.render.announcements import announcement, retired_note
+from tgbot.render.text import plain
+from tgbot.sync.bookkeeping import BOARD_MESSAGE
+from tgbot.sync.group_lane import MAX_HELD_ANNOUNCEMENTS
+from tgbot.sync.messages import GroupRefusal, group_refusal
 
 pytestmark = pytest.mark.e2e
 
@@ -85,7 +85,7 @@ def _bot_messages_since(emu, group, since: int) -> list:
 
 async def _group_notes(live, gid: str) -> list[dict]:
     """The game's announcements waiting in its outbox for the group."""
-    return [note for _, note in await live.store.outbox(gid) if note.get("to") is None]
+    return [note for _, note in await live.store.records.outbox(gid) if note.get("to") is None]
 
 
 def _notes_to(emu, user, text: str) -> int:
@@ -96,7 +96,7 @@ async def _told_privately(live, table: Table, users: dict) -> dict[int, str]:
     """Wait until each person of the retired ``table`` got its private note; the texts by user."""
     texts = {}
     for seat, player in enumerate(table.seats):
-        texts[player.user_id] = views.plain(views.retired_note(table, seat, live.settings.lobby_timeout))
+        texts[player.user_id] = plain(retired_note(table, seat, live.settings.lobby_timeout))
         user = users[player.user_id]
         await live.emu.wait_for(lambda u=user, text=texts[player.user_id]: _notes_to(live.emu, u, text), timeout=20)
     return texts
@@ -107,14 +107,14 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     emu = live.emu
     group, topic, gid, users = await _game(live, 1100, kind)
     since = _last_id(emu, group)
-    old_board = int((await live.store.tg_get(gid))[BOARD_MESSAGE])
+    old_board = int((await live.store.records.tg_get(gid))[BOARD_MESSAGE])
     await _shut(emu, group, topic, how)
     await _showdown(live, gid, users)
     table = await live.store.load(gid)
     assert table.status is Status.PLAYING and table.group_access is GroupAccess.UNWRITABLE
     assert table.retire_at == table.unwritable_since + live.settings.lobby_timeout
     held = await _group_notes(live, gid)
-    assert [note["kind"] for note in held] == ["ChallengeResolved"]  # kept, not dropped
+    assert [note["kind"] for note in held] == ["challenge_resolved"]  # kept, not dropped
     assert not _bot_messages_since(emu, group, since)
     assert any(e["error_code"] == 400 for e in emu.errors) and not any(e["error_code"] == 403 for e in emu.errors)
     # a restart keeps both: they are the game's own (its table and its outbox)
@@ -129,11 +129,11 @@ async def test_showdown_while_unwritable_is_shown_when_writing_is_back(live, how
     await live.play_one(gid, users)
     table = await live.store.load(gid)
     assert table.group_access is GroupAccess.WRITABLE and table.unwritable_since is None and table.retire_at is None
-    assert await live.store.outbox(gid) == []
+    assert await live.store.records.outbox(gid) == []
     shown = _bot_messages_since(emu, group, since)
-    assert [m.text for m in shown[:1]] == [views.plain(views.announcement(table, held[0]))]
+    assert [m.text for m in shown[:1]] == [plain(announcement(table, held[0]))]
     assert [m.thread_id for m in shown] == [topic, topic]
-    assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE]) and cb(shown[-1], "")
+    assert shown[-1].message_id == int((await live.store.records.tg_get(gid))[BOARD_MESSAGE]) and cb(shown[-1], "")
     assert emu._msg(group.id, old_board).deleted
     assert emu.violations == []
 
@@ -148,17 +148,15 @@ async def test_at_most_the_last_twenty_announcements_are_kept(live):
     table = await live.store.load(gid)
     assert table.status is Status.PLAYING and table.group_access is GroupAccess.UNWRITABLE
     held = await _group_notes(live, gid)
-    assert len(held) == MAX_HELD_ANNOUNCEMENTS and {n["kind"] for n in held} == {"ChallengeResolved"}
+    assert len(held) == MAX_HELD_ANNOUNCEMENTS and {n["kind"] for n in held} == {"challenge_resolved"}
     assert held[-1]["seq"] == table.outbox_seq and held[0]["seq"] > 2  # the two oldest dropped
     emu.set_read_only(group, False)
     await live.play_one(gid, users)
     shown = _bot_messages_since(emu, group, since)
     # the held announcements, in order, a paragraph each, together (within Telegram's text limit)
-    assert "\n\n".join(m.text for m in shown[:-1]).split("\n\n") == [
-        views.plain(views.announcement(table, note)) for note in held
-    ]
+    assert "\n\n".join(m.text for m in shown[:-1]).split("\n\n") == [plain(announcement(table, note)) for note in held]
     assert len(shown[:-1]) < len(held) and all(len(m.text) <= 4096 for m in shown[:-1])
-    assert shown[-1].message_id == int((await live.store.tg_get(gid))[BOARD_MESSAGE])
+    assert shown[-1].message_id == int((await live.store.records.tg_get(gid))[BOARD_MESSAGE])
     assert emu.violations == []
 
 
@@ -178,18 +176,16 @@ async def test_a_group_unwritable_for_the_lobby_timeout_retires_its_game(live):
     await live.settle()
     assert (await live.store.load(gid)).status is Status.PLAYING  # not yet
     await live.advance(60)
-    retired = replace(await live.store.load(gid), status=Status.CANCELLED, ended=RetireReason.UNWRITABLE.value)
+    retired = replace(await live.store.load(gid), status=Status.CANCELLED, ended=Ending.UNWRITABLE)
     texts = await _told_privately(live, retired, users)
     assert all("15" in text for text in texts.values())  # «… уже 15 минут …»
     await live.settle()
     table = await live.store.load(gid)
     assert (
-        table.status is Status.CANCELLED
-        and table.ended == RetireReason.UNWRITABLE
-        and table.group_access is GroupAccess.GONE
+        table.status is Status.CANCELLED and table.ended == Ending.UNWRITABLE and table.group_access is GroupAccess.GONE
     )
     assert table.deadline is None and gid not in live.app.bot_data["services"].timers._handles
-    assert gid not in await live.store.live_games() and await live.store.chat_game(group.id, None) is None
+    assert gid not in await live.store.records.live_games() and await live.store.chat_game(group.id, None) is None
     assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")  # no result: never counted
     assert not _bot_messages_since(emu, group, since)
     assert emu.violations == []
@@ -211,20 +207,20 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
     else:
         emu.delete_topic(group, topic)  # 400 "Bad Request: message thread not found"
     await live.play_one(gid, users)  # the move's board edit meets Telegram's answer
-    reason = RetireReason.BOT_REMOVED if how == "kicked" else RetireReason.CHAT_GONE
+    reason = Ending.BOT_REMOVED if how == "kicked" else Ending.CHAT_GONE
     retired = replace(await live.store.load(gid), status=Status.CANCELLED, ended=reason.value)
     texts = await _told_privately(live, retired, users)
     await live.settle()
     table = await live.store.load(gid)
     assert table.status is Status.CANCELLED and table.ended == reason and table.group_access is GroupAccess.GONE
-    assert gid not in await live.store.live_games() and gid not in live.app.bot_data["services"].timers._handles
+    assert gid not in await live.store.records.live_games() and gid not in live.app.bot_data["services"].timers._handles
     assert await live.store.chat_game(group.id, topic) is None
     other_table = await live.store.load(other)
     if how == "topic_deleted":
         assert other_table.status is Status.LOBBY and other_table.group_access is GroupAccess.WRITABLE
     else:
         assert other_table.ended == reason and other_table.group_access is GroupAccess.GONE
-        assert other not in await live.store.live_games()
+        assert other not in await live.store.records.live_games()
     calls = len(emu.calls_by(None, group.id))
     # a restart does not bring it back, nor does a crash that left it in the start-up set
     for crash in (False, True):
@@ -233,7 +229,7 @@ async def test_a_group_that_is_gone_retires_its_game_at_once_and_for_good(live, 
         await live.stop()
         await live.start()
         await live.settle()
-        assert gid not in await live.store.live_games()
+        assert gid not in await live.store.records.live_games()
         assert (await live.store.load(gid)).ended == reason
         assert len(emu.calls_by(None, group.id)) == calls  # the group is never called again
         assert all(_notes_to(emu, user, texts[user.id]) == 1 for user in users.values())  # told once
@@ -267,7 +263,7 @@ def test_telegrams_answers_say_how_a_group_refuses(error, refusal):
 
 def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     game, _ = started(3)  # (no timer of its own: started without a clock)
-    assert group_writable(game).reply == "stale"
+    assert group_writable(game).reply == "unchanged"
     assert "group_access" not in json.loads(game.to_json())  # stored as before while writable
     shut = group_unwritable(game, 1000.0, 900.0)
     table = shut.table
@@ -280,7 +276,7 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     assert Table.from_json(table.to_json()) == table
     # the timer: a try of the group every minute, then the retirement
     assert [play.next_timer(table, now) for now in (1000.0, 1061.0, 1899.0)] == [1060.0, 1120.0, 1900.0]
-    assert play.on_deadline(table, 1899.0).reply == "stale"
+    assert play.on_deadline(table, 1899.0).reply == "unchanged"
     retired = play.on_deadline(table, 1900.0)
     assert retired.reply == "retired" and not retired.outbox  # there is no group to tell
     assert (retired.table.status, retired.table.ended, retired.table.group_access) == (
@@ -290,7 +286,7 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     )
     assert (
         play.next_timer(retired.table, 1900.0) is None
-        and group_gone(retired.table, RetireReason.CHAT_GONE).reply == "stale"
+        and group_gone(retired.table, Ending.CHAT_GONE).reply == "unchanged"
     )
     # a message went through: no retirement, no more tries
     back = group_writable(table).table
@@ -298,7 +294,7 @@ def test_the_table_keeps_since_when_its_group_refuses_and_when_it_retires():
     assert play.next_timer(back, 1000.0) is None and back == game
     # a finished game whose group is gone keeps its end: it still counts
     over = replace(table, status=Status.OVER, ended="finished")
-    assert group_gone(over, RetireReason.CHAT_GONE).table.ended == "finished"
+    assert group_gone(over, Ending.CHAT_GONE).table.ended == "finished"
 
 
 async def test_an_ended_game_waiting_for_its_group_keeps_its_timer_until_retired(store, syncer):

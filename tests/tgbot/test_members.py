@@ -20,7 +20,7 @@ from tests.tgbot.helpers import lobby as make_lobby
 from tests.tgbot.live import Live, cb, live_fixture
 from tgbot.game.lobby import MAX_LINK_OFFERS, join, join_by_link, member_gone, offer_link, start
 from tgbot.game.table import Player, RefusedError, Seat, Status, Table
-from tgbot import views
+from tgbot.render.answers import answer as answer_text
 
 pytestmark = pytest.mark.e2e
 
@@ -112,12 +112,12 @@ async def test_a_join_link_seats_only_the_member_it_was_offered_to(live):
     assert answer.get("url", "").endswith(f"?start=j{gid}")
     # the link forwarded to an outsider: refused, and nothing of the group shows
     reply = await _start(live, outsider, f"j{gid}")
-    assert reply.text == views.answer("link_not_yours", "ru")
+    assert reply.text == answer_text("link_not_yours", "ru")
     shown = " ".join(m.text or "" for m in emu.chat_messages(outsider.id, from_bot=True))
     assert TITLE not in shown and not any(name in shown for name in NAMES)
     # nor does it seat a member of the group who never tapped Join
     reply = await _start(live, d, f"j{gid}")
-    assert reply.text == views.answer("link_not_yours", "ru")
+    assert reply.text == answer_text("link_not_yours", "ru")
     table = await live.store.load(gid)
     assert [x.user_id for x in table.seats] == [a.id, b.id] and table.link_offers == (c.id,)
     # the offer is stored with the game: after a restart, c's own link seats c
@@ -142,12 +142,12 @@ async def test_a_removed_members_link_is_refused(live):
     await emu.remove_user(group, c, by=a)
     await live.settle()
     reply = await _start(live, c, f"j{gid}")
-    assert reply.text == views.answer("link_not_yours", "ru")
+    assert reply.text == answer_text("link_not_yours", "ru")
     # d is removed and the bot never hears of it: getChatMember still says "kicked"
     await emu.remove_user(group, d, by=a, notify=False)
     assert (await live.store.load(gid)).link_offers == (d.id,)
     reply = await _start(live, d, f"j{gid}")
-    assert reply.text == views.answer("link_not_yours", "ru")
+    assert reply.text == answer_text("link_not_yours", "ru")
     table = await live.store.load(gid)
     assert [x.user_id for x in table.seats] == [a.id, b.id] and table.link_offers == ()
     assert emu.violations == []
@@ -212,7 +212,7 @@ async def test_a_lobby_member_leaving_is_unseated_in_every_topic(live):
     assert second_table.status is Status.LOBBY and [x.user_id for x in second_table.seats] == [c.id]
     assert second_table.link_offers == ()
     reply = await _start(live, d, f"j{two}")
-    assert reply.text == views.answer("link_not_yours", "ru")
+    assert reply.text == answer_text("link_not_yours", "ru")
     assert emu.violations == []
 
 
@@ -227,7 +227,7 @@ async def test_in_a_public_group_only_members_take_a_seat(live):
     gid = await live.open_game(group, [a, b], start=False)
     lobby = emu.last_message(group.id, lambda m: cb(m, "j:"))
     answer = await (await visitor.tap(lobby, cb(lobby, "j:")[0])).answer(15)
-    assert answer.get("text") == views.answer("not_a_member", "ru")
+    assert answer.get("text") == answer_text("not_a_member", "ru")
     assert [x.user_id for x in (await live.store.load(gid)).seats] == [a.id, b.id]
     group.members[visitor.id] = visitor  # the visitor joins the group: now the tap seats them
     answer = await (await visitor.tap(lobby, cb(lobby, "j:")[0])).answer(15)

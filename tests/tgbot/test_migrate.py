@@ -160,15 +160,21 @@ async def assert_migrated(redis: Client) -> None:
     assert [s.user_id for s in live.seats] == [101, 102, 103]
     chat_game = await store.chat_game(-100, None)
     assert chat_game is not None and chat_game.id == LIVE
-    assert set(await store.live_games()) == {LIVE, DONE}
+    assert set(await store.records.live_games()) == {LIVE, DONE}
     assert [t.id for t in await store.user_games(102)] == [LIVE]
-    assert (await store.chat_settings(-100)).shuffle and await store.chat_turn_timeout(-100, 90.0) == 60.0
-    assert await store.user_lang(101) == "en" and await store.can_dm(101) and not await store.can_dm(103)
-    assert (await stats.totals(store, 201))[0].games == 1
-    assert [uid for uid, *_ in await stats.top(store, -200, 10)] == []  # one game: below MIN_TOP_GAMES
+    assert (await store.records.chat_settings(-100)).shuffle and await store.records.chat_turn_timeout(
+        -100, 90.0
+    ) == 60.0
+    assert (
+        await store.records.user_lang(101) == "en"
+        and await store.records.can_dm(101)
+        and not await store.records.can_dm(103)
+    )
+    assert (await stats.totals(store.records, 201))[0].games == 1
+    assert [uid for uid, *_ in await stats.top(store.records, -200, 10)] == []  # one game: below MIN_TOP_GAMES
     done = await store.load(DONE)
-    assert done is not None and not await stats.count_game(store, done)  # counted once, by b5f3182
-    assert await store.take_notify(-100) == [104]
+    assert done is not None and not await stats.count_game(store.records, done)  # counted once, by b5f3182
+    assert await store.records.take_notify(-100) == [104]
 
 
 async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(

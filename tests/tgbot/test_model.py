@@ -6,11 +6,12 @@ import pytest
 
 import core
 from core.cards import Hand
-from core.record import Record, action_from_dict, replay
+from core.record import Record, replay
+from tgbot.render.answers import answer
+from tests.tgbot.helpers import ai_players, lobby, play_through, started
 from tgbot.game.lobby import add_bot, cancel, join, leave, set_variant, start
 from tgbot.game.play import act
 from tgbot.game.table import RefusedError, Seat, Status, Table
-from tests.tgbot.helpers import ai_players, lobby, play_through, started
 
 
 def test_join_is_idempotent_and_caps_at_six():
@@ -141,9 +142,7 @@ def test_act_refuses_stale_turn_non_seated_and_maps_engine_errors():
         "believe_not_allowed",
         "cards_not_in_hand",
     ):
-        from tgbot import views
-
-        assert views.answer(code, "ru") != views.answer("bad_button", "ru"), code
+        assert answer(code, "ru") != answer("bad_button", "ru"), code
 
 
 def test_act_on_lobby_and_finished_tables():
@@ -171,7 +170,7 @@ def test_full_ai_game_replays_from_log(n, variant, seed):
     assert e.value.code == "game_over"
     # outbox: sequence numbers 1..k, the last one is the result
     assert [o["seq"] for o in outbox] == list(range(1, len(outbox) + 1)) == list(range(1, last.outbox_seq + 1))
-    assert outbox[-1]["kind"] == "GameEnded" and outbox[-1]["places"] == list(last.state.result.places)
+    assert outbox[-1]["kind"] == "game_ended" and outbox[-1]["places"] == list(last.state.result.places)
     # the log, through the record format, replays to the same result
     rec = Record.from_dict(
         {

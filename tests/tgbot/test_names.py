@@ -6,12 +6,15 @@ import unicodedata
 from dataclasses import replace
 
 import pytest
-import core
 
-from tgbot import views
-from tgbot.game.table import Seat
+import core
 from tests.fakes.html import parse_html
 from tests.tgbot.helpers import started
+from tgbot.game.table import Seat
+from tgbot.render.announcements import announcement
+from tgbot.render.board import board
+from tgbot.render.panel import panel
+from tgbot.render.text import MAX_NAME, cap, clean_name, name
 
 FALLBACK = "Игрок 9"
 
@@ -34,40 +37,40 @@ FALLBACK = "Игрок 9"
     ],
 )
 def test_invisible_names_fall_back(raw):
-    assert views.clean_name(raw, FALLBACK) == FALLBACK
+    assert clean_name(raw, FALLBACK) == FALLBACK
 
 
 def test_long_name_is_cut():
-    out = views.clean_name("Щ" * 500, FALLBACK)
-    assert len(out) == views.MAX_NAME and out.endswith("…")
+    out = clean_name("Щ" * 500, FALLBACK)
+    assert len(out) == MAX_NAME and out.endswith("…")
 
 
 def test_combining_marks_are_thinned():
     zalgo = "Z" + "\u0301\u0316\u0317\u0318" * 20 + "a" + "\u0300" * 30
-    out = views.clean_name(zalgo, FALLBACK)
+    out = clean_name(zalgo, FALLBACK)
     marks = [c for c in out if unicodedata.category(c).startswith("M")]
     base = [c for c in unicodedata.normalize("NFD", out) if not unicodedata.category(c).startswith("M")]
     assert base == ["Z", "a"] and len(marks) <= 4
 
 
 def test_bidi_overrides_removed_and_name_isolated():
-    out = views.clean_name("\u202eevil\u202c مرحبا", FALLBACK)
+    out = clean_name("\u202eevil\u202c مرحبا", FALLBACK)
     assert "\u202e" not in out and "\u202c" not in out and "مرحبا" in out
     table, _ = started(3)
     table = replace(table, seats=(Seat(1, "مرحبا"),) + table.seats[1:])
-    shown = views.name(table, 0)
+    shown = name(table, 0)
     assert shown.startswith("\u2068") and shown.endswith("\u2069")
 
 
 def test_white_space_folded():
-    assert views.clean_name("  Анна\n\nМария\t ", FALLBACK) == "Анна Мария"
+    assert clean_name("  Анна\n\nМария\t ", FALLBACK) == "Анна Мария"
 
 
 @pytest.mark.parametrize("raw", ["<b>x</b>", "&amp; &lt;", "a<i>", "</code>", "<a href='x'>y</a>", "&"])
 def test_markup_names_are_escaped(raw):
     table, _ = started(3)
     table = replace(table, seats=(Seat(1, raw),) + table.seats[1:])
-    for text in (views.board(table, "bot").text, views.panel(table, 0).text):
+    for text in (board(table, "bot").text, panel(table, 0).text):
         plain, _ = parse_html(text)
         assert raw in plain
 
@@ -75,14 +78,14 @@ def test_markup_names_are_escaped(raw):
 def test_fallback_is_numbered_by_seat():
     table, _ = started(3)
     table = replace(table, seats=(table.seats[0], Seat(2, "\u3164"), table.seats[2]))
-    assert "Игрок 2" in views.name(table, 1)
+    assert "Игрок 2" in name(table, 1)
 
 
 def test_six_longest_names_fit_every_message():
     table, _ = started(6)
     long = "W\u0301" * 100
     table = replace(table, seats=tuple(Seat(i + 1, long + str(i), lang=None) for i in range(6)), title="T" * 255)
-    texts = [views.board(table, "bot").text] + [views.panel(table, i).text for i in range(6)]
+    texts = [board(table, "bot").text] + [panel(table, i).text for i in range(6)]
     for text in texts:
         plain, _ = parse_html(text)
         assert len(plain) <= 4096 and len(text) <= 4096
@@ -111,10 +114,10 @@ def test_every_message_fits_telegram_as_telegram_counts(worst):
 
     table, _ = started(6)
     table = _long_round(table, worst)
-    texts = {"board": views.board(table, "bot").text}
-    texts |= {f"panel{i}": views.panel(table, i).text for i in range(6)}
+    texts = {"board": board(table, "bot").text}
+    texts |= {f"panel{i}": panel(table, i).text for i in range(6)}
     note = {"kind": "GameEnded", "places": [1, 2, 3, 4, 5, 6], "winner": 0, "draw": False, "capped": True}
-    texts["result"] = views.announcement(table, note)
+    texts["result"] = announcement(table, note)
     longest = 0
     for what, text in texts.items():
         plain, _ = parse_html(text)  # valid HTML, as Telegram parses it
@@ -128,7 +131,7 @@ def test_cap_never_breaks_html():
 
     text = "<b>" + "&amp;😀&lt;" * 20 + "</b> <i>x&gt;</i>" + "é😀" * 30
     for limit in range(1, 120):
-        capped = views.cap(text, limit)
+        capped = cap(text, limit)
         plain, _ = parse_html(capped)
         assert utf16_len(plain) <= limit
-    assert views.cap(text, 10_000) == text
+    assert cap(text, 10_000) == text

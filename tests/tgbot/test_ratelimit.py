@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from telegram.error import RetryAfter
 
-from tgbot.process import ratelimit
-from tgbot.process.ratelimit import (
+from tgbot.sync import ratelimit
+from tgbot.sync.ratelimit import (
     CLAIM_GRACE,
     SAFETY,
     Priority,

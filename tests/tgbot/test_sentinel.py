@@ -204,13 +204,13 @@ async def test_a_game_goes_on_through_a_failover(sentinels: RedisSentinelServers
         assert await play(10) == 10
         sentinels.node_cli(old, "replicaof", "127.0.0.1", str(new.port))
         await _until(lambda: "master_link_status:up" in sentinels.node_cli(old, "info", "replication"), "no resync")
-        assert (await store.record(GID))[1] == committed, "a committed tap was lost"
+        assert (await store.records.record(GID))[1] == committed, "a committed tap was lost"
         await play(None)
         end = await table()
         assert end.status is Status.OVER and end.ended == "finished"
         # every committed action is in the log once, on the new primary: the record replays to
         # the stored state
-        deal, log = await store.record(GID)
+        deal, log = await store.records.record(GID)
         assert log == committed and end.action_count == len(committed)
         record = stats.record_of_game(end, deal, log)
         assert record is not None

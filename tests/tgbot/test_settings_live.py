@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import time
 
-
 import pytest
 from redis.asyncio import Redis
 
 import core
 from core.record import Record, replay
-from tgbot import views
-from tgbot.storage import stats
+from tests.tgbot.helpers import Fenced, play_on
+from tests.tgbot.live import cb, live_fixture
 from tgbot.game.table import Player, Status
 from tgbot.owner.store import Store
-from tests.tgbot.helpers import play_on
-from tests.tgbot.live import cb, live_fixture
+from tgbot.render.announcements import note
+from tgbot.render.board import board, no_game
+from tgbot.render.text import name, plain, title
+from tgbot.storage import stats
 
 pytestmark = pytest.mark.e2e
 
@@ -50,17 +51,15 @@ async def test_game_end_stats_once_play_again_and_record(live):
     assert t.status is Status.OVER
     # counted once; a second sync (another process, a restart) adds nothing
     assert await live.store.redis.hget(live.store.keys.game(gid), "counted")
-    before = [await stats.totals(live.store, u.id) for u in (a, b, c)]
+    before = [await stats.totals(live.store.records, u.id) for u in (a, b, c)]
     assert all(tot.games == 1 for tot, _ in before)
-    await stats.count_game(live.store, t)
+    await stats.count_game(live.store.records, t)
     live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
-    assert [await stats.totals(live.store, u.id) for u in (a, b, c)] == before
+    assert [await stats.totals(live.store.records, u.id) for u in (a, b, c)] == before
     # the result names every player's bluffs; every panel is final, only the record button
     result = emu.last_message(group.id, lambda m: "bluff" in (m.text or "") or "блеф" in (m.text or ""))
-    assert result is not None and all(
-        views.plain(views.name(t, i)).strip("\u2068\u2069") in result.text for i in range(3)
-    )
+    assert result is not None and all(plain(name(t, i)).strip("\u2068\u2069") in result.text for i in range(3))
     # the final board comes under the result, «Сыграть ещё» at hand; the lobby's message far up is gone
     final = emu.last_message(group.id)
     assert cb(final, "n:") and final.message_id > result.message_id
@@ -79,20 +78,20 @@ async def test_game_end_stats_once_play_again_and_record(live):
     await c.send(group, "/board")
     await live.settle()
     answer = emu.last_message(group.id).text
-    assert answer == views.no_game("ru", t) and views.plain(views.board(t, "x").text).split("\n")[-1] in answer
+    assert answer == no_game("ru", t) and plain(board(t, "x").text).split("\n")[-1] in answer
     assert "/start_game" in answer and "Здесь сейчас нет игры" not in answer
     # play again from the board: a new lobby with the same (reachable) players
     b.block_bot()  # b can no longer be reached: not seated again
     await live.settle()
-    board = emu.last_message(group.id, lambda m: cb(m, "n:"))
-    await (await c.tap(board, cb(board, "n:")[0])).answer(15)
+    shown = emu.last_message(group.id, lambda m: cb(m, "n:"))
+    await (await c.tap(shown, cb(shown, "n:")[0])).answer(15)
     await live.settle()
     again = await live.store.chat_game(group.id, None)
     assert again is not None and again.status is Status.LOBBY and again.id != gid
     assert [s.user_id for s in again.seats] == [c.id]  # the others are invited, not seated
     # each in their private language: the group set none, so a's Telegram app's (English)
     invitation = emu.last_message(a.id, lambda m: "Клуб" in (m.text or ""))
-    assert invitation.text == views.plain(views.note("lobby_open", "en", group=views.title(again)))
+    assert invitation.text == plain(note("lobby_open", "en", group=title(again)))
     # /stats and /top in the group (no game running: answered there)
     await a.send(group, "/stats")
     await live.settle()
@@ -110,18 +109,18 @@ async def test_restart_mid_game_counts_the_game_once(live, redis_server):
     # the game ends while the bot is down (another process, active meanwhile, played it)
     redis = Redis.from_url(live.url, decode_responses=True)
     store = Store(redis, prefix=prefix)
-    store.epoch = int(time.time() * 1000)
+    store.fence = Fenced(int(time.time() * 1000))
     await play_on(store, gid)
     store.forget_tables()
-    assert (await store.load(gid)).status is Status.OVER and gid in await store.live_games()
+    assert (await store.load(gid)).status is Status.OVER and gid in await store.records.live_games()
     await live.start()
     await live.settle()
-    assert gid not in await store.live_games()
-    assert [(await stats.totals(store, u.id))[0].games for u in (a, b, c)] == [1, 1, 1]
+    assert gid not in await store.records.live_games()
+    assert [(await stats.totals(store.records, u.id))[0].games for u in (a, b, c)] == [1, 1, 1]
     await live.stop()
     await live.start()
     await live.settle()
-    assert [(await stats.totals(store, u.id))[0].games for u in (a, b, c)] == [1, 1, 1]
+    assert [(await stats.totals(store.records, u.id))[0].games for u in (a, b, c)] == [1, 1, 1]
     await redis.aclose()
 
 
@@ -141,16 +140,16 @@ async def test_settings_menu_applies_to_the_next_lobby(live):
         button = [x for x in m.flat_buttons if x["callback_data"].endswith(":" + data)][0]
         await (await a.tap(m, button)).answer(15)
     await live.settle()
-    cfg = await live.store.chat_settings(group.id)
+    cfg = await live.store.records.chat_settings(group.id)
     assert (cfg.variant, cfg.seating, cfg.lang) == ("classic", "shuffle", "en")
-    assert await live.store.chat_turn_timeout(group.id, 90) == 30
+    assert await live.store.records.chat_turn_timeout(group.id, 90) == 30
     edited = emu._msg(group.id, menu.message_id)
     assert "✅" in edited.text or any("✅" in x["text"] for x in edited.flat_buttons)
     assert len([m for m in emu.chat_messages(group.id, from_bot=True) if cb(m, "e:")]) == 1  # one message
     gid = await live.open_game(group, [a, b, c], start=True)
     t = await live.store.load(gid)
     assert t.variant == "classic" and t.lang == "en" and t.turn_timeout == 30
-    deal, _ = await live.store.record(gid)
+    deal, _ = await live.store.records.record(gid)
     order = [a.id, b.id, c.id]
     __import__("random").Random(f"{t.seed}:seats").shuffle(order)
     assert [s.user_id for s in t.seats] == order  # shuffled from the seed: the record replays
@@ -191,7 +190,7 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     assert (await live.store.load(gid)).status is Status.CANCELLED
     assert not await live.store.redis.hget(live.store.keys.game(gid), "counted")
     # /forget_me in private
-    await live.store.want_notify(group.id, b.id)
+    await live.store.records.want_notify(group.id, b.id)
     await b.send(b, "/forget_me")
     await live.settle()
     assert not await live.store.redis.exists(f"cheat:user:{b.id}")

@@ -45,12 +45,12 @@ async def _finished(store, gid: str = "F1", n: int = 3, seed: int = 3, bots: int
 async def test_a_finished_game_counts_once_from_its_record(store):
     t = await _finished(store)
     assert t.status is Status.OVER
-    deal, log = await store.record(t.id)
+    deal, log = await store.records.record(t.id)
     want = game_stats(stats.record_of_game(t, deal, log))
-    assert await stats.count_game(store, t) is True
-    assert await stats.count_game(store, t) is False  # a restart or a second process
+    assert await stats.count_game(store.records, t) is True
+    assert await stats.count_game(store.records, t) is False  # a restart or a second process
     for i, seat in enumerate(t.seats):
-        tot, places = await stats.totals(store, seat.user_id)
+        tot, places = await stats.totals(store.records, seat.user_id)
         assert tot.games == 1 and tot.wins == int(want[i].won) and tot.place_sum == want[i].place
         assert (tot.bluffs, tot.bluffs_caught, tot.challenges, tot.piles_taken) == (
             want[i].bluffs,
@@ -59,7 +59,7 @@ async def test_a_finished_game_counts_once_from_its_record(store):
             want[i].piles_taken,
         )
         assert places == {want[i].place: 1}
-    wins = [(await stats.totals(store, s.user_id))[0].wins for s in t.seats]
+    wins = [(await stats.totals(store.records, s.user_id))[0].wins for s in t.seats]
     assert sum(wins) == (0 if t.state.result.draw else 1)
 
 
@@ -69,7 +69,7 @@ async def test_a_count_cut_short_by_a_crash_adds_each_figure_once_when_retried(s
     # marked counted. The game stays in the live set, so a restart counts it again: every figure
     # must end up added exactly once.
     t = await _finished(store, gid=f"X{ran}")
-    deal, log = await store.record(t.id)
+    deal, log = await store.records.record(t.id)
     want = game_stats(stats.record_of_game(t, deal, log))
     real = store.redis.eval
 
@@ -80,14 +80,14 @@ async def test_a_count_cut_short_by_a_crash_adds_each_figure_once_when_retried(s
 
     monkeypatch.setattr(store.redis, "eval", dying)
     with pytest.raises(RedisConnectionError):
-        await stats.count_game(store, t)
+        await stats.count_game(store.records, t)
     monkeypatch.undo()
     assert not await store.redis.hget(store.keys.game(t.id), "counted")
-    assert await stats.count_game(store, t) is True  # the retry finishes it
-    assert await stats.count_game(store, t) is False
+    assert await stats.count_game(store.records, t) is True  # the retry finishes it
+    assert await stats.count_game(store.records, t) is False
     board = await store.redis.hgetall(store.keys.board(t.chat_id))
     for i, seat in enumerate(t.seats):
-        tot, places = await stats.totals(store, seat.user_id)
+        tot, places = await stats.totals(store.records, seat.user_id)
         assert (tot.games, tot.wins, tot.place_sum, tot.bluffs) == (1, int(want[i].won), want[i].place, want[i].bluffs)
         assert places == {want[i].place: 1}
         assert (board[f"{seat.user_id}:games"], board[f"{seat.user_id}:wins"]) == ("1", str(int(want[i].won)))
@@ -95,53 +95,53 @@ async def test_a_count_cut_short_by_a_crash_adds_each_figure_once_when_retried(s
 
 async def test_two_processes_counting_at_once_add_each_figure_once(store):
     t = await _finished(store, gid="P2")
-    done = await asyncio.gather(*(stats.count_game(store, t) for _ in range(3)))
+    done = await asyncio.gather(*(stats.count_game(store.records, t) for _ in range(3)))
     assert sorted(done) == [False, False, True]
-    assert [(await stats.totals(store, s.user_id))[0].games for s in t.seats] == [1, 1, 1]
+    assert [(await stats.totals(store.records, s.user_id))[0].games for s in t.seats] == [1, 1, 1]
     board = await store.redis.hgetall(store.keys.board(t.chat_id))
     assert [board[f"{s.user_id}:games"] for s in t.seats] == ["1", "1", "1"]
 
 
 async def test_bots_and_games_without_result_do_not_count(store):
     t = await _finished(store, gid="B1", bots=1)
-    assert await stats.count_game(store, t)
+    assert await stats.count_game(store.records, t)
     assert not await store.redis.exists(store.keys.totals(-1), store.keys.boards_of(-1))
     lb = lobby(3, gid="S1")
     await store.create(lb)
     await store.transact("S1", lambda t: start(t, 1, False, 1))
     done = await store.transact("S1", lambda t: cancel(t, 1, False))
-    assert await stats.count_game(store, done.change.table) is False
+    assert await stats.count_game(store.records, done.change.table) is False
     assert not await store.redis.hget(store.keys.game("S1"), "counted")
 
 
 async def test_top_lists_players_with_three_games_by_wins(store):
     for k in range(3):
-        await stats.count_game(store, await _finished(store, gid=f"T{k}", seed=10 + k))
-    rows = await stats.top(store, -100)
+        await stats.count_game(store.records, await _finished(store, gid=f"T{k}", seed=10 + k))
+    rows = await stats.top(store.records, -100)
     assert {r[0] for r in rows} == {1, 2, 3} and all(r[3] == 3 for r in rows)
     assert [r[2] for r in rows] == sorted((r[2] for r in rows), reverse=True)
-    await stats.count_game(store, await _finished(store, gid="T9", n=4, seed=4))
-    assert 4 not in {r[0] for r in await stats.top(store, -100)}  # one game only
+    await stats.count_game(store.records, await _finished(store, gid="T9", n=4, seed=4))
+    assert 4 not in {r[0] for r in await stats.top(store.records, -100)}  # one game only
 
 
 async def test_forget_me_deletes_everything_about_the_user(store):
     t = await _finished(store)
-    await stats.count_game(store, t)
-    await store.set_dm(2, True)
-    await store.want_notify(-100, 2)
-    await stats.forget_user(store, 2)
-    assert (await stats.totals(store, 2))[0].games == 0
+    await stats.count_game(store.records, t)
+    await store.records.set_dm(2, True)
+    await store.records.want_notify(-100, 2)
+    await stats.forget_user(store.records, 2)
+    assert (await stats.totals(store.records, 2))[0].games == 0
     assert not [k for k in await store.redis.hkeys(store.keys.board(-100)) if k.startswith("2:")]
     assert not await store.redis.exists(store.keys.totals(2), store.keys.boards_of(2))
-    assert not await store.can_dm(2) and not await store.redis.sismember("cheat:notify:-100", "2")
-    assert (await stats.totals(store, 1))[0].games == 1
+    assert not await store.records.can_dm(2) and not await store.redis.sismember("cheat:notify:-100", "2")
+    assert (await stats.totals(store.records, 1))[0].games == 1
 
 
 async def test_notify_is_taken_once(store):
-    assert await store.want_notify(-5, 7) and not await store.want_notify(-5, 7)
-    await store.want_notify(-5, 8)
-    assert await store.take_notify(-5) == [7, 8]
-    assert await store.take_notify(-5) == []
+    assert await store.records.want_notify(-5, 7) and not await store.records.want_notify(-5, 7)
+    await store.records.want_notify(-5, 8)
+    assert await store.records.take_notify(-5) == [7, 8]
+    assert await store.records.take_notify(-5) == []
 
 
 def test_shuffled_seating_follows_the_seed():
@@ -185,13 +185,13 @@ async def _group_with_data(store):
     Supergroup NEW has data already: its language, a lobby notification (9), and a board row of
     person 2 (one game won, under a newer name). Returns (the game, OLD's board before)."""
     t = await _finished(store)
-    assert await stats.count_game(store, t)
-    await store.set_chat_settings(OLD, lang="en", variant="classic", seating="shuffle")
-    await store.set_chat_turn_timeout(OLD, 30)
-    await store.set_chat_settings(NEW, lang="fr")
+    assert await stats.count_game(store.records, t)
+    await store.records.set_chat_settings(OLD, lang="en", variant="classic", seating="shuffle")
+    await store.records.set_chat_turn_timeout(OLD, 30)
+    await store.records.set_chat_settings(NEW, lang="fr")
     for user in (7, 8):
-        await store.want_notify(OLD, user)
-    await store.want_notify(NEW, 9)
+        await store.records.want_notify(OLD, user)
+    await store.records.want_notify(NEW, 9)
     await store.redis.hset(store.keys.board(NEW), mapping={"2:games": 1, "2:wins": 1, "2:name": "Боря"})
     await store.redis.sadd(store.keys.boards_of(2), NEW)
     return t, await store.redis.hgetall(store.keys.board(OLD))
@@ -199,10 +199,10 @@ async def _group_with_data(store):
 
 async def _assert_moved_once(store, t, before):
     """Everything of OLD is NEW's, added once, NEW's own data kept; nothing is left under OLD."""
-    assert await store.chat_settings(NEW) == replace(
-        await store.chat_settings(-1), lang="fr", variant="classic", seating="shuffle"
+    assert await store.records.chat_settings(NEW) == replace(
+        await store.records.chat_settings(-1), lang="fr", variant="classic", seating="shuffle"
     )
-    assert await store.chat_turn_timeout(NEW, 90.0) == 30.0
+    assert await store.records.chat_turn_timeout(NEW, 90.0) == 30.0
     board = await store.redis.hgetall(store.keys.board(NEW))
     for seat in t.seats:
         uid, mine = seat.user_id, int(seat.user_id == 2)
@@ -220,7 +220,7 @@ async def _assert_moved_once(store, t, before):
         store.keys.board(OLD),
     ]
     assert await store.redis.exists(*left) == 0
-    assert await store.chat_moved_to(OLD) == NEW
+    assert await store.records.chat_moved_to(OLD) == NEW
 
 
 async def test_an_upgrade_carries_settings_leaderboard_and_notifications_once(store):
@@ -232,9 +232,9 @@ async def test_an_upgrade_carries_settings_leaderboard_and_notifications_once(st
     await asyncio.gather(*(chatmove.move_chat(store, OLD, NEW) for _ in range(3)))
     await _assert_moved_once(store, t, before)
     # the game counted before cannot count again on the new board; /forget_me finds the moves
-    assert await stats.count_game(store, t) is False
-    await stats.forget_user(store, 2)
-    await stats.forget_user(store, 7)
+    assert await stats.count_game(store.records, t) is False
+    await stats.forget_user(store.records, 2)
+    await stats.forget_user(store.records, 7)
     assert not [k for k in await store.redis.hkeys(store.keys.board(NEW)) if k.startswith("2:")]
     assert await store.redis.smembers(f"cheat:notify:{NEW}") == {"8", "9"}
 
@@ -268,18 +268,20 @@ async def test_an_upgrade_cut_short_by_a_crash_adds_the_board_once_when_run_agai
 
 
 async def test_settings_cut_short_are_finished_and_never_overwrite_the_new_chat(store):
-    await store.set_chat_settings(OLD, lang="en", variant="classic")
+    await store.records.set_chat_settings(OLD, lang="en", variant="classic")
     await store.redis.hsetnx(store.keys.chat_settings(NEW), "language", "en")  # copied, then the crash
-    await store.set_chat_settings(NEW, lang="it")  # an admin of the supergroup chose meanwhile
+    await store.records.set_chat_settings(NEW, lang="it")  # an admin of the supergroup chose meanwhile
     await chatmove.move_chat(store, OLD, NEW)
-    assert await store.chat_settings(NEW) == replace(await store.chat_settings(-1), lang="it", variant="classic")
+    assert await store.records.chat_settings(NEW) == replace(
+        await store.records.chat_settings(-1), lang="it", variant="classic"
+    )
     assert not await store.redis.exists(store.keys.chat_settings(OLD))
 
 
 async def test_a_game_of_the_old_group_counts_on_the_new_board(store):
     t = await _finished(store, gid="L1")  # ended before the upgrade, its count came later
     await chatmove.move_chat(store, OLD, NEW)
-    assert await stats.count_game(store, t)
+    assert await stats.count_game(store.records, t)
     assert not await store.redis.exists(store.keys.board(OLD))
     board = await store.redis.hgetall(store.keys.board(NEW))
     assert {int(k.partition(":")[0]) for k in board} == {s.user_id for s in t.seats}

@@ -17,8 +17,8 @@ from tgbot.game.table import Answer, RefusedError, Seat, Status
 from tgbot.codec import _GID
 from tgbot.game.table import Table
 from tgbot.process.lease import Lease
-from tgbot.owner.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, current_update, game_id_for_update
-from tests.tgbot.helpers import lobby, started
+from tgbot.owner.store import FINISHED_TTL, RECENT_UPDATES, FencedError, Store, UpdateMark, game_id_for_update
+from tests.tgbot.helpers import Fenced, as_update, lobby, started
 
 REAL_DB_FOR_RETRY = 8  # conftest.REAL_DB is 7; the e2e tests use 1 and 2
 
@@ -33,7 +33,7 @@ async def test_create_load_round_trip(store):
     with pytest.raises(RefusedError) as e:
         await store.transact("nope", lambda t: game_table.Change(t))
     assert e.value.code == "no_game"
-    assert "abc" in await store.live_games()
+    assert "abc" in await store.records.live_games()
 
 
 async def test_started_table_round_trip(store):
@@ -124,7 +124,7 @@ async def test_log_and_outbox_committed_with_state(store):
     lb = lobby(3, gid="q")
     await store.create(lb)
     done = await store.transact("q", lambda t: game_lobby.start(t, 1, False, 11))
-    got_deal, log = await store.record("q")
+    got_deal, log = await store.records.record("q")
     assert got_deal == done.change.deal and log == []
     table = done.change.table
     seat = table.state.current
@@ -139,12 +139,12 @@ async def test_log_and_outbox_committed_with_state(store):
     )
     stored = await store.load("q")
     assert stored.action_count == 2 and stored.version == 4
-    _, log = await store.record("q")
+    _, log = await store.records.record("q")
     assert log == d1.change.log + d2.change.log and len(log) == 2
-    box = await store.outbox("q")
-    assert [o for _, o in box] == d2.change.outbox and box[0][1]["kind"] == "ChallengeResolved"
-    await store.outbox_drop("q", [box[0][0]])
-    assert await store.outbox("q") == []
+    box = await store.records.outbox("q")
+    assert [o for _, o in box] == d2.change.outbox and box[0][1]["kind"] == "challenge_resolved"
+    await store.records.outbox_drop("q", [box[0][0]])
+    assert await store.records.outbox("q") == []
     assert nxt.action_count == 1
 
 
@@ -162,9 +162,9 @@ async def test_ended_game_gets_ttl_and_frees_chat(store):
     assert await store.chat_game(t.chat_id, None) is None
     assert await store.claim_chat(t.chat_id, None, "next")
     # the ended game stays in the live set until the syncer forgets it
-    assert "e" in await store.live_games()
-    await store.forget_live("e")
-    assert "e" not in await store.live_games()
+    assert "e" in await store.records.live_games()
+    await store.records.forget_live("e")
+    assert "e" not in await store.records.live_games()
 
 
 async def test_claim_chat_takes_over_a_dead_index(store):
@@ -174,11 +174,11 @@ async def test_claim_chat_takes_over_a_dead_index(store):
 
 
 async def test_dm_flag(store):
-    assert not await store.can_dm(5)
-    await store.set_dm(5, True)
-    assert await store.can_dm(5)
-    await store.set_dm(5, False)
-    assert not await store.can_dm(5)
+    assert not await store.records.can_dm(5)
+    await store.records.set_dm(5, True)
+    assert await store.records.can_dm(5)
+    await store.records.set_dm(5, False)
+    assert not await store.records.can_dm(5)
 
 
 async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_server):
@@ -205,11 +205,6 @@ async def test_a_connection_redis_dropped_is_replaced_on_the_next_command(redis_
 # -- exactly once: a second delivery of an update is recognised from what its commit stored -----
 
 
-def _deliver(update_id: int):
-    """The context of one delivery of update ``update_id`` (as the consumer sets it)."""
-    return current_update.set((update_id, {}))
-
-
 async def _stored(store: Store, gid: str) -> tuple[Table, int, int]:
     """The game as Redis holds it (not the copy in memory): table, log length, outbox length."""
     raw = await store.redis.hget(store.keys.game(gid), "table")
@@ -228,38 +223,26 @@ async def test_a_second_delivery_of_an_update_is_applied_once(store):
         calls.append(t.version)
         return game_lobby.join(t, Seat(10, "B"), 1000, 900)
 
-    token = _deliver(500)
-    try:
-        first = await store.transact("g", join_b)
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(500)
+    first = await as_update(store, mark).transact("g", join_b)
     assert first.change.reply == "joined" and calls == [1]
     assert await store.redis.zrange(store.keys.applied("g"), 0, -1) == ["500.0"]
     # Telegram delivers it again (this process): recognised from memory, fn not even run
-    token = _deliver(500)
-    try:
-        again = await store.transact("g", join_b)
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(500)
+    again = await as_update(store, mark).transact("g", join_b)
     assert calls == [1] and again.change.reply == "ok" and again.change.table.version == 2
     # a take-over delivers it again (another process, nothing in memory): recognised from Redis
     other = Store(store.redis)
-    token = _deliver(500)
-    try:
-        third = await other.transact("g", join_b)
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(500)
+    third = await as_update(other, mark).transact("g", join_b)
     assert calls == [1] and third.change.table.version == 2
     table, _, _ = await _stored(store, "g")
     assert table.version == 2 and [s.user_id for s in table.seats] == [1, 10]
     # a first delivery of another update is never taken for a second one
-    token = _deliver(501)
-    try:
-        assert (
-            await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))
-        ).change.reply == "joined"
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(501)
+    assert (
+        await as_update(other, mark).transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))
+    ).change.reply == "joined"
     assert [s.user_id for s in (await _stored(store, "g"))[0].seats] == [1, 10, 11]
 
 
@@ -268,24 +251,20 @@ async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_co
     records ``<update id>.<n>``, so a second delivery skips what was applied and applies the rest
     (a crash between the two commits)."""
     await store.create(lobby(1, gid="g"))
-    token = _deliver(700)
-    try:
-        await store.transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
-        # a change that writes nothing takes no mark: the next commit is still ``.1``
-        await store.transact("g", lambda t: game_table.Change(t))
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(700)
+    await as_update(store, mark).transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
+    # a change that writes nothing takes no mark: the next commit is still ``.1``
+    await as_update(store, mark).transact("g", lambda t: game_table.Change(t))
     assert await store.redis.zrange(store.keys.applied("g"), 0, -1) == ["700.0"]
     # "crash" before the second commit; the update is delivered again to a new process
     other = Store(store.redis)
-    token = _deliver(700)
-    try:
-        assert (await other.transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))).change.reply == "ok"
-        assert (
-            await other.transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))
-        ).change.reply == "joined"
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(700)
+    assert (
+        await as_update(other, mark).transact("g", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))
+    ).change.reply == "ok"
+    assert (
+        await as_update(other, mark).transact("g", lambda t: game_lobby.join(t, Seat(11, "C"), 1000, 900))
+    ).change.reply == "joined"
     assert sorted(await store.redis.zrange(store.keys.applied("g"), 0, -1)) == ["700.0", "700.1"]
     assert [s.user_id for s in (await _stored(store, "g"))[0].seats] == [1, 10, 11]
 
@@ -293,27 +272,17 @@ async def test_an_update_that_commits_twice_to_a_game_is_recognised_commit_by_co
 async def test_a_game_remembers_its_latest_updates(store):
     await store.create(lobby(0, gid="g"))
     for i in range(RECENT_UPDATES + 5):
-        token = _deliver(1000 + i)
-        try:
-            await store.transact("g", lambda t, i=i: game_lobby.set_lang(t, ("en", "ru")[i % 2]))
-        finally:
-            current_update.reset(token)
+        await store.transact("g", lambda t, i=i: game_lobby.set_lang(t, ("en", "ru")[i % 2]), UpdateMark(1000 + i))
     marks = await store.redis.zrange(store.keys.applied("g"), 0, -1)
     assert len(marks) == RECENT_UPDATES and marks[-1] == f"{1000 + RECENT_UPDATES + 4}.0"
 
 
 async def test_a_creation_delivered_twice_makes_one_game(store):
     gid = game_id_for_update("42", 900)
-    token = _deliver(900)
-    try:
-        assert await store.create(lobby(1, gid=gid))
-    finally:
-        current_update.reset(token)
-    token = _deliver(900)
-    try:
-        assert not await Store(store.redis).create(lobby(1, gid=gid))  # the handler finds its game
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(900)
+    assert await as_update(store, mark).create(lobby(1, gid=gid))
+    mark = UpdateMark(900)
+    assert not await as_update(Store(store.redis), mark).create(lobby(1, gid=gid))  # the handler finds its game
     assert (await store.load(gid)).version == 1
 
 
@@ -330,20 +299,17 @@ async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
         return runs[-1]
 
     store._commit_script = sent_twice
-    token = _deliver(77)
-    try:
-        done = await store.transact(
-            "g",
-            lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900).__class__(
-                game_lobby.join(t, Seat(10, "B"), 1000, 900).table,
-                log=[{"x": 1}],
-                outbox=[{"seq": 1, "kind": "k"}],
-                reply=Answer.JOINED,
-            ),
-        )
-    finally:
-        current_update.reset(token)
-        store._commit_script = script
+    mark = UpdateMark(77)
+    done = await as_update(store, mark).transact(
+        "g",
+        lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900).__class__(
+            game_lobby.join(t, Seat(10, "B"), 1000, 900).table,
+            log=[{"x": 1}],
+            outbox=[{"seq": 1, "kind": "k"}],
+            reply=Answer.JOINED,
+        ),
+    )
+    store._commit_script = script
     assert runs == [1, -2]
     assert done.change.reply == "joined" and done.change.table.version == 2
     table, nlog, nout = await _stored(store, "g")
@@ -366,13 +332,13 @@ async def test_a_commit_sent_again_by_redis_py_counts_as_committed(store):
 
 async def test_an_older_epoch_is_fenced_and_changes_nothing(store):
     old = Store(store.redis)
-    old.epoch = 5
+    old.fence = Fenced(5)
     assert await old.create(lobby(1, gid="f"))
     assert (await old.load("f")).version == 1  # cached by the old holder
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "5"
     # a new holder takes over: it raises the game's epoch before it first touches the game
     new = Store(store.redis)
-    new.epoch = 9
+    new.fence = Fenced(9)
     await new.raise_epoch("f")
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "9"
     before = await _stored(store, "f")
@@ -391,12 +357,12 @@ async def test_an_older_epoch_is_fenced_and_changes_nothing(store):
 
 async def test_raise_epoch_never_lowers_it(store):
     s = Store(store.redis)
-    s.epoch = 9
+    s.fence = Fenced(9)
     assert await s.create(lobby(1, gid="f"))
-    s.epoch = 3
+    s.fence = Fenced(3)
     await s.raise_epoch("f")
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "9"
-    s.epoch = 12
+    s.fence = Fenced(12)
     await s.raise_epoch("f")
     assert await store.redis.hget(store.keys.game("f"), "epoch") == "12"
     await s.transact("f", lambda t: game_lobby.join(t, Seat(10, "B"), 1000, 900))  # the same epoch commits
@@ -506,7 +472,7 @@ async def test_a_commit_after_a_late_renewal_goes_through_while_the_lease_is_our
 
     lease = Lease(store.redis, store.keys.lease())
     assert await lease.try_acquire()
-    store.epoch, store.holds = lease.epoch, lease.active
+    store.fence = lease
     assert await store.create(lobby(1, gid="late"))
     monkeypatch.setattr(lease_module, "time", clock_ahead(3600))
     assert not lease.held()

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tgbot import views
-from tgbot.game.table import Status
-from tgbot.views.bookkeeping import BOARD_MESSAGE
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import cb, live_fixture
+from tgbot.game.table import Status
+from tgbot.render.answers import answer
+from tgbot.render.text import title
+from tgbot.sync.bookkeeping import BOARD_MESSAGE
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +37,7 @@ def _first_call(emu, since, method, test):
 def _answered_first(emu, since, code, method, test=lambda call: True):
     """The tap answered with ``code`` was answered before the first such ``method`` call (issue 15 item 6)."""
     answered = _first_call(
-        emu, since, "answerCallbackQuery", lambda call: call["params"].get("text") == views.answer(code, "ru")
+        emu, since, "answerCallbackQuery", lambda call: call["params"].get("text") == answer(code, "ru")
     )
     return answered < _first_call(emu, since, method, test)
 
@@ -50,7 +51,7 @@ async def test_record_only_after_the_end_and_once_per_player(live):
     panel = live.panel(b, gid)
     ans = await (await b.tap(panel, f"d:{gid}", strict=False)).answer(15)
     await live.settle()
-    assert ans["text"] == views.answer("record_not_yet", "ru") and _docs(emu, b) == []
+    assert ans["text"] == answer("record_not_yet", "ru") and _docs(emu, b) == []
     await play_on(live.store, gid)
     live.app.bot_data["services"].syncer.request(gid)
     await live.settle()
@@ -59,11 +60,11 @@ async def test_record_only_after_the_end_and_once_per_player(live):
     since = len(emu.calls)
     first = await (await b.tap(final, cb(final, "d:")[0])).answer(15)
     await live.settle()
-    assert first["text"] == views.answer("record_sent", "ru") and len(_docs(emu, b)) == 1
+    assert first["text"] == answer("record_sent", "ru") and len(_docs(emu, b)) == 1
     assert _answered_first(emu, since, "record_sent", "sendDocument")
     for _ in range(3):
         again = await (await b.tap(final, cb(final, "d:")[0])).answer(15)
-        assert again["text"] == views.answer("record_again", "ru")
+        assert again["text"] == answer("record_again", "ru")
     await live.settle()
     assert len(_docs(emu, b)) == 1
     # a stranger's forged tap gets nothing either
@@ -72,7 +73,7 @@ async def test_record_only_after_the_end_and_once_per_player(live):
     await live.settle()
     ans = await (await d.tap(emu.last_message(d.id), f"d:{gid}", strict=False)).answer(15)
     await live.settle()
-    assert ans["text"] == views.answer("not_seated", "ru") and _docs(emu, d) == []
+    assert ans["text"] == answer("not_seated", "ru") and _docs(emu, d) == []
 
 
 async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
@@ -86,10 +87,10 @@ async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
     for _ in range(5):
         await b.send(group, "/add_bot")
         ans = await (await b.tap(lobby, cb(lobby, "a:")[0])).answer(15)
-        assert ans["text"] == views.answer("not_allowed", "ru")
+        assert ans["text"] == answer("not_allowed", "ru")
     await live.settle()
     assert (await live.store.load(gid)).seats == before.seats
-    assert emu.last_message(group.id, lambda m: (m.text or "") == views.answer("not_allowed", "ru")) is not None
+    assert emu.last_message(group.id, lambda m: (m.text or "") == answer("not_allowed", "ru")) is not None
     # the creator adds two, a chat admin one
     await a.send(group, "/add_bot")
     await (await a.tap(lobby, cb(lobby, "a:")[0])).answer(15)
@@ -101,7 +102,7 @@ async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
     lobby = emu.last_message(group.id, lambda m: cb(m, "m:"))
     ans = await (await c.tap(lobby, cb(lobby, "m:")[0])).answer(15)
     await live.settle()
-    assert ans["text"] == views.answer("not_allowed", "ru") and len((await live.store.load(gid)).seats) == 4
+    assert ans["text"] == answer("not_allowed", "ru") and len((await live.store.load(gid)).seats) == 4
     await (await d.tap(lobby, cb(lobby, "m:")[0])).answer(15)
     await live.settle()
     assert len((await live.store.load(gid)).seats) == 3
@@ -112,7 +113,7 @@ async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
     assert (await live.store.load(gid)).status is Status.PLAYING
 
 
-REFUSALS = {views.answer(code, "ru") for code in ("not_seated", "not_allowed", "admins_only", "not_for_you")}
+REFUSALS = {answer(code, "ru") for code in ("not_seated", "not_allowed", "admins_only", "not_for_you")}
 
 
 async def _snapshot(live, gid, chat_id):
@@ -120,8 +121,8 @@ async def _snapshot(live, gid, chat_id):
     t = await store.load(gid)
     return (
         t.to_json(),
-        await store.chat_settings(chat_id),
-        await store.chat_turn_timeout(chat_id, 0),
+        await store.records.chat_settings(chat_id),
+        await store.records.chat_turn_timeout(chat_id, 0),
         await store.redis.hgetall(store.keys.game(gid)),
         (await store.chat_game(chat_id, None)).id if await store.chat_game(chat_id, None) else None,
     )
@@ -184,6 +185,7 @@ async def test_every_button_refuses_a_stranger(live):
     t = await live.store.load(gid)
     idle = (t.state.current + 1) % 3
     from dataclasses import replace
+
     from tgbot.game import table as game_table
 
     await live.store.transact(
@@ -229,7 +231,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     # a member who did not play can't open it for them
     ans = await (await s.tap(board, cb(board, "n:")[0])).answer(15)
     await live.settle()
-    assert ans["text"] == views.answer("not_allowed", "ru") and (await live.store.chat_game(group.id, None)) is None
+    assert ans["text"] == answer("not_allowed", "ru") and (await live.store.chat_game(group.id, None)) is None
     # a player can: the AI seat comes along, the presser sits, the others are only invited
     since = len(emu.calls)
     await (await b.tap(board, cb(board, "n:")[0])).answer(15)
@@ -238,10 +240,10 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     assert again is not None and again.id != gid
     assert [x.user_id for x in again.seats if x.human] == [b.id] and sum(1 for x in again.seats if not x.human) == 1
     for u in (a, c):
-        assert emu.last_message(u.id, lambda m: views.title(again) in (m.text or "")) is not None
+        assert emu.last_message(u.id, lambda m: title(again) in (m.text or "")) is not None
     invited = {a.id, c.id, str(a.id), str(c.id)}
     assert _answered_first(emu, since, "reopened", "sendMessage", lambda call: call["params"].get("chat_id") in invited)
-    assert emu.last_message(s.id, lambda m: views.title(again) in (m.text or "")) is None
+    assert emu.last_message(s.id, lambda m: title(again) in (m.text or "")) is None
     # who taps Join takes a seat
     lobby = emu.last_message(group.id, lambda m: cb(m, f"j:{again.id}"))
     await (await c.tap(lobby, cb(lobby, "j:")[0])).answer(15)
@@ -272,6 +274,6 @@ async def test_a_confirmation_goes_once_it_is_answered(live):
     await live.settle()
     assert emu._msg(group.id, stop.message_id).deleted
     assert (await live.store.load(gid)).status is Status.CANCELLED
-    board = int((await live.store.tg_get(gid))[BOARD_MESSAGE])
+    board = int((await live.store.records.tg_get(gid))[BOARD_MESSAGE])
     assert not emu._msg(group.id, board).deleted
     assert emu.violations == []

@@ -12,12 +12,13 @@ import core
 from core.cards import Hand
 from core.stats import SeatStats
 from tests.tgbot.helpers import ai_players, ai_step, started
-from tgbot import views
 from tgbot.game import play
-from tgbot.game.table import NoteKind, Status, Table
+from tgbot.game.table import AnnouncementKind, Status, Table
 from tgbot.i18n import LANGUAGES, translator
-from tgbot.views.board import result_line
-from tgbot.views.text import rank_due, rank_short
+from tgbot.render.announcements import announcement
+from tgbot.render.board import no_game, result_line
+from tgbot.render.panel import panel
+from tgbot.render.text import Rendered, name, rank_due, rank_short
 
 
 def _in(table: Table, lang: str) -> Table:
@@ -38,7 +39,7 @@ def _first(predicate, seed: int = 7, variant: str = "russian", steps: int = 400)
     raise AssertionError("no such table")
 
 
-def _labels(rendered: views.Rendered) -> list[str]:
+def _labels(rendered: Rendered) -> list[str]:
     return [button["text"] for row in rendered.keyboard or [] for button in row]
 
 
@@ -60,16 +61,16 @@ def test_a_partly_picked_rank_shows_a_dot_per_card_held_filled_when_picked(lang)
     rank = next(rank for rank in hand.distinct() if hand[rank] >= 3)
     short = rank_short(translator(lang), rank)
     held = hand[rank]
-    assert f"{short} ×{held}" in _labels(views.panel(table, seat))  # nothing picked: the count held
-    one = _labels(views.panel(table, seat, Hand.from_ranks([rank]).to_str()))
+    assert f"{short} ×{held}" in _labels(panel(table, seat))  # nothing picked: the count held
+    one = _labels(panel(table, seat, Hand.from_ranks([rank]).to_str()))
     assert f"{short} ●" + "○" * (held - 1) in one
     assert not any("/" in label for label in one)
-    two = _labels(views.panel(table, seat, Hand.from_ranks([rank, rank]).to_str()))
+    two = _labels(panel(table, seat, Hand.from_ranks([rank, rank]).to_str()))
     assert f"{short} ●●" + "○" * (held - 2) in two
     single = next((other for other in hand.distinct() if hand[other] == 1), None)
     if single is not None:  # a rank held once is ticked
         assert f"✓ {rank_short(translator(lang), single)}" in _labels(
-            views.panel(table, seat, Hand.from_ranks([single]).to_str())
+            panel(table, seat, Hand.from_ranks([single]).to_str())
         )
 
 
@@ -91,15 +92,15 @@ def test_the_turn_line_names_the_player_and_the_rank_to_claim(lang, variant):
     table, _ = _first(lambda t, _: t.state.phase is core.Phase.PLAYING, variant=variant)
     table = _in(table, lang)
     current, other = table.state.current, (table.state.current + 1) % 4
-    who = views.name(table, current, tr)
+    who = name(table, current, tr)
     ranks = rank_due(tr, core.view(table.state, current).required_claim)
-    line = views.panel(table, other).text.split("\n")[-1]
+    line = panel(table, other).text.split("\n")[-1]
     assert line == tr.t(due, who=who, ranks=ranks) and who in line and ranks in line
     if variant == "russian":
         opening, _ = _first(lambda t, _: t.state.plays > 0 and t.state.phase is core.Phase.OPENING)
         opening = _in(opening, lang)
-        who = views.name(opening, opening.state.current, tr)
-        line = views.panel(opening, (opening.state.current + 1) % 4).text.split("\n")[-1]
+        who = name(opening, opening.state.current, tr)
+        line = panel(opening, (opening.state.current + 1) % 4).text.split("\n")[-1]
         assert line == tr.t(opens, who=who) and who in line
 
 
@@ -115,14 +116,14 @@ def test_the_result_says_how_many_of_each_players_bluffs_were_caught(lang):
     counted among the player's own bluffs."""
     table, notes = _first(lambda t, _: t.status is Status.OVER, steps=5000)
     table = _in(table, lang)
-    ended = next(note for note in notes if note["kind"] == NoteKind.GAME_ENDED)
+    ended = next(note for note in notes if note["kind"] == AnnouncementKind.GAME_ENDED)
     figures = [
         SeatStats(bluffs=6, bluffs_caught=2),
         SeatStats(bluffs=1),
         SeatStats(),
         SeatStats(bluffs=3, bluffs_caught=3),
     ]
-    text = views.announcement(table, ended, figures)
+    text = announcement(table, ended, figures)
     tr = translator(lang)
     six = tr.t(BLUFFS, made="6", caught="2")
     assert "6" in six and "2" in six and six.index("6") < six.index("2")  # made, then caught among them
@@ -139,29 +140,31 @@ def test_every_panel_after_a_showdown_says_what_happened_until_the_next_play(lan
     challenger's, the player's, the others') now carries the group's announcement of the
     showdown in one line; the next play takes it off."""
     table, notes = _first(
-        lambda t, notes: t.status is Status.PLAYING and any(n["kind"] == NoteKind.CHALLENGE_RESOLVED for n in notes)
+        lambda t, notes: (
+            t.status is Status.PLAYING and any(n["kind"] == AnnouncementKind.CHALLENGE_RESOLVED for n in notes)
+        )
     )
     table = _in(table, lang)
-    note = next(n for n in notes if n["kind"] == NoteKind.CHALLENGE_RESOLVED)
+    note = next(n for n in notes if n["kind"] == AnnouncementKind.CHALLENGE_RESOLVED)
     assert table.showdown == note
-    said = views.announcement(table, note)
+    said = announcement(table, note)
     assert said is not None and said.count("\n") == 3
     for seat in range(4):
-        assert said.replace("\n", " ") in views.panel(table, seat).text.split("\n")
+        assert said.replace("\n", " ") in panel(table, seat).text.split("\n")
     assert Table.from_json(table.to_json()).showdown == note  # kept in Redis with the table
     players = ai_players(4, 7)
     after = ai_step(table, players).table  # the winner of the showdown opens the next round
     assert after.showdown is None
-    assert all(said.replace("\n", " ") not in views.panel(after, seat).text for seat in range(4))
+    assert all(said.replace("\n", " ") not in panel(after, seat).text for seat in range(4))
 
 
 def test_a_belief_at_the_final_check_stays_on_the_final_panels():
     table, _ = _first(lambda t, _: t.state.phase is core.Phase.FINAL_CHECK, steps=5000)
     current = table.state.current
     over = play.act(table, table.seats[current].user_id, table.action_count, core.Believe()).table
-    assert over.status is Status.OVER and over.showdown["kind"] == NoteKind.BELIEVED
-    said = views.announcement(over, over.showdown).replace("\n", " ")
-    assert said in views.panel(over, 0).text
+    assert over.status is Status.OVER and over.showdown["kind"] == AnnouncementKind.BELIEVED
+    said = announcement(over, over.showdown).replace("\n", " ")
+    assert said in panel(over, 0).text
 
 
 # -- 4. /board once the game has ended -------------------------------------------------------------
@@ -174,15 +177,13 @@ def test_without_a_game_the_group_hears_how_the_last_one_ended(lang):
     result = result_line(over, over.state.result, tr)
     again = tr.t("/start_game opens a new one.")
     assert "/start_game" in again
-    assert views.no_game(lang, over) == tr.t("The last game here is over. {result}", result=result) + "\n" + again
-    assert result in views.no_game(lang, over)
+    assert no_game(lang, over) == tr.t("The last game here is over. {result}", result=result) + "\n" + again
+    assert result in no_game(lang, over)
     stopped_game = replace(started()[0], status=Status.CANCELLED, ended="stopped")
-    assert views.no_game(lang, stopped_game).split("\n") == [tr.t("The last game here ended without result."), again]
+    assert no_game(lang, stopped_game).split("\n") == [tr.t("The last game here ended without result."), again]
     nothing = translator(lang).t("There is no game here. /start_game opens one.")
-    assert views.no_game(lang, None) == nothing
-    assert (
-        views.no_game(lang, replace(started()[0], status=Status.CANCELLED, state=None)) == nothing
-    )  # a lobby never started
+    assert no_game(lang, None) == nothing
+    assert no_game(lang, replace(started()[0], status=Status.CANCELLED, state=None)) == nothing  # a lobby never started
 
 
 async def test_the_store_knows_a_chats_last_game_once_it_has_ended(store):

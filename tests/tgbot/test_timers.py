@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from tests.tgbot.helpers import Fenced, as_update, lobby
 from tgbot.game.lobby import join, set_seat_lang, start
 from tgbot.game.table import Seat, Status
-from tgbot.owner.store import Store, current_update
+from tgbot.owner.store import Store, UpdateMark
 from tgbot.owner.timers import Timers
-from tests.tgbot.helpers import lobby
 
 
 class FakeClock:
-    """A :class:`tgbot.process.clock.RedisClock` stand-in: ``now()`` is what the test sets."""
+    """A :class:`tgbot.owner.clock.RedisClock` stand-in: ``now()`` is what the test sets."""
 
     def __init__(self, t: float) -> None:
         self.t = t
@@ -29,7 +28,7 @@ class FakeClock:
 
 def wired(store: Store, syncer, clock: FakeClock) -> Timers:
     """Timers over ``store`` as the runner wires them: every commit sets the game's timer."""
-    timers = Timers(store, syncer, clock)
+    timers = Timers(store, clock, syncer.request)
     store.on_commit = lambda before, after: timers.schedule(after)
     return timers
 
@@ -106,12 +105,12 @@ async def test_a_deadline_that_passed_while_no_process_was_active_fires_once_at_
     await store.create(lobby(3, gid="D", now=1000, timeout=60))
     for takeover in range(2):
         fresh = Store(store.redis)  # the next active process: nothing in memory
-        fresh.epoch = 10 + takeover
+        fresh.fence = Fenced(10 + takeover)
         clock = FakeClock(5000 + takeover)
         timers = wired(fresh, syncer, clock)
         syncer.requested.clear()
         # the runner's take-over: every live game's epoch raised, its timer set
-        for gid in await fresh.live_games():
+        for gid in await fresh.records.live_games():
             await fresh.raise_epoch(gid)
             table = await fresh.load(gid)
             timers.schedule(table)
@@ -136,14 +135,14 @@ async def test_turn_timers_fire_once_each_and_a_stale_one_changes_nothing(store,
     # the reminder, then the automatic move, each once though fired twice
     clock.t = 80
     await asyncio.gather(timers.fire("P"), timers.fire("P"))
-    assert [n["kind"] for _, n in await store.outbox("P")] == ["remind"]
+    assert [n["kind"] for _, n in await store.records.outbox("P")] == ["reminder"]
     assert 19 < delay(timers, "P") <= 20  # the turn's end, 100
     clock.t = 100
     await asyncio.gather(timers.fire("P"), timers.fire("P"))
     got = await store.load("P")
     assert got.action_count == 1 and got.deadline == 175 and got.deadline_kind == "remind"
-    assert len((await store.record("P"))[1]) == 1
-    assert [n["kind"] for _, n in await store.outbox("P")] == ["remind", "auto"]
+    assert len((await store.records.record("P"))[1]) == 1
+    assert [n["kind"] for _, n in await store.records.outbox("P")] == ["reminder", "automatic_move"]
     assert 74 < delay(timers, "P") <= 75
     # a stale fire (the player acted meanwhile): nothing committed, the timer stays right
     clock.t = 130
@@ -211,23 +210,17 @@ async def test_a_timer_set_while_an_update_is_processed_fires_as_no_update(store
     t = await store.load("U")
     users = [s.user_id for s in t.seats]
     clock.t = 80  # the reminder is due: the tap's commit sets a timer that fires at once
-    token = current_update.set((4242, {}))
-    try:
-        await store.transact("U", lambda t: set_seat_lang(t, users[0], "en"))
-        syncer.requested.clear()
-        await fired(syncer)  # the reminder, while the tap is still being processed
-    finally:
-        current_update.reset(token)
-    assert [n["kind"] for _, n in await store.outbox("U")] == ["remind"]
+    mark = UpdateMark(4242)
+    await as_update(store, mark).transact("U", lambda t: set_seat_lang(t, users[0], "en"))
+    syncer.requested.clear()
+    await fired(syncer)  # the reminder, while the tap is still being processed
+    assert [n["kind"] for _, n in await store.records.outbox("U")] == ["reminder"]
     assert await store.redis.zrange(store.keys.applied("U"), 0, -1) == ["4242.0"]
     # the process dies before the tap's second commit; the tap is delivered again
     await timers.close()
     other = Store(store.redis)
-    token = current_update.set((4242, {}))
-    try:
-        await other.transact("U", lambda t: set_seat_lang(t, users[0], "en"))
-        await other.transact("U", lambda t: set_seat_lang(t, users[1], "fr"))
-    finally:
-        current_update.reset(token)
+    mark = UpdateMark(4242)
+    await as_update(other, mark).transact("U", lambda t: set_seat_lang(t, users[0], "en"))
+    await as_update(other, mark).transact("U", lambda t: set_seat_lang(t, users[1], "fr"))
     got = await other.load("U")
     assert [s.lang for s in got.seats[:2]] == ["en", "fr"]

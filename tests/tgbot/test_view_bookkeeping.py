@@ -1,4 +1,4 @@
-"""The Telegram bookkeeping of a game (tgbot/views/bookkeeping.py): field names before issue 15
+"""The Telegram bookkeeping of a game (tgbot/sync/bookkeeping.py): field names before issue 15
 (``p<seat>``, ``pk<seat>``, ``pd<seat>``, ``pt<seat>``, ``nr<seat>``, ``x<seat>``, ``b``, ``bh``) are
 read as today's, and a take-over over such a hash neither sends the panels again nor posts the
 board again."""
@@ -9,7 +9,7 @@ import pytest
 
 from tests.tgbot.live import live_fixture
 from tgbot.storage.redis import connect
-from tgbot.views import bookkeeping as fields
+from tgbot.sync import bookkeeping as fields
 
 pytestmark = pytest.mark.e2e
 

@@ -10,15 +10,15 @@ from typing import Any
 import core
 from core.rules import MAX_PLAYERS, MIN_PLAYERS
 from tgbot.game.play import schedule
+from tgbot.game.rights import Action, allowed
 from tgbot.game.table import (
+    AnnouncementKind,
     Answer,
     Change,
     DeadlineKind,
     Ending,
-    NoteKind,
     Player,
     RefusedError,
-    RetireReason,
     Seat,
     Status,
     Table,
@@ -56,9 +56,9 @@ def _touch(table: Table, now: float, timeout: float, **changes: Any) -> Table:
     return replace(table, deadline=now + timeout, deadline_kind=DeadlineKind.LOBBY, **changes)
 
 
-def _managed(table: Table, user_id: int | None, is_admin: bool) -> None:
-    """Refuse unless the table itself (``user_id`` None), a chat admin or the creator (not ``0``) acts."""
-    if not (user_id is None or is_admin or (user_id and user_id == table.creator)):
+def _managed(table: Table, user_id: int | None, is_admin: bool, action: Action = Action.MANAGE_LOBBY) -> None:
+    """Refuse ``action`` (:data:`~tgbot.game.rights.RIGHTS`) unless ``user_id`` may."""
+    if not allowed(action, table, user_id, is_admin):
         raise RefusedError(Answer.NOT_ALLOWED)
 
 
@@ -148,10 +148,10 @@ def leave(table: Table, user_id: int, now: float, timeout: float) -> Change:
     if table.seats[seat].player is Player.LEFT:
         return Change(table, reply=Answer.LEFT_GAME)
     seats = with_seat(table.seats, seat, player=Player.LEFT)
-    new, note = announce(replace(table, seats=seats), NoteKind.LEFT, seat=seat)
+    new, note = announce(replace(table, seats=seats), AnnouncementKind.LEFT, seat=seat)
     if not any(other.present for other in seats):
         ended = replace(new, status=Status.CANCELLED, ended=Ending.ABANDONED)
-        new, end = announce(ended, NoteKind.CANCELLED, reason=Ending.ABANDONED)
+        new, end = announce(ended, AnnouncementKind.CANCELLED, reason=Ending.ABANDONED)
         return Change(schedule(new, now), outbox=[note, end], reply=Answer.LEFT_GAME)
     if table.state is not None and table.state.current == seat:
         new = schedule(new, now)
@@ -174,17 +174,17 @@ def set_variant(table: Table, user_id: int, variant: str, is_admin: bool, now: f
 
 
 def set_lang(table: Table, lang: str) -> Change:
-    """The group's language, while the lobby is open (``stale`` when nothing changes)."""
+    """The group's language, while the lobby is open (``unchanged`` otherwise)."""
     if table.status is not Status.LOBBY or table.lang == lang:
-        return Change(table, reply=Answer.STALE)
+        return Change(table, reply=Answer.UNCHANGED)
     return Change(replace(table, lang=lang))
 
 
 def set_seat_lang(table: Table, user_id: int, lang: str | None) -> Change:
-    """The private language of ``user_id``'s seat (``None``: the table's); ``stale`` if unchanged."""
+    """The private language of ``user_id``'s seat (``None``: the table's)."""
     seat = table.seat_of(user_id)
     if seat is None or table.seats[seat].lang == lang:
-        return Change(table, reply=Answer.STALE)
+        return Change(table, reply=Answer.UNCHANGED)
     return Change(replace(table, seats=with_seat(table.seats, seat, lang=lang)))
 
 
@@ -227,15 +227,15 @@ def start(
     return Change(schedule(new, now), deal=[hand.to_str() for hand in state.hands], reply=Answer.STARTED)
 
 
-def cancel(table: Table, user_id: int | None, is_admin: bool, reason: str = Ending.STOPPED) -> Change:
+def cancel(table: Table, user_id: int | None, is_admin: bool, reason: Ending = Ending.STOPPED) -> Change:
     """End a lobby or a running game without result (creator or chat admin; ``user_id`` None:
     the bot itself). A running game's group is told, unless the bot was removed from it."""
     if not table.live:
         raise RefusedError(Answer.NOT_RUNNING)
-    _managed(table, user_id, is_admin)
+    _managed(table, user_id, is_admin, Action.STOP_GAME)
     ended = replace(table, status=Status.CANCELLED, ended=reason, deadline=None, deadline_kind=None, turn_end=None)
-    new, note = announce(ended, NoteKind.CANCELLED, reason=reason)
-    tell = table.status is Status.PLAYING and reason != RetireReason.BOT_REMOVED
+    new, note = announce(ended, AnnouncementKind.CANCELLED, reason=reason)
+    tell = table.status is Status.PLAYING and reason is not Ending.BOT_REMOVED
     return Change(new, outbox=[note] if tell else [], reply=Answer.CANCELLED)
 
 
@@ -243,7 +243,7 @@ def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: fl
     """``/kick`` (creator or chat admin): ``target`` leaves as by :func:`leave`."""
     if not table.live:
         raise RefusedError(Answer.NOT_RUNNING)
-    _managed(table, user_id, is_admin)
+    _managed(table, user_id, is_admin, Action.KICK)
     return leave(table, target, now, timeout)
 
 
@@ -263,8 +263,8 @@ def rematch(old: Table, game_id: str, creator: int, now: float, timeout: float, 
     return replace(new, seats=seats[:MAX_PLAYERS])
 
 
-def move_chat(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
+def moved_to(table: Table, old_chat_id: int, new_chat_id: int) -> Change:
     """The group became the supergroup ``new_chat_id`` (``migrate_to_chat_id``); idempotent."""
     if table.chat_id != old_chat_id:
-        return Change(table, reply=Answer.STALE)
+        return Change(table, reply=Answer.UNCHANGED)
     return Change(replace(table, chat_id=new_chat_id), reply=Answer.MOVED)

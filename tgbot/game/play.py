@@ -14,15 +14,14 @@ import core.auto
 from core.record import action_to_dict
 from tgbot.game.group import UNWRITABLE_PROBE_EVERY, group_gone
 from tgbot.game.table import (
+    AnnouncementKind,
     Answer,
     Change,
     DeadlineKind,
     Ending,
     GroupAccess,
-    NoteKind,
     Player,
     RefusedError,
-    RetireReason,
     Status,
     Table,
     announce,
@@ -35,9 +34,9 @@ AUTO_TO_AI = 2
 REMIND_AT = 0.75
 #: The engine events the group is told of, as outbox notes.
 _ANNOUNCED = {
-    core.ChallengeResolved: NoteKind.CHALLENGE_RESOLVED,
-    core.Believed: NoteKind.BELIEVED,
-    core.GameEnded: NoteKind.GAME_ENDED,
+    core.ChallengeResolved: AnnouncementKind.CHALLENGE_RESOLVED,
+    core.Believed: AnnouncementKind.BELIEVED,
+    core.GameEnded: AnnouncementKind.GAME_ENDED,
 }
 #: The events that turn a play over: their note stays on the table (``showdown``) for the panels.
 _SHOWDOWNS = (core.ChallengeResolved, core.Believed)
@@ -64,15 +63,13 @@ def schedule(table: Table, now: float | None) -> Table:
 
 
 def on_deadline(table: Table, now: float) -> Change:
-    """Fire the table's timer if due at ``now`` (epoch seconds): a lobby expires; ``remind``: a
-    private reminder (an outbox note ``to`` the player); ``turn``: the automatic move (RULES.md),
-    the AI taking the seat after :data:`AUTO_TO_AI`; ``ai``: the AI seat acts (seeded, so every
-    process agrees). A table whose group stayed unwritable until ``retire_at`` is retired first.
-    A timer not due or gone changes nothing (``stale``)."""
+    """Fire the table's timer if due at ``now``: a lobby expires, a reminder goes ``to`` the player,
+    a turn's automatic move is made (the AI taking the seat after :data:`AUTO_TO_AI`), an AI seat
+    acts; a group unwritable until ``retire_at`` retires the table first. Else ``unchanged``."""
     if table.group_access is GroupAccess.UNWRITABLE and table.retire_at is not None and table.retire_at <= now:
-        return group_gone(table, RetireReason.UNWRITABLE)
+        return group_gone(table, Ending.UNWRITABLE)
     if table.deadline is None or table.deadline > now or not table.live:
-        return Change(table, reply=Answer.STALE)
+        return Change(table, reply=Answer.UNCHANGED)
     if table.status is Status.LOBBY:
         expired = replace(table, status=Status.CANCELLED, ended=Ending.EXPIRED, deadline=None, deadline_kind=None)
         return Change(expired, reply=Answer.EXPIRED)
@@ -82,7 +79,7 @@ def on_deadline(table: Table, now: float) -> Change:
     if table.deadline_kind == DeadlineKind.REMIND and not player.by_ai:
         end = table.turn_end if table.turn_end is not None else now
         reminded = replace(table, deadline=end, deadline_kind=DeadlineKind.TURN)
-        new, note = announce(reminded, NoteKind.REMIND, seat=seat, to=player.user_id, end=end)
+        new, note = announce(reminded, AnnouncementKind.REMINDER, seat=seat, to=player.user_id, end=end)
         return Change(new, outbox=[note], reply=Answer.REMINDED)
     if player.by_ai:
         generator = random.Random(f"{table.seed}:{table.action_count}")
@@ -99,7 +96,7 @@ def _automatic_move(table: Table, seat: int, now: float) -> Change:
     auto_moves = table.seats[seat].auto_moves + 1
     player = Player.STAND_IN if auto_moves >= AUTO_TO_AI else Player.PERSON
     table = replace(table, seats=with_seat(table.seats, seat, auto_moves=auto_moves, player=player))
-    table, note = announce(table, NoteKind.AUTO, seat=seat, ai=player is Player.STAND_IN)
+    table, note = announce(table, AnnouncementKind.AUTOMATIC_MOVE, seat=seat, ai=player is Player.STAND_IN)
     change = _apply(table, seat, action, now, reply=Answer.AUTO)
     change.outbox.insert(0, note)
     return change

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 import core
+from tgbot.i18n import pick_language
 
 #: The version of :meth:`Table.to_json`'s format (its ``schema`` field; absent: 1, b5f3182's).
 TABLE_SCHEMA = 3
@@ -34,21 +35,21 @@ class GroupAccess(StrEnum):
     GONE = "gone"
 
 
-class RetireReason(StrEnum):
-    """Why a table whose group was lost ended (its ``ended``): no result, people told privately."""
-
-    BOT_REMOVED = "bot_removed"  # an update or a 403 "bot was kicked" said so
-    CHAT_GONE = "chat_gone"  # 400 "chat not found", "message thread not found"
-    UNWRITABLE = "unwritable"  # the group took no message for LOBBY_TIMEOUT
-
-
 class Ending(StrEnum):
-    """How a table ended (its ``ended``), besides a :class:`RetireReason`."""
+    """How a table ended (its ``ended``); the last three retire a table whose group was lost (no
+    result, its people told privately: :data:`RETIRED`)."""
 
     FINISHED = "finished"
     STOPPED = "stopped"
     EXPIRED = "expired"
     ABANDONED = "abandoned"
+    BOT_REMOVED = "bot_removed"  # an update or a 403 "bot was kicked" said so
+    CHAT_GONE = "chat_gone"  # 400 "chat not found", "message thread not found"
+    UNWRITABLE = "unwritable"  # the group took no message for LOBBY_TIMEOUT
+
+
+#: The endings of a table retired because its group was lost.
+RETIRED = frozenset({Ending.BOT_REMOVED, Ending.CHAT_GONE, Ending.UNWRITABLE})
 
 
 class DeadlineKind(StrEnum):
@@ -60,20 +61,35 @@ class DeadlineKind(StrEnum):
     AI = "ai"  # an AI seat acts
 
 
-class NoteKind(StrEnum):
-    """The kind of an announcement queued in the outbox (the engine's events by class name)."""
+class AnnouncementKind(StrEnum):
+    """What an outbox note announces (its ``kind``)."""
 
+    CHALLENGE_RESOLVED = "challenge_resolved"
+    BELIEVED = "believed"
+    GAME_ENDED = "game_ended"
     CANCELLED = "cancelled"
-    REMIND = "remind"
-    AUTO = "auto"
+    AUTOMATIC_MOVE = "automatic_move"
     LEFT = "left"
-    CHALLENGE_RESOLVED = "ChallengeResolved"
-    BELIEVED = "Believed"
-    GAME_ENDED = "GameEnded"
+    REMINDER = "reminder"
+
+    @classmethod
+    def read(cls, stored: object) -> AnnouncementKind | None:
+        """The kind of a stored note, also as written before (engine event class names, ``auto``,
+        ``remind``); ``None`` for a kind this version does not know."""
+        return _STORED_KINDS.get(str(stored))
+
+
+_STORED_KINDS = {kind.value: kind for kind in AnnouncementKind} | {
+    "ChallengeResolved": AnnouncementKind.CHALLENGE_RESOLVED,
+    "Believed": AnnouncementKind.BELIEVED,
+    "GameEnded": AnnouncementKind.GAME_ENDED,
+    "auto": AnnouncementKind.AUTOMATIC_MOVE,
+    "remind": AnnouncementKind.REMINDER,
+}
 
 
 #: What a tap or a transition came to: the code of the short answer the tapper sees
-#: (:func:`tgbot.views.render.answer`), a success or a refusal (:class:`RefusedError`); engine
+#: (:func:`tgbot.render.answers.answer`), a success or a refusal (:class:`RefusedError`); engine
 #: refusals carry :mod:`core.errors`' codes. Each code is its member's name in lower case; the
 #: last ones (``ai`` on) answer no tap.
 Answer = StrEnum(
@@ -84,7 +100,7 @@ Answer = StrEnum(
     PLAY_NOT_ALLOWED BELIEVE_NOT_ALLOWED CHALLENGE_NOT_ALLOWED BAD_CARD_COUNT CARDS_NOT_IN_HAND
     CLAIM_NOT_ALLOWED OPEN_PRIVATE REFRESHED BAD_BUTTON ADMINS_ONLY ANONYMOUS BOT_ADDED BOT_TAKEN_OUT NO_BOT
     NO_HUMAN LEFT_GAME TAKEN_BACK TIMER_SET SETTINGS_SAVED RECORD_SENT RECORD_AGAIN RECORD_NOT_YET REOPENED
-    ALREADY_OPEN TRY_AGAIN NOT_FOR_YOU NOT_A_MEMBER AI AUTO EXPIRED MOVED REMINDED RETIRED UNWRITABLE WRITABLE
+    ALREADY_OPEN TRY_AGAIN NOT_FOR_YOU NOT_A_MEMBER AI AUTO EXPIRED MOVED REMINDED RETIRED UNWRITABLE WRITABLE UNCHANGED
     """,
 )
 
@@ -165,8 +181,7 @@ class Table:
     - ``deadline``: epoch seconds when the timer fires (what it does: ``deadline_kind``);
       ``turn_end``: when the current person's turn runs out; ``turn_timeout``: seconds per turn;
     - ``ai_delay``: the least pause (seconds) before an AI seat acts, ``ai_pause`` its range;
-    - ``outbox_seq``: the last announcement queued; ``ended``: an :class:`Ending` or a
-      :class:`RetireReason`;
+    - ``outbox_seq``: the last announcement queued; ``ended``: an :class:`Ending`;
     - ``link_offers``: user ids, oldest first, the lobby offered its join deep link to (they
       tapped Join but the bot cannot write to them privately; :func:`tgbot.game.lobby.offer_link`);
     - ``group_access`` (:class:`GroupAccess`); while ``unwritable``, ``unwritable_since`` (the
@@ -192,7 +207,7 @@ class Table:
     created: float = 0.0
     seed: int | None = None
     outbox_seq: int = 0
-    ended: str | None = None
+    ended: Ending | None = None
     deadline_kind: DeadlineKind | None = None
     turn_end: float | None = None
     turn_timeout: float = 90.0
@@ -212,6 +227,16 @@ class Table:
     def seat_of(self, user_id: int) -> int | None:
         """The seat of ``user_id``, or ``None``."""
         return next((index for index, seat in enumerate(self.seats) if seat.user_id == user_id), None)
+
+    def seat_language(self, seat: int) -> str:
+        """The language of a seat's private messages: its own (``Seat.lang``), else the table's."""
+        return self.seats[seat].lang or self.lang
+
+    def language_for(self, user_id: int, own: str | None) -> str:
+        """The language of a message about this table to ``user_id``: their seat's, else their own
+        choice (``own``), else the table's."""
+        seat = self.seat_of(user_id)
+        return self.seat_language(seat) if seat is not None else pick_language(own, self.lang)
 
     def to_json(self) -> str:
         """Compact JSON: every field under its own name, the engine state as its own dict."""
@@ -241,6 +266,7 @@ class Table:
                     ),
                     "state": core.GameState.from_dict(state) if state is not None else None,
                     "deadline_kind": DeadlineKind(kind) if kind is not None else None,
+                    "ended": Ending(data["ended"]) if data.get("ended") else None,
                     "ai_pause": tuple(data.get("ai_pause", AI_PAUSE)),
                     "link_offers": tuple(int(user_id) for user_id in data.get("link_offers", ())),
                     "group_access": GroupAccess(data.get("group_access", GroupAccess.WRITABLE)),
@@ -312,7 +338,7 @@ class Change:
     reply: str = Answer.OK
 
 
-def announce(table: Table, kind: NoteKind, **payload: Any) -> tuple[Table, dict[str, Any]]:
+def announce(table: Table, kind: AnnouncementKind, **payload: Any) -> tuple[Table, dict[str, Any]]:
     """The table with its next outbox number taken, and the announcement ``kind`` under it."""
     seq = table.outbox_seq + 1
     return replace(table, outbox_seq=seq), {"seq": seq, "kind": kind, **payload}

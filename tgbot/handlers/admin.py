@@ -7,49 +7,42 @@ from collections.abc import Awaitable, Callable
 
 from telegram import Message, Update
 from telegram.error import BadRequest
-from telegram.ext import ContextTypes
 
 import core
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.codec import Setting, person
 from tgbot.game import lobby as game_lobby
+from tgbot.game.rights import Action, allowed
 from tgbot.game.table import Answer, RefusedError, Status
-from tgbot.handlers.common import (
-    Press,
-    Services,
-    TapDone,
-    answered_question,
-    chat_table,
-    command_transact,
-    current_chat,
-    group_language,
-    reply,
-    services_of,
-)
-from tgbot.handlers.identity import is_admin, may_manage, replied_user
+from tgbot.handlers.common import Press, TapDone, answered_question, chat_table, command_transact, current_chat
+from tgbot.handlers.context import BotContext, Services
+from tgbot.handlers.identity import actor_id, is_admin, may_manage, replied_user
 from tgbot.handlers.language import set_group_language
+from tgbot.render.announcements import note
+from tgbot.render.answers import answer
+from tgbot.render.menus import settings_menu, stop_confirm, timer_menu
+from tgbot.render.text import Rendered
 
 #: The turn timer's choices offered to chat admins (seconds), and "long" (an hour): never off.
 TIMER_CHOICES = (30, 60, 90, 180, 300, 600)
 LONG_TIMER = 3600
 
 
-async def stop_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def stop_game(update: Update, context: BotContext) -> None:
     """``/stop_game`` (creator or chat admin): end the chat's lobby at once, or its running game
     after a confirming button (:func:`confirm_stop`), without result."""
-    services = services_of(context)
-    table, language = await chat_table(services, update)
+    table, language = await chat_table(context, update)
     if table is None:
         return
     user_id, admin = await may_manage(context, table, update)
     if table.status is Status.PLAYING:
-        if not admin and user_id != table.creator:
-            await reply(update, views.answer(Answer.NOT_ALLOWED, language))
+        if not allowed(Action.STOP_GAME, table, user_id, admin):
+            await context.reply(answer(Answer.NOT_ALLOWED, language))
             return
-        rendered = views.stop_confirm(table, user_id)
-        await reply(update, rendered.text, rendered.markup)
+        rendered = stop_confirm(table, user_id)
+        await context.reply(rendered.text, rendered.markup)
         return
-    await command_transact(services, update, table, language, lambda table: game_lobby.cancel(table, user_id, admin))
+    await command_transact(context, table, language, lambda table: game_lobby.cancel(table, user_id, admin))
 
 
 async def confirm_stop(press: Press) -> TapDone:
@@ -59,70 +52,72 @@ async def confirm_stop(press: Press) -> TapDone:
         raise RefusedError(Answer.NO_GAME)
     user_id, admin = await may_manage(press.context, table, press.update)
     if press.tap.arg != person(user_id) and not (press.tap.arg == person(0) and admin):
-        raise RefusedError(Answer.NOT_FOR_YOU if admin or user_id == table.creator else Answer.NOT_ALLOWED)
-    done = await press.services.store.transact(table.id, lambda table: game_lobby.cancel(table, user_id, admin))
+        raise RefusedError(
+            Answer.NOT_FOR_YOU if allowed(Action.STOP_GAME, table, user_id, admin) else Answer.NOT_ALLOWED
+        )
+    done = await press.context.transact(table.id, lambda table: game_lobby.cancel(table, user_id, admin))
     return answered_question(press, TapDone(done.change.reply, done.change.table))
 
 
-async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def kick_command(update: Update, context: BotContext) -> None:
     """``/kick`` as a reply (creator or chat admin): the AI takes the replied-to player's seat
     (a lobby just loses them)."""
-    services = services_of(context)
-    table, language = await chat_table(services, update)
+    services = context.services
+    table, language = await chat_table(context, update)
     if table is None:
         return
     target = replied_user(update)
     if target is None:
-        await reply(update, views.note("kick_reply", language))
+        await context.reply(note("kick_reply", language))
         return
     user_id, admin = await may_manage(context, table, update)
     now, timeout = services.now(), services.settings.lobby_timeout
     change = await command_transact(
-        services, update, table, language, lambda table: game_lobby.kick(table, target.id, user_id, admin, now, timeout)
+        context, table, language, lambda table: game_lobby.kick(table, target.id, user_id, admin, now, timeout)
     )
     if change is not None and change.reply == Answer.NOT_SEATED:
-        await reply(update, views.answer(Answer.NOT_SEATED, language))
+        await context.reply(answer(Answer.NOT_SEATED, language))
 
 
-Menu = Callable[[Services, int, str], Awaitable[views.Rendered]]
+Menu = Callable[[Services, int, str], Awaitable[Rendered]]
 
 
-async def _admin_menu(update: Update, context: ContextTypes.DEFAULT_TYPE, menu: Menu, refusal: Answer) -> None:
+async def _admin_menu(update: Update, context: BotContext, menu: Menu, action: Action, refusal: Answer) -> None:
     """Post a chat admins' menu (``await menu(services, chat_id, language)``); to anyone else
     the ``refusal`` answer."""
-    services, chat = services_of(context), update.effective_chat
+    services, chat = context.services, update.effective_chat
     assert chat is not None
-    language = await group_language(services, chat.id)
-    if not await is_admin(context, chat.id, update):
-        await reply(update, views.answer(refusal, language))
+    language = await context.group_language(chat.id)
+    if not allowed(action, None, actor_id(update), await is_admin(context, chat.id, update)):
+        await context.reply(answer(refusal, language))
         return
     rendered = await menu(services, chat.id, language)
-    await reply(update, rendered.text, rendered.markup)
+    await context.reply(rendered.text, rendered.markup)
 
 
-async def _timer_menu(services: Services, chat_id: int, language: str) -> views.Rendered:
-    current = await services.store.chat_turn_timeout(chat_id, services.settings.turn_timeout)
-    return views.timer_menu(language, chat_id, current, TIMER_CHOICES)
+async def _timer_menu(services: Services, chat_id: int, language: str) -> Rendered:
+    current = await services.store.records.chat_turn_timeout(chat_id, services.settings.turn_timeout)
+    return timer_menu(language, chat_id, current, TIMER_CHOICES)
 
 
-async def _settings_menu(services: Services, chat_id: int, language: str | None = None) -> views.Rendered:
+async def _settings_menu(services: Services, chat_id: int, language: str | None = None) -> Rendered:
     """The /settings menu as stored now, in the chat's language (``language`` is not used)."""
-    chat_settings = await services.store.chat_settings(chat_id)
-    turn_timeout = await services.store.chat_turn_timeout(chat_id, services.settings.turn_timeout)
-    return views.settings_menu(
+    chat_settings = await services.store.records.chat_settings(chat_id)
+    turn_timeout = await services.store.records.chat_turn_timeout(chat_id, services.settings.turn_timeout)
+    return settings_menu(
         i18n.pick_language(chat_settings.lang), chat_id, chat_settings, turn_timeout, TIMER_CHOICES, LONG_TIMER
     )
 
 
-async def timer_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def timer_command(update: Update, context: BotContext) -> None:
     """``/timer`` in a group (chat admins): the turn timer's choices as buttons."""
-    await _admin_menu(update, context, _timer_menu, Answer.NOT_ALLOWED)
+    await _admin_menu(update, context, _timer_menu, Action.TIMER, Answer.NOT_ALLOWED)
 
 
-async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def settings_command(update: Update, context: BotContext) -> None:
     """``/settings`` in a group (chat admins): the chat's variant, turn timer, language and
     seating as buttons on one message, edited in place by each choice."""
-    await _admin_menu(update, context, _settings_menu, Answer.ADMINS_ONLY)
+    await _admin_menu(update, context, _settings_menu, Action.SETTINGS, Answer.ADMINS_ONLY)
 
 
 def _timer_seconds(arg: str) -> int:
@@ -133,13 +128,13 @@ def _timer_seconds(arg: str) -> int:
     return seconds
 
 
-async def _admins_chat(press: Press, refusal: Answer) -> int:
+async def _admins_chat(press: Press, action: Action, refusal: Answer) -> int:
     """The chat a timer or settings button names (its id now), if the presser is its admin."""
     try:
-        chat_id = await current_chat(press.services, int(press.tap.game_id))
+        chat_id = await current_chat(press.services.store, int(press.tap.game_id))
     except ValueError:
         raise RefusedError(Answer.BAD_BUTTON) from None
-    if not await is_admin(press.context, chat_id, press.update):
+    if not allowed(action, None, press.user_id, await is_admin(press.context, chat_id, press.update)):
         raise RefusedError(refusal)
     return chat_id
 
@@ -147,8 +142,8 @@ async def _admins_chat(press: Press, refusal: Answer) -> int:
 async def set_timer(press: Press) -> TapDone:
     """A /timer choice: the chat's turn timer (30–600 s, or an hour)."""
     seconds = _timer_seconds(press.tap.arg)
-    chat_id = await _admins_chat(press, Answer.NOT_ALLOWED)
-    await press.services.store.set_chat_turn_timeout(chat_id, seconds)
+    chat_id = await _admins_chat(press, Action.TIMER, Answer.NOT_ALLOWED)
+    await press.services.store.records.set_chat_turn_timeout(chat_id, seconds)
     return TapDone(Answer.TIMER_SET)
 
 
@@ -163,15 +158,15 @@ async def apply_setting(press: Press) -> TapDone:
     valid = {Setting.VARIANT: value in core.VARIANTS, Setting.SEATING: value in ("join", "shuffle")}
     if not valid.get(kind, True) or (kind is Setting.LANGUAGE and not i18n.supported(value)):
         raise RefusedError(Answer.BAD_BUTTON)
-    chat_id = await _admins_chat(press, Answer.ADMINS_ONLY)
+    chat_id = await _admins_chat(press, Action.SETTINGS, Answer.ADMINS_ONLY)
     if kind is Setting.TIMER:
-        await store.set_chat_turn_timeout(chat_id, seconds)
+        await store.records.set_chat_turn_timeout(chat_id, seconds)
     elif kind is Setting.VARIANT:
-        await store.set_chat_settings(chat_id, variant=value)
+        await store.records.set_chat_settings(chat_id, variant=value)
     elif kind is Setting.SEATING:
-        await store.set_chat_settings(chat_id, seating=value)
+        await store.records.set_chat_settings(chat_id, seating=value)
     else:
-        await set_group_language(services, chat_id, message, value)
+        await set_group_language(press.context, chat_id, message, value)
     rendered = await _settings_menu(services, chat_id)
 
     async def redraw() -> None:

@@ -1,13 +1,9 @@
-"""The PTB :class:`~telegram.ext.Application`: which handler gets which update, defaults, rate limiter.
-
-The Application has no Updater: updates reach it from the stored stream (:mod:`tgbot.ingest.stream`,
-:mod:`tgbot.process.runner`), one :meth:`~telegram.ext.Application.process_update` each. Commands
-are new messages only (``filters.UpdateType.MESSAGE``: an edited message never runs one again);
-taps go to one :class:`~telegram.ext.CallbackQueryHandler` per action, by their op's code.
-"""
+"""The PTB Application without an Updater (updates come from the stored stream): one
+CallbackQueryHandler per tap action, commands on new messages only, the typed context, the limiter."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats, LinkPreviewOptions
@@ -17,6 +13,7 @@ from telegram.ext import (
     CallbackQueryHandler,
     ChatMemberHandler,
     CommandHandler,
+    ContextTypes,
     Defaults,
     MessageHandler,
     filters,
@@ -25,11 +22,11 @@ from telegram.request import BaseRequest
 
 from tgbot.codec import Op, pattern
 from tgbot.handlers import admin, chat, language, lobby, play, private
-from tgbot.handlers.budget import ReplyGate
 from tgbot.handlers.common import TapAction, answer_unknown_tap, answering, on_error
+from tgbot.handlers.context import BotContext
 from tgbot.i18n import LANGUAGES, N_, translator
-from tgbot.process.ratelimit import RateLimiter
 from tgbot.settings import Settings
+from tgbot.sync.ratelimit import RateLimiter
 
 #: Commands registered with setMyCommands: (command, description msgid), per chat kind.
 GROUP_COMMANDS = (
@@ -81,17 +78,16 @@ JOIN_LINK = filters.Regex(rf"^/start(@\w+)?\s+{lobby.JOIN_PAYLOAD}\S")
 
 
 def build_application(
-    settings: Settings, request: BaseRequest | None = None
+    settings: Settings, may_call: Callable[[], Awaitable[bool]] | None = None, request: BaseRequest | None = None
 ) -> Application[Any, Any, Any, Any, Any, Any]:
-    """The bot's Application, without an Updater. ``request``: the HTTP layer of every Bot API
-    call (default PTB's httpx; the benchmark passes a fake)."""
-    # Telegram's limits (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this):
-    # about 30 messages a second overall, 20 a minute per group.
+    """The bot's Application, without an Updater. ``may_call``: the rate limiter's lease check;
+    ``request``: the HTTP layer of every Bot API call (default PTB's httpx)."""
     limiter = RateLimiter(
         group_max=settings.rate_group_max,
         group_period=settings.rate_group_period,
         overall_max=settings.rate_global_max,
         overall_period=settings.rate_global_period,
+        may_call=may_call,
     )
     builder = Application.builder().updater(None)
     if request is not None:
@@ -105,9 +101,9 @@ def build_application(
         .base_file_url(settings.base_file_url)
         .defaults(defaults)
         .rate_limiter(limiter)
+        .context_types(ContextTypes(context=BotContext))
         .build()
     )
-    application.bot_data["settings"] = settings
     _add_commands(application)
     for action, ops in TAPS:
         application.add_handler(CallbackQueryHandler(answering(action), pattern=pattern(*ops)))
@@ -124,8 +120,6 @@ def _add_commands(application: Application[Any, Any, Any, Any, Any, Any]) -> Non
     """The commands' handlers, new messages only; a group's command in private gets a hint."""
     new = filters.UpdateType.MESSAGE
     groups, private_chat = filters.ChatType.GROUPS & new, filters.ChatType.PRIVATE & new
-    # First (group -1): who asked what in a group, so its reply there is bounded (budget.py).
-    application.add_handler(MessageHandler(filters.COMMAND & groups, ReplyGate().check), group=-1)
     for command, callback, where in (
         ("start", private.join_by_link, private_chat & JOIN_LINK),
         ("start", private.start_private, private_chat),

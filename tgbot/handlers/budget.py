@@ -1,22 +1,7 @@
-"""What one person's commands may make the bot post in a group: bounded, never at a game's expense.
-
-A group gets about 20 messages a minute, edits included
-(https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this), and a running
-game needs them. So a command's reply is posted in a group only when (else not at all; the
-command's effect still happens):
-
-- no game runs anywhere in the group, or the asker is seated at, or created, one of its live
-  games, or is an admin: a *bystander* gets nothing there (/rules, /help, /stats, /top answer
-  privately, /notify_me confirms privately);
-- the person's identical command (text, topic, replied-to message) got no reply within
-  :data:`REPLY_WINDOW` seconds;
-- the person got fewer than :data:`REPLY_CAP` replies in the group within that window.
-
-:class:`ReplyGate`, a PTB handler of group -1, records each group command's asker in
-:data:`ASKER` (each update runs in a task of its own); :func:`hush` is asked before each group
-reply (:func:`tgbot.handlers.common.reply`, /board) and decides once per update. The budget lives in
-the active process's memory: a take-over starts it afresh.
-"""
+"""What one person's commands may make the bot post in a group (docs/DESIGN.md): a bystander of
+a running game gets nothing there, a person's identical command one reply per
+:data:`REPLY_WINDOW`, and at most :data:`REPLY_CAP` replies per group in that window. Kept in the
+active process's memory; the command's effect happens either way."""
 
 from __future__ import annotations
 
@@ -24,12 +9,9 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from enum import StrEnum
 
 from telegram import Update
-from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
 from tgbot.game.table import Status
@@ -101,68 +83,27 @@ async def game_running(store: Store, chat_id: int) -> bool:
     return any(table.status is Status.PLAYING for table in await store.chat_games(chat_id))
 
 
-@dataclass
-class Asker:
-    """A command sent in a group: who, where, what (:func:`command_key`), and the verdict once
-    :meth:`hush` decided it."""
-
-    update: Update
-    context: ContextTypes.DEFAULT_TYPE
-    store: Store
-    budget: ReplyBudget
-    chat_id: int
-    user_id: int
-    command: str
-    verdict: Hush | None = field(default=None, init=False)
-    decided: bool = field(default=False, init=False)
-
-    async def hush(self) -> Hush | None:
-        """Why no reply may be posted (``None``: it may); decided (and spent) once."""
-        if not self.decided:
-            self.verdict = (
-                Hush.GAME if await self._bystander() else self.budget.take(self.chat_id, self.user_id, self.command)
-            )
-            self.decided = True
-            if self.verdict is not None:
-                log.debug("reply to %s in %s not posted: %s", self.user_id, self.chat_id, self.verdict)
-        return self.verdict
-
-    async def _bystander(self) -> bool:
-        """A game runs in the chat and the asker neither sits at nor created one of its live
-        games, nor is an admin (one getChatMember, asked only then)."""
-        tables = await self.store.chat_games(self.chat_id)
-        if not any(table.status is Status.PLAYING for table in tables):
-            return False
-        actor = actor_id(self.update)
-        if actor and any(table.seat_of(actor) is not None or table.creator == actor for table in tables):
-            return False
-        return not await is_admin(self.context, self.chat_id, self.update)
+async def hush(update: Update, context: ContextTypes.DEFAULT_TYPE, store: Store, budget: ReplyBudget) -> Hush | None:
+    """Why the reply to a command sent in a group may not be posted there (``None``: it may);
+    spends the asker's budget when it may."""
+    chat, user = update.effective_chat, update.effective_user
+    chat_id, user_id = chat.id if chat else 0, user.id if user else 0
+    verdict = (
+        Hush.GAME if await _bystander(update, context, store) else budget.take(chat_id, user_id, command_key(update))
+    )
+    if verdict is not None:
+        log.debug("reply to %s in %s not posted: %s", user_id, chat_id, verdict)
+    return verdict
 
 
-#: The command of the update being processed in this task, when it was sent in a group.
-ASKER: ContextVar[Asker | None] = ContextVar("asker", default=None)
-
-
-async def hush(update: Update) -> Hush | None:
-    """Why the reply to ``update`` may not be posted in its group (``None``: it may; always so
-    for anything but a command sent in a group)."""
-    asker = ASKER.get()
-    if asker is None or asker.update is not update:
-        return None
-    return await asker.hush()
-
-
-class ReplyGate:
-    """The PTB handler (group -1) that records each group command's :class:`Asker` (one
-    :class:`ReplyBudget` per process); it never stops the command."""
-
-    def __init__(self, budget: ReplyBudget | None = None) -> None:
-        self.budget = budget or ReplyBudget()
-
-    async def check(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Record the command's asker for :func:`hush` (groups only)."""
-        chat, user = update.effective_chat, update.effective_user
-        if chat is None or user is None or chat.type == ChatType.PRIVATE or update.effective_message is None:
-            return
-        store = context.application.bot_data["services"].store
-        ASKER.set(Asker(update, context, store, self.budget, chat.id, user.id, command_key(update)))
+async def _bystander(update: Update, context: ContextTypes.DEFAULT_TYPE, store: Store) -> bool:
+    """A game runs in the chat and the asker neither sits at nor created one of its live
+    games, nor is an admin (one getChatMember, asked only then)."""
+    assert update.effective_chat is not None
+    tables = await store.chat_games(update.effective_chat.id)
+    if not any(table.status is Status.PLAYING for table in tables):
+        return False
+    actor = actor_id(update)
+    if actor and any(table.seat_of(actor) is not None or table.creator == actor for table in tables):
+        return False
+    return not await is_admin(context, update.effective_chat.id, update)

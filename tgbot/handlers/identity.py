@@ -1,16 +1,6 @@
-"""Who sent an update, where, and what they may do: the one place for incoming identity checks.
-
-Telegram (https://core.telegram.org/bots/api#message): an anonymous group admin's messages come
-from GroupAnonymousBot with ``sender_chat`` = the group itself; a message on behalf of a channel
-has the channel as ``sender_chat`` (no admin of the group). A callback query carries the real
-user who pressed. In a forum topic, a message that replies to nothing still carries
-``reply_to_message`` = the topic's creation message (:func:`replied_user`).
-
-The rules: the anonymous-admin id is never seated nor a creator (creator ``0``: admins only);
-starting, stopping and settings are the creator's or a chat admin's; in-game buttons act for
-seated players only (:mod:`tgbot.game.table`); a join deep link seats only the member it was
-offered to, and not once Telegram says they left (:func:`telegram_says_gone`).
-"""
+"""Who sent an update and where: an anonymous admin (GroupAnonymousBot, ``sender_chat`` the group)
+is never seated nor a creator, a channel is no admin, a forum topic's implicit reply is no reply
+(https://core.telegram.org/bots/api#message); admin and membership checks by getChatMember."""
 
 from __future__ import annotations
 

@@ -7,36 +7,37 @@ import contextlib
 from telegram import MaybeInaccessibleMessage, Message, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest
-from telegram.ext import ContextTypes
 
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.game import lobby as game_lobby
+from tgbot.game.rights import Action, allowed
 from tgbot.game.table import Answer, RefusedError, Status
-from tgbot.handlers.common import Press, Services, TapDone, group_language, private_language, reply, services_of
+from tgbot.handlers.common import Press, TapDone
+from tgbot.handlers.context import BotContext
 from tgbot.handlers.identity import is_admin
+from tgbot.render.menus import language_menu, language_set
 
 
-async def language_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def language_command(update: Update, context: BotContext) -> None:
     """``/language``: in a group, buttons for the group's language (chat admins); in private,
     for the person's own language."""
-    services, chat = services_of(context), update.effective_chat
+    chat = update.effective_chat
     assert chat is not None
     group = chat.type != ChatType.PRIVATE
-    language = await group_language(services, chat.id) if group else await private_language(services, update)
-    menu = views.language_menu(language, group)
-    await reply(update, menu.text, menu.markup)
+    language = await context.group_language(chat.id) if group else await context.language()
+    menu = language_menu(language, group)
+    await context.reply(menu.text, menu.markup)
 
 
 async def set_group_language(
-    services: Services, chat_id: int, message: MaybeInaccessibleMessage | None, language: str
+    context: BotContext, chat_id: int, message: MaybeInaccessibleMessage | None, language: str
 ) -> None:
     """Store the group's language; the open lobby of the message's topic follows it."""
-    await services.store.set_chat_settings(chat_id, lang=language)
+    await context.store.records.set_chat_settings(chat_id, lang=language)
     thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
-    table = await services.store.chat_game(chat_id, thread)
+    table = await context.store.chat_game(chat_id, thread)
     if table is not None and table.status is Status.LOBBY:
-        await services.store.transact(table.id, lambda table: game_lobby.set_lang(table, language))
-        services.syncer.request(table.id)
+        await context.transact(table.id, lambda table: game_lobby.set_lang(table, language))
 
 
 async def set_language(press: Press) -> TapDone:
@@ -47,20 +48,20 @@ async def set_language(press: Press) -> TapDone:
         raise RefusedError(Answer.BAD_BUTTON)
     group = message.chat.type != ChatType.PRIVATE
     if group:
-        if not await is_admin(press.context, message.chat.id, press.update):
+        admin = await is_admin(press.context, message.chat.id, press.update)
+        if not allowed(Action.GROUP_LANGUAGE, None, press.user_id, admin):
             raise RefusedError(Answer.ADMINS_ONLY)
-        await set_group_language(services, message.chat.id, message, language)
+        await set_group_language(press.context, message.chat.id, message, language)
     else:
-        await services.store.set_user_lang(press.user_id, language)
+        await services.store.records.set_user_lang(press.user_id, language)
         for table in await services.store.user_games(press.user_id):
-            await services.store.transact(
+            await press.context.transact(
                 table.id, lambda table: game_lobby.set_seat_lang(table, press.user_id, language)
             )
-            services.syncer.request(table.id)
 
     async def confirm() -> None:
         if isinstance(message, Message):
             with contextlib.suppress(BadRequest):  # not modified
-                await message.edit_text(views.language_set(language, group))
+                await message.edit_text(language_set(language, group))
 
     return TapDone(Answer.OK, language=language, then=confirm)

@@ -10,30 +10,29 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from telegram import Update
-from telegram.ext import ContextTypes
 from telegram.helpers import create_deep_linked_url
 
 import core
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.codec import Op
 from tgbot.game import lobby as game_lobby
+from tgbot.game.rights import Action, allowed
 from tgbot.game.table import Answer, Change, RefusedError, Status, Table
 from tgbot.handlers.common import (
     Press,
-    Services,
     TapDone,
     answered_question,
-    background,
     chat_table,
     command_transact,
     current_chat,
-    group_language,
     new_seat,
-    reply,
-    services_of,
-    tell,
 )
+from tgbot.handlers.context import BotContext, Services
 from tgbot.handlers.identity import actor_id, is_admin, may_manage, place, telegram_says_gone
+from tgbot.render.announcements import note
+from tgbot.render.answers import answer
+from tgbot.render.menus import leave_confirm
+from tgbot.render.text import BOT_NAMES, title
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +46,8 @@ async def start_transition(services: Services, table: Table, user_id: int | None
     """:func:`game_lobby.start` with the chat's timer and seating, the AI's pauses (AI_PAUSE_MIN/MAX,
     at least the group's message spacing, RATE_GROUP_PERIOD / RATE_GROUP_MAX) and a fresh seed."""
     settings, seed, now = services.settings, secrets.randbits(64), services.now()
-    turn_timeout = await services.store.chat_turn_timeout(table.chat_id, settings.turn_timeout)
-    shuffle = (await services.store.chat_settings(table.chat_id)).shuffle
+    turn_timeout = await services.store.records.chat_turn_timeout(table.chat_id, settings.turn_timeout)
+    shuffle = (await services.store.records.chat_settings(table.chat_id)).shuffle
     ai_delay = settings.rate_group_period / settings.rate_group_max
     ai_pause = (settings.ai_pause_min, settings.ai_pause_max)
     return lambda table: game_lobby.start(
@@ -64,97 +63,94 @@ async def start_transition(services: Services, table: Table, user_id: int | None
     )
 
 
-async def maybe_autostart(services: Services, table: Table) -> None:
+async def maybe_autostart(context: BotContext, table: Table) -> None:
     """The game starts by itself when the sixth player sits down."""
     if table.status is Status.LOBBY and len(table.seats) >= core.MAX_PLAYERS:
         with contextlib.suppress(RefusedError):  # e.g. started meanwhile
-            await services.store.transact(table.id, await start_transition(services, table, None, True))
+            await context.transact(table.id, await start_transition(context.services, table, None, True))
 
 
-async def open_lobby(services: Services, table: Table) -> list[int]:
+async def open_lobby(context: BotContext, table: Table) -> list[int]:
     """Store a new lobby (its chat already claimed); the people who asked (/notify_me) to hear
     of it, each returned once (none when this update stored it before a crash)."""
-    if not await services.store.create(table):
+    if not await context.create(table):
         return []
     log.info("lobby %s opened in chat %s", table.id, table.chat_id)
-    return await services.store.take_notify(table.chat_id)
+    return await context.store.records.take_notify(table.chat_id)
 
 
-async def notify_lobby(services: Services, table: Table, users: list[int]) -> None:
+async def notify_lobby(context: BotContext, table: Table, users: list[int]) -> None:
     """Tell ``users`` privately that ``table``'s lobby opened (not those seated or unreachable),
     each in their private language (:func:`i18n.message_language`: no update of theirs is at
     hand, so their Telegram app's language is the one last recorded)."""
-    group = (await services.store.chat_settings(table.chat_id)).lang
+    group = (await context.store.records.chat_settings(table.chat_id)).lang
     for user_id in users:
-        languages = None if table.seat_of(user_id) is not None else await services.store.dm_languages(user_id)
+        languages = None if table.seat_of(user_id) is not None else await context.store.records.dm_languages(user_id)
         if languages is None:
             continue
         language = i18n.message_language(languages[0], group, languages[1])
-        await tell(services, user_id, views.note("lobby_open", language, group=views.title(table)))
+        await context.tell(user_id, note("lobby_open", language, group=title(table)))
 
 
-async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def start_game(update: Update, context: BotContext) -> None:
     """``/start_game`` in a group: open a lobby (one live game per chat or forum topic)."""
-    services, chat = services_of(context), update.effective_chat
+    services, chat = context.services, update.effective_chat
     assert chat is not None
-    language, (_, thread) = await group_language(services, chat.id), place(update)
-    existing, game_id = await services.store.chat_game(chat.id, thread), services.new_game_id(update)
+    language, (_, thread) = await context.group_language(chat.id), place(update)
+    existing, game_id = await services.store.chat_game(chat.id, thread), context.new_game_id()
     if existing is not None or not await services.store.claim_chat(chat.id, thread, game_id):
         if existing is None or existing.id != game_id:  # (else this very update opened it, before a crash)
             open_language = existing.lang if existing is not None else language
-            await reply(update, i18n.translator(open_language).t("A game is already open here. /board shows it."))
+            await context.reply(i18n.translator(open_language).t("A game is already open here. /board shows it."))
         return
     now, timeout = services.now(), services.settings.lobby_timeout
     creator = actor_id(update)  # 0: an anonymous admin (never seated): admins only
-    variant = (await services.store.chat_settings(chat.id)).variant or "russian"
+    variant = (await services.store.records.chat_settings(chat.id)).variant or "russian"
     table = game_lobby.open_lobby(
         game_id, chat.id, thread, creator, chat.title or "", now, timeout, variant=variant, lang=language
     )
-    if creator and await services.store.can_dm(creator):
-        table = game_lobby.join(table, await new_seat(services, update, chat.id), now, timeout).table
-    users = await open_lobby(services, table)
+    if creator and await services.store.records.can_dm(creator):
+        table = game_lobby.join(table, await new_seat(context, update, chat.id), now, timeout).table
+    users = await open_lobby(context, table)
     if users:
-        background(notify_lobby(services, table, users))
+        context.background(notify_lobby(context, table, users))
 
 
-async def add_bot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def add_bot_command(update: Update, context: BotContext) -> None:
     """``/add_bot`` in a group: seat an AI player in the chat's lobby (creator or chat admin)."""
-    services = services_of(context)
-    table, language = await chat_table(services, update)
+    services = context.services
+    table, language = await chat_table(context, update)
     if table is None:
         return
     now, timeout = services.now(), services.settings.lobby_timeout
     user_id, admin = await may_manage(context, table, update)
     change = await command_transact(
-        services,
-        update,
+        context,
         table,
         language,
-        lambda table: game_lobby.add_bot(table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
+        lambda table: game_lobby.add_bot(table, BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
     )
     if change is not None:
-        await maybe_autostart(services, change.table)
+        await maybe_autostart(context, change.table)
 
 
-async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def leave_command(update: Update, context: BotContext) -> None:
     """``/leave`` in a group: leave the lobby at once, or a running game after a confirming
     button (the AI then plays the seat, RULES.md table manners)."""
-    services, user = services_of(context), update.effective_user
+    services, user = context.services, update.effective_user
     assert user is not None
     chat_id, thread = place(update)
     table = await services.store.chat_game(chat_id, thread)
-    language = table.lang if table else await group_language(services, chat_id)
+    language = table.lang if table else await context.group_language(chat_id)
     seat = table.seat_of(user.id) if table is not None else None
     if table is None or seat is None:
-        await reply(update, views.answer(Answer.NOT_SEATED, language))
+        await context.reply(answer(Answer.NOT_SEATED, language))
     elif table.status is not Status.LOBBY:
-        rendered = views.leave_confirm(table, seat)
-        await reply(update, rendered.text, rendered.markup)
+        rendered = leave_confirm(table, seat)
+        await context.reply(rendered.text, rendered.markup)
     else:
         now, timeout = services.now(), services.settings.lobby_timeout
-        await command_transact(
-            services, update, table, language, lambda table: game_lobby.leave(table, user.id, now, timeout)
-        )
+        await command_transact(context, table, language, lambda table: game_lobby.leave(table, user.id, now, timeout))
 
 
 # -- taps ------------------------------------------------------------------------------------------
@@ -170,26 +166,26 @@ async def _load(press: Press) -> Table:
 
 async def _transact(press: Press, transition: Transition) -> TapDone:
     """Apply ``transition`` to the tapped game; the answer is its reply."""
-    done = await press.services.store.transact(press.tap.game_id, transition)
+    done = await press.context.transact(press.tap.game_id, transition)
     return TapDone(done.change.reply, done.change.table)
 
 
 async def join(press: Press) -> TapDone:
     """Join: a seat, or the lobby's join deep link for someone the bot cannot write to."""
     services, game_id = press.services, press.tap.game_id
-    if not await services.store.can_dm(press.user_id):
+    if not await services.store.records.can_dm(press.user_id):
         # The tap in the group proves membership: the lobby records the offer, the link seats
         # them and no one else (private.join_by_link).
-        done = await services.store.transact(game_id, lambda table: game_lobby.offer_link(table, press.user_id))
+        done = await press.context.transact(game_id, lambda table: game_lobby.offer_link(table, press.user_id))
         url = create_deep_linked_url(services.username, JOIN_PAYLOAD + game_id)
         return TapDone(done.change.reply, done.change.table, url=url)
     chat_id = (await _load(press)).chat_id
     if await _outsider(press, chat_id):
         raise RefusedError(Answer.NOT_A_MEMBER)
-    seat = await new_seat(services, press.update, chat_id)
+    seat = await new_seat(press.context, press.update, chat_id)
     now, timeout = services.now(), services.settings.lobby_timeout
-    done = await services.store.transact(game_id, lambda table: game_lobby.join(table, seat, now, timeout))
-    await maybe_autostart(services, done.change.table)
+    done = await press.context.transact(game_id, lambda table: game_lobby.join(table, seat, now, timeout))
+    await maybe_autostart(press.context, done.change.table)
     return TapDone(done.change.reply, done.change.table)
 
 
@@ -228,16 +224,14 @@ async def manage(press: Press) -> TapDone:
     transitions: dict[Op, Transition] = {
         Op.CANCEL: lambda table: game_lobby.cancel(table, user_id, admin),
         Op.VARIANT: lambda table: game_lobby.set_variant(table, user_id, tap.arg, admin, now, timeout),
-        Op.ADDBOT: lambda table: game_lobby.add_bot(
-            table, views.BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin
-        ),
+        Op.ADDBOT: lambda table: game_lobby.add_bot(table, BOT_NAMES, now, timeout, user_id=user_id, is_admin=admin),
         Op.RMBOT: lambda table: game_lobby.remove_bot(table, now, timeout, user_id=user_id, is_admin=admin),
     }
     if tap.op is Op.START:
         return await _transact(press, await start_transition(services, table, user_id, admin))
     done = await _transact(press, transitions[tap.op])
     if tap.op is Op.ADDBOT and done.table is not None:
-        await maybe_autostart(services, done.table)
+        await maybe_autostart(press.context, done.table)
     return done
 
 
@@ -245,28 +239,27 @@ async def play_again(press: Press) -> TapDone:
     """«Play again» under a finished game (one of its people, or a chat admin): a new lobby in
     its chat with its AI seats and the presser; the others are invited privately, after the
     answer, and sit down only by tapping Join."""
-    services, update = press.services, press.update
+    services, update, context = press.services, press.update, press.context
     old = await _load(press)
-    old = replace(old, chat_id=await current_chat(services, old.chat_id))  # a supergroup now?
+    old = replace(old, chat_id=await current_chat(services.store, old.chat_id))  # a supergroup now?
     presser = actor_id(update)
-    seat = old.seat_of(presser) if presser else None
-    if (seat is None or not old.seats[seat].human) and not await is_admin(press.context, old.chat_id, update):
+    if not allowed(Action.PLAY_AGAIN, old, presser, False) and not await is_admin(press.context, old.chat_id, update):
         raise RefusedError(Answer.NOT_ALLOWED)
-    game_id = services.new_game_id(update)
+    game_id = context.new_game_id()
     if not await services.store.claim_chat(old.chat_id, old.thread_id, game_id):
         current = await services.store.chat_game(old.chat_id, old.thread_id)
         return TapDone(Answer.REOPENED if current is not None and current.id == game_id else Answer.ALREADY_OPEN)
-    reachable = {presser} if presser and await services.store.can_dm(presser) else set()
+    reachable = {presser} if presser and await services.store.records.can_dm(presser) else set()
     try:
         table = game_lobby.rematch(old, game_id, presser, services.now(), services.settings.lobby_timeout, reachable)
     except RefusedError:
-        await services.store.release_chat(old.chat_id, old.thread_id, game_id)
+        await services.store.records.release_chat(old.chat_id, old.thread_id, game_id)
         raise
-    invited = await open_lobby(services, table) + [
+    invited = await open_lobby(context, table) + [
         seat.user_id for seat in old.seats if seat.human and seat.user_id != presser
     ]
 
     async def invite() -> None:
-        background(notify_lobby(services, table, list(dict.fromkeys(invited))))
+        context.background(notify_lobby(context, table, list(dict.fromkeys(invited))))
 
     return TapDone(Answer.REOPENED, then=invite)

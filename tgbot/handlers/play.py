@@ -7,29 +7,27 @@ import logging
 
 from telegram import InputFile, Update
 from telegram.error import Forbidden, TelegramError
-from telegram.ext import ContextTypes
 
 import core
 from core.cards import Hand, Rank
-from tgbot import views
 from tgbot.codec import Op
 from tgbot.game import play as game_play
 from tgbot.game.table import Answer, RefusedError, Status
-from tgbot.handlers import budget
-from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel, services_of
+from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel
+from tgbot.handlers.context import BotContext
+from tgbot.render.text import plain_names
 from tgbot.storage import stats
 
 log = logging.getLogger(__name__)
 
 
-async def board_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def board_command(update: Update, context: BotContext) -> None:
     """``/board``: post the chat's board anew at the bottom; without a game, say how the last one
     ended and how to open a new one."""
-    services = services_of(context)
-    table, _ = await chat_table(services, update, last=True)
-    if table is None or await budget.hush(update) is not None:
+    table, _ = await chat_table(context, update, last=True)
+    if table is None or await context.hush() is not None:
         return
-    await services.syncer.post_board(table)
+    await context.services.syncer.post_board(table)
 
 
 async def show_panel(press: Press) -> TapDone:
@@ -38,7 +36,7 @@ async def show_panel(press: Press) -> TapDone:
     table = await press.services.store.load(tap.game_id)
     seat = table.seat_of(press.user_id) if table is not None else None
     if table is None or table.state is None or seat is None:
-        return TapDone(Answer.NO_GAME if table is None else Answer.NOT_SEATED, table, sync=False)
+        return TapDone(Answer.NO_GAME if table is None else Answer.NOT_SEATED, table)
     code, picks = Answer.REFRESHED if tap.op is Op.REFRESH else Answer.OK, ""
     if tap.op is Op.PICK:
         if tap.action_count != table.action_count or table.state.current != seat:
@@ -51,7 +49,7 @@ async def show_panel(press: Press) -> TapDone:
     async def redraw() -> None:
         await redraw_panel(press, table, picks)
 
-    return TapDone(code, table, then=redraw, sync=False)
+    return TapDone(code, table, then=redraw)
 
 
 async def act(press: Press) -> TapDone:
@@ -63,7 +61,7 @@ async def act(press: Press) -> TapDone:
     else:
         action = core.Challenge() if tap.op is Op.CHALLENGE else core.Believe()
     now = press.services.now()
-    done = await press.services.store.transact(
+    done = await press.context.transact(
         tap.game_id, lambda table: game_play.act(table, press.user_id, tap.action_count, action, now)
     )
     return TapDone(done.change.reply, done.change.table)
@@ -72,9 +70,7 @@ async def act(press: Press) -> TapDone:
 async def take_back(press: Press) -> TapDone:
     """The player takes their seat back from the AI."""
     now = press.services.now()
-    done = await press.services.store.transact(
-        press.tap.game_id, lambda table: game_play.take_back(table, press.user_id, now)
-    )
+    done = await press.context.transact(press.tap.game_id, lambda table: game_play.take_back(table, press.user_id, now))
     return TapDone(done.change.reply, done.change.table)
 
 
@@ -91,11 +87,11 @@ async def send_record(press: Press) -> TapDone:
     if table.status is not Status.OVER:
         # it holds every hand and the seed: never while the game runs
         raise RefusedError(Answer.RECORD_NOT_YET if table.live else Answer.NO_GAME)
-    deal, moves = await services.store.record(table.id)
-    record = stats.record_of_game(table, deal, moves, views.plain_names(table))
+    deal, moves = await services.store.records.record(table.id)
+    record = stats.record_of_game(table, deal, moves, plain_names(table))
     if record is None:
         raise RefusedError(Answer.NO_GAME)
-    if not await services.store.first_time(table.id, "record", user_id):
+    if not await services.store.records.first_time(table.id, "record", user_id):
         return TapDone(Answer.RECORD_AGAIN)  # a tap never sends it twice
     document = InputFile(record.to_json(indent=1).encode(), filename=stats.RECORD_FILE.format(gid=table.id))
 
@@ -103,7 +99,7 @@ async def send_record(press: Press) -> TapDone:
         try:
             await press.context.bot.send_document(user_id, document)
         except Forbidden:
-            await services.store.set_dm(user_id, False)
+            await services.store.records.set_dm(user_id, False)
         except TelegramError as error:  # transient: the record is lost, a new game's can be asked
             log.info("record of %s not sent to %s: %s", table.id, user_id, error)
 

@@ -7,29 +7,32 @@ from collections.abc import Callable
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
 
-from tgbot import i18n, views
+from tgbot import i18n
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Answer, RefusedError
 from tgbot.handlers import budget
 from tgbot.handlers.chat import set_reachable, unseat_everywhere
-from tgbot.handlers.common import group_language, new_seat, private_language, reply, services_of, tell
+from tgbot.handlers.common import new_seat
+from tgbot.handlers.context import BotContext
 from tgbot.handlers.identity import actor_id, replied_user, telegram_says_gone
 from tgbot.handlers.lobby import maybe_autostart
+from tgbot.render.announcements import note
+from tgbot.render.answers import answer
+from tgbot.render.menus import help_text, private_hint, rules, stats_text, top_text
+from tgbot.render.text import group_title, title
 from tgbot.storage import stats
 
 Text = Callable[[str], str]
 
 
-async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def start_private(update: Update, context: BotContext) -> None:
     """``/start`` in private chat: the bot may now write to this person."""
-    services, user = services_of(context), update.effective_user
+    services, user = context.services, update.effective_user
     assert user is not None
     await set_reachable(services, user.id, True, user.language_code)
-    translator = i18n.translator(await private_language(services, update))
-    await reply(
-        update,
+    translator = i18n.translator(await context.language())
+    await context.reply(
         translator.t(
             "Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; "
             "I will send your cards here. /rules explains the game."
@@ -37,12 +40,10 @@ async def start_private(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     )
 
 
-async def join_by_link(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/start j<game id>`` (the join deep link, ``context.args``): seat the sender when the
-    lobby offered them the link (their Join tap in the group) and Telegram does not say they
-    left the group since (then they lose their seats there). Anyone else is refused and sees
-    nothing of the group."""
-    services, user = services_of(context), update.effective_user
+async def join_by_link(update: Update, context: BotContext) -> None:
+    """``/start j<game id>``: seat the sender if the lobby offered them the link and Telegram does
+    not say they left the group since; anyone else is refused and sees nothing of the group."""
+    services, user = context.services, update.effective_user
     assert user is not None and context.args
     await set_reachable(services, user.id, True, user.language_code)
     game_id = context.args[0][1:]
@@ -53,112 +54,107 @@ async def join_by_link(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         if not game_lobby.link_offered_to(lobby, user.id):
             raise RefusedError(Answer.LINK_NOT_YOURS)
         if await telegram_says_gone(context, lobby.chat_id, user.id):
-            await unseat_everywhere(services, lobby.chat_id, user.id)  # the bot missed their leaving
+            await unseat_everywhere(context, lobby.chat_id, user.id)  # the bot missed their leaving
             raise RefusedError(Answer.LINK_NOT_YOURS)
-        seat = await new_seat(services, update, lobby.chat_id)
+        seat = await new_seat(context, update, lobby.chat_id)
         now, timeout = services.now(), services.settings.lobby_timeout
-        done = await services.store.transact(game_id, lambda table: game_lobby.join_by_link(table, seat, now, timeout))
+        done = await context.transact(game_id, lambda table: game_lobby.join_by_link(table, seat, now, timeout))
     except RefusedError as refusal:
-        await reply(update, views.answer(refusal.code, await private_language(services, update)))
+        await context.reply(answer(refusal.code, await context.language()))
         return
     table = done.change.table
     seat_index = table.seat_of(user.id)
     assert seat_index is not None
-    translator = i18n.translator(i18n.seat_language(table, seat_index))
-    await reply(update, translator.t("You joined the game in «{group}».", group=views.title(table)))
-    await maybe_autostart(services, table)
-    services.syncer.request(game_id)
+    translator = i18n.translator(table.seat_language(seat_index))
+    await context.reply(translator.t("You joined the game in «{group}».", group=title(table)))
+    await maybe_autostart(context, table)
 
 
-async def group_only(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def group_only(update: Update, context: BotContext) -> None:
     """A group's command sent in private chat: how to use it."""
-    translator = i18n.translator(await private_language(services_of(context), update))
-    await reply(update, translator.t("Add me to a group and send /start_game there."))
+    translator = i18n.translator(await context.language())
+    await context.reply(translator.t("Add me to a group and send /start_game there."))
 
 
-async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def help_command(update: Update, context: BotContext) -> None:
     """``/help`` (and ``/start`` in a group): how to use the bot (:func:`_private_text`)."""
-    await _private_text(update, context, views.help_text)
+    await _private_text(update, context, help_text)
 
 
-async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def rules_command(update: Update, context: BotContext) -> None:
     """``/rules``: the rules of the game (:func:`_private_text`)."""
-    await _private_text(update, context, views.rules)
+    await _private_text(update, context, rules)
 
 
-async def _private_text(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Text) -> None:
+async def _private_text(update: Update, context: BotContext, text: Text) -> None:
     """Send ``text`` in the person's language, always privately (in a group it would eat the
     game's message budget). The group gets a one-line note when no game is running there
     (the text was sent, or how to let the bot write privately)."""
-    services, chat, user = services_of(context), update.effective_chat, update.effective_user
+    services, chat, user = context.services, update.effective_chat, update.effective_user
     assert chat is not None
     private = chat.type == ChatType.PRIVATE
-    language = await private_language(services, update, None if private else chat.id)
+    language = await context.language(group_id=None if private else chat.id)
     if private:
-        await reply(update, text(language))
+        await context.reply(text(language))
         return
-    sent = user is not None and bool(actor_id(update)) and await tell(services, user.id, text(language))
+    sent = user is not None and bool(actor_id(update)) and await context.tell(user.id, text(language))
     if not await budget.game_running(services.store, chat.id):  # else the group's budget is the game's
-        await reply(update, views.private_hint(await group_language(services, chat.id), sent))
+        await context.reply(private_hint(await context.group_language(chat.id), sent))
 
 
-async def _answer_quietly(update: Update, context: ContextTypes.DEFAULT_TYPE, text: Text) -> None:
+async def _answer_quietly(update: Update, context: BotContext, text: Text) -> None:
     """Answer in the chat, except in a group with a running game: then privately (as /rules)."""
-    services, chat = services_of(context), update.effective_chat
+    services, chat = context.services, update.effective_chat
     assert chat is not None
     if chat.type == ChatType.PRIVATE:
-        await reply(update, text(await private_language(services, update)))
+        await context.reply(text(await context.language()))
     elif await budget.game_running(services.store, chat.id):
         await _private_text(update, context, text)
     else:
-        await reply(update, text(await group_language(services, chat.id)))
+        await context.reply(text(await context.group_language(chat.id)))
 
 
-async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def stats_command(update: Update, context: BotContext) -> None:
     """``/stats``: the sender's figures, or (as a reply) the replied-to person's."""
     target = replied_user(update) or update.effective_user
     if target is None or target.is_bot:
         return
-    totals, places = await stats.totals(services_of(context).store, target.id)
-    await _answer_quietly(
-        update, context, lambda language: views.stats_text(language, target.full_name, totals, places)
-    )
+    totals, places = await stats.totals(context.services.store.records, target.id)
+    await _answer_quietly(update, context, lambda language: stats_text(language, target.full_name, totals, places))
 
 
-async def top_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def top_command(update: Update, context: BotContext) -> None:
     """``/top``: the chat's leaderboard (most wins; at least 3 games to be listed)."""
     assert update.effective_chat is not None
-    rows = await stats.top(services_of(context).store, update.effective_chat.id)
-    await _answer_quietly(update, context, lambda language: views.top_text(language, rows, stats.MIN_TOP_GAMES))
+    rows = await stats.top(context.services.store.records, update.effective_chat.id)
+    await _answer_quietly(update, context, lambda language: top_text(language, rows, stats.MIN_TOP_GAMES))
 
 
-async def notify_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def notify_command(update: Update, context: BotContext) -> None:
     """``/notify_me`` in a group: the sender is told privately when the next lobby opens there."""
-    services, chat, user = services_of(context), update.effective_chat, update.effective_user
+    services, chat, user = context.services, update.effective_chat, update.effective_user
     assert chat is not None
-    language = await private_language(services, update, chat.id)
+    language = await context.language(group_id=chat.id)
     if user is None or not actor_id(update):
-        await reply(update, i18n.translator(language).t("Add me to a group and send /start_game there."))
-    elif not await services.store.can_dm(user.id):
-        await reply(update, views.private_hint(language, False))
+        await context.reply(i18n.translator(language).t("Add me to a group and send /start_game there."))
+    elif not await services.store.records.can_dm(user.id):
+        await context.reply(private_hint(language, False))
     else:
-        await services.store.want_notify(chat.id, user.id)
-        if await budget.hush(update) is budget.Hush.GAME:  # a bystander of a running game: privately
-            await tell(
-                services, user.id, views.note("notify_on_private", language, group=views.group_title(chat.title or ""))
-            )
+        await services.store.records.want_notify(chat.id, user.id)
+        if await context.hush() is budget.Hush.GAME:  # a bystander of a running game: privately
+            await context.tell(user.id, note("notify_on_private", language, group=group_title(chat.title or "")))
         else:
-            await reply(update, views.note("notify_on", language))
+            await context.reply(note("notify_on", language))
 
 
-async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def forget_command(update: Update, context: BotContext) -> None:
     """``/forget_me`` in private chat: delete everything stored about the sender (statistics,
     leaderboard entries, preferences, reachability, notifications)."""
-    services, chat, user = services_of(context), update.effective_chat, update.effective_user
+    services, chat, user = context.services, update.effective_chat, update.effective_user
     assert chat is not None and user is not None
-    language = await private_language(services, update)
+    language = await context.language()
     if chat.type != ChatType.PRIVATE:
-        await reply(update, views.note("forget_private", language))
+        await context.reply(note("forget_private", language))
         return
-    await stats.forget_user(services.store, user.id)
-    await reply(update, views.note("forgotten", language))
+    await stats.forget_user(services.store.records, user.id)
+    await context.reply(note("forgotten", language))

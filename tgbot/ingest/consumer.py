@@ -1,12 +1,6 @@
-"""Processing the stream (:mod:`tgbot.ingest.stream`), in the active process only.
-
-The consumer reads through the consumer group :data:`~tgbot.ingest.stream.GROUP`: at take-over it
-first claims every entry read and not acknowledged (the previous holder's work in flight), then
-reads new ones: a polled batch as it is stored (:meth:`Consumer.polled`), the webhook's by a
-blocking read. Updates of one chat run one after another, in order; different chats concurrently.
-An entry is acknowledged (and deleted) only once processed; one that met a Redis failure is tried
-again, so no update is dropped.
-"""
+"""Processing the stream in the active process: claim what the previous holder left, then read
+the polled batches (or, for the webhook, block on the stream); one chat's updates in order,
+chats concurrently; an entry acknowledged only once processed, one that met a Redis failure tried again."""
 
 from __future__ import annotations
 
@@ -98,10 +92,8 @@ class Consumer:
                 await self._dispatch_stored(entries)
 
     async def polled(self, batch: list[dict[str, Any]], lease_value: str, offset: int) -> bool:
-        """Store a ``getUpdates`` batch with the offset that confirms it, while the lease is
-        ``lease_value``, and process it (the same round trip acknowledges what was processed).
-        False when the lease is not held (nothing written). Waits for the previous holder's
-        entries to be taken first, so that each chat's updates keep their order."""
+        """Store and process a ``getUpdates`` batch with the offset that confirms it, while the lease
+        is ``lease_value`` (False when it is not: nothing written), after the previous holder's entries."""
         await self._claimed.wait()
         processed, self._done = self._done[:ACKNOWLEDGED_MAX], self._done[ACKNOWLEDGED_MAX:]
         try:
@@ -133,7 +125,7 @@ class Consumer:
         for entry_id, update in entries:
             await self._room.acquire()
             key = ordering_key(update)
-            task = asyncio.create_task(self._one(self._chains.get(key), entry_id, update))
+            task = asyncio.create_task(self._one(self._chains.get(key), entry_id, update), name=f"update-{entry_id}")
             self._chains[key] = task
             task.add_done_callback(functools.partial(self._forget, key))
 

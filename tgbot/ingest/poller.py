@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from typing import Any
+from typing import Any, Protocol
 
 from telegram import Update
 from telegram.error import BadRequest, Conflict, NetworkError
 from telegram.warnings import PTBUserWarning
 
 from tgbot.ingest.consumer import Consumer
-from tgbot.process.lease import Lease
 
 __all__ = ["Poller"]
 
@@ -25,11 +24,20 @@ _POLL_SLACK = 10
 warnings.filterwarnings("ignore", message=r"Please use 'Bot\.getUpdates'", category=PTBUserWarning)
 
 
+class Holder(Protocol):
+    """The lease as the poller sees it (:class:`tgbot.process.lease.Lease`)."""
+
+    @property
+    def value(self) -> str: ...
+
+    async def confirm(self) -> bool: ...
+
+
 class Poller:
     """Polls ``getUpdates`` (``timeout`` seconds each) into the stream, for ``consumer`` to process,
     while ``lease`` is held."""
 
-    def __init__(self, bot: Any, consumer: Consumer, lease: Lease, timeout: int = 10) -> None:
+    def __init__(self, bot: Any, consumer: Consumer, lease: Holder, timeout: int = 10) -> None:
         self.bot = bot
         self.consumer = consumer
         self.lease = lease

@@ -1,26 +1,14 @@
-"""Durable ingest: every update is stored in a Redis Stream before Telegram is told it arrived.
-
-DESIGN.md, Processes. One stream per bot, ``<prefix>:{b<bot>}:updates``, each entry one field,
-``update`` (the update's JSON as Telegram sent it), written by one script that:
-
-- for long polling (:mod:`tgbot.ingest.poller`), stores a batch with the next ``getUpdates`` offset
-  only while this process holds the lease, so a paused former holder can neither ingest nor confirm,
-  and in the same round trip acknowledges what was processed and reads the batch back for the
-  consumer (one round trip per batch instead of three);
-- for the webhook (:mod:`tgbot.process.web`, any process), stores the update before the HTTP answer;
-- skips an update whose id is among the last :data:`RECENT_UPDATES` (a webhook delivered again).
-
-:mod:`tgbot.ingest.consumer` reads it back; the game's commit records the update ids it applied
-(:mod:`tgbot.owner.store`), so a second delivery is never applied twice.
-"""
+"""Durable ingest (docs/DESIGN.md, Processes): one Lua script stores updates in the bot's stream
+before Telegram is told they arrived (a polled batch with its offset, only while the lease is
+held, acknowledging and reading back in the same round trip; a webhook's update before the HTTP
+answer), skipping an id among the last :data:`RECENT_UPDATES`."""
 
 from __future__ import annotations
 
-import contextvars
 import json
 from typing import Any
 
-__all__ = ["ACKNOWLEDGED_MAX", "GROUP", "RECENT_UPDATES", "Entry", "Ingest", "Outcome", "outcome"]
+__all__ = ["ACKNOWLEDGED_MAX", "GROUP", "RECENT_UPDATES", "Entry", "Ingest"]
 
 #: Update ids remembered to skip a repeated delivery.
 RECENT_UPDATES = 10_000
@@ -67,20 +55,6 @@ return taken
 ACKNOWLEDGED_MAX = 1000
 
 
-class Outcome:
-    """How the processing of one update went, filled by the error handler
-    (:func:`tgbot.handlers.common.on_error`): ``retry`` when it met a failure of Redis (try again),
-    ``fenced`` when a commit found a newer active process."""
-
-    def __init__(self) -> None:
-        self.retry = False
-        self.fenced = False
-
-
-#: The :class:`Outcome` of the update processed in this task.
-outcome: contextvars.ContextVar[Outcome | None] = contextvars.ContextVar("outcome", default=None)
-
-
 class Ingest:
     """Writes updates to the stream. ``keys``: the stream, the recent ids, the offset, the lease
     (one Cluster slot: they share the tag ``{b<bot>}``)."""
@@ -94,11 +68,9 @@ class Ingest:
     async def polled(
         self, updates: list[dict[str, Any]], lease_value: str, offset: int, consumer: str, processed: list[str]
     ) -> list[Entry] | None:
-        """Store a ``getUpdates`` batch and the offset that confirms it, only while the lease is
-        ``lease_value``, acknowledge the ``processed`` entry ids (at most :data:`ACKNOWLEDGED_MAX`)
-        and read the new entries as ``consumer`` in the same round trip. Returns those entries
-        (this batch's, and any other not read yet), or None when the lease is not held (nothing
-        written)."""
+        """Store a ``getUpdates`` batch with its offset while the lease is ``lease_value``, acknowledge
+        the ``processed`` ids and read the new entries as ``consumer``, in one round trip. ``None``
+        when the lease is not held (nothing written)."""
         parsed = {int(update["update_id"]): update for update in updates}
         reply = await self._ingest(
             keys=self._keys, args=[lease_value, offset, consumer, len(processed), *processed, *_pairs(updates)]

@@ -1,27 +1,19 @@
 """The per-game owner: each live game's table in memory, one lock per game, and the one
-transaction path, a compare-and-set in Redis.
-
-Only the active process writes (:mod:`tgbot.process.lease`). A transaction reads nothing from
-Redis: it applies a pure transition to the table in memory and commits with one Lua script
-(``_COMMIT``) that checks the version, appends to the log and the outbox, refuses an older
-fencing epoch (:class:`FencedError`) and records the update that caused it, so a second delivery
-of that update (Telegram's, a take-over's, redis-py's resend) is never applied again. A game's
-keys (:mod:`tgbot.storage.keys`) share one Cluster slot; the indexes are updated after the commit
-and checked against the game when read. Records beside the tables: :mod:`tgbot.storage.records`.
-"""
+transaction path: a pure transition applied in memory, committed by one Lua script (``_COMMIT``:
+version, log, outbox, fencing epoch, the update's mark so a second delivery applies nothing), then
+the indexes, each checked against the game when read. Records beside it: :mod:`tgbot.storage.records`."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import contextvars
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
-from tgbot.game.lobby import move_chat
+from tgbot.game.lobby import moved_to
 from tgbot.game.table import Answer, Change, RefusedError, Table
 from tgbot.storage.records import DELETE_IF_EQUAL, Records
 from tgbot.storage.redis import RedisClient
@@ -31,17 +23,50 @@ __all__ = [
     "RECENT_UPDATES",
     "Committed",
     "ConflictError",
+    "Fence",
     "FencedError",
     "Store",
-    "current_update",
+    "UpdateMark",
     "game_id_for_update",
 ]
 
-#: The update being processed in this task (set by :mod:`tgbot.ingest.stream`'s consumer): its
-#: id and its commits so far per game, so each commit records ``<update id>.<n>``.
-current_update: contextvars.ContextVar[tuple[int, dict[str, int]] | None] = contextvars.ContextVar(
-    "current_update", default=None
-)
+
+class Fence(Protocol):
+    """What every commit checks: this process may commit now, with this fencing ``epoch``."""
+
+    @property
+    def epoch(self) -> int: ...
+
+    async def active(self) -> bool: ...
+
+
+class Unfenced:
+    """The fence of a store no runner drives (tests, tools): epoch 0, always active."""
+
+    epoch = 0
+
+    async def active(self) -> bool:
+        return True
+
+
+@dataclass
+class UpdateMark:
+    """The update a transaction applies: its id and its commits so far per game, so each commit
+    records ``<update id>.<n>`` (a second delivery of the update then applies nothing)."""
+
+    update_id: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def take(self, game_id: str) -> tuple[str, int]:
+        """The mark of the next commit to ``game_id``: ``("<id>.<n>", id)``."""
+        n = self.counts.get(game_id, 0)
+        self.counts[game_id] = n + 1
+        return f"{self.update_id}.{n}", self.update_id
+
+    def give_back(self, game_id: str) -> None:
+        """The last mark taken for ``game_id`` was not committed."""
+        self.counts[game_id] -= 1
+
 
 #: The update marks a game keeps (a re-delivery comes within minutes).
 RECENT_UPDATES = 64
@@ -93,16 +118,6 @@ class ConflictError(Exception):
     possible while two processes briefly believe they are active)."""
 
 
-async def always() -> bool:
-    """Whether a store no runner drives may commit (tests, tools): always."""
-    return True
-
-
-async def never() -> bool:
-    """Whether a process that stepped down may commit: never."""
-    return False
-
-
 class FencedError(Exception):
     """A commit was refused: a process with a newer lease epoch has written the game; this
     process is no longer the active one and must stop."""
@@ -124,21 +139,24 @@ class Committed:
     before: Table | None
 
 
-class Store(Records):
+class Store:
     """Each live game's owner in this process (see the module docstring), over one redis-py
-    asyncio client (``decode_responses=True``), with the :class:`Records` beside the tables.
+    asyncio client (``decode_responses=True``); ``records``: the users, chats and notes beside.
+    ``fence``: checked before each commit, its epoch carried by it; ``on_commit(before, after)``:
+    called after each commit under the game's lock (the timer and the view sync are told there)."""
 
-    ``epoch``: the fencing number every commit carries (the lease's, set when this process
-    becomes active; 0 in tests that run without a lease). ``on_commit(before, after)``: called
-    after each commit under the game's lock (the view sync and the timer are told there)."""
-
-    def __init__(self, redis: RedisClient, prefix: str = "cheat") -> None:
-        super().__init__(redis, prefix)
-        self.epoch = 0
-        self.on_commit: Callable[[Table | None, Table], None] = lambda before, after: None
-        #: Whether this process may commit now (the runner sets :meth:`tgbot.process.lease.Lease.active`):
-        #: a commit is refused here once the lease is lost.
-        self.holds: Callable[[], Awaitable[bool]] = always
+    def __init__(
+        self,
+        redis: RedisClient,
+        prefix: str = "cheat",
+        fence: Fence | None = None,
+        on_commit: Callable[[Table | None, Table], None] | None = None,
+    ) -> None:
+        self.records = Records(redis, prefix)
+        self.redis: Any = redis
+        self.keys = self.records.keys
+        self.fence = fence or Unfenced()
+        self.on_commit = on_commit or (lambda before, after: None)
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -184,62 +202,48 @@ class Store(Records):
 
     async def raise_epoch(self, game_id: str) -> None:
         """Mark game ``game_id`` as this epoch's before this process first touches it."""
-        await self._raise_epoch(keys=[self.keys.game(game_id)], args=[self.epoch])
+        await self._raise_epoch(keys=[self.keys.game(game_id)], args=[self.fence.epoch])
 
-    async def create(self, table: Table) -> bool:
-        """Store a new table (version 1). False if the id is taken (then, when the current
-        update created it, it is this game: see :func:`game_id_for_update`)."""
+    async def create(self, table: Table, update: UpdateMark | None = None) -> bool:
+        """Store a new table (version 1). False if the id is taken (then, when ``update`` created
+        it, it is this game: see :func:`game_id_for_update`)."""
         async with self.lock(table.id):
-            return await self._commit(None, Change(table), self._mark(table.id)) == 1
+            return await self._commit(None, Change(table), update.take(table.id) if update else None) == 1
 
-    async def transact(self, game_id: str, fn: Callable[[Table], Change], attempts: int = 8) -> Committed:
-        """Apply ``fn`` to game ``game_id``'s table and commit it, under the game's lock.
+    async def transact(
+        self, game_id: str, fn: Callable[[Table], Change], update: UpdateMark | None = None, attempts: int = 8
+    ) -> Committed:
+        """Apply the pure ``fn`` to game ``game_id``'s table and commit it, under the game's lock.
 
-        ``fn`` must be pure; it may raise :class:`~tgbot.game.table.RefusedError`, which propagates (as
-        does ``RefusedError(Answer.NO_GAME)`` when there is no such game). A change whose table is the
-        loaded one is not written. When the current update (:data:`current_update`) was applied
-        to this game already, nothing is applied and the result's change is the current table
-        with reply ``"ok"``. Raises :class:`FencedError` (a newer holder wrote the game) and
-        :class:`ConflictError` (every attempt met another writer)."""
+        ``fn`` may raise :class:`~tgbot.game.table.RefusedError` (as does a missing game). A change
+        whose table is the loaded one is not written. When ``update`` was applied to this game
+        already, nothing is: the result's change is the current table with reply ``"ok"``. Raises
+        :class:`FencedError` and :class:`ConflictError` (every attempt met another writer)."""
         async with self.lock(game_id):
             for _ in range(attempts):
                 table = await self._read(game_id)
                 if table is None:
                     raise RefusedError(Answer.NO_GAME)
-                mark = self._mark(game_id)
+                mark = update.take(game_id) if update else None
                 if mark and mark[0] in self._applied.get(game_id, ()):
                     return Committed(Change(table), table)
                 change = fn(table)
                 if change.table is table and not change.log and not change.outbox:
-                    self._unmark(game_id, mark)
+                    if update:
+                        update.give_back(game_id)
                     return Committed(change, table)
                 got = await self._commit(table, change, mark)
                 if got in (1, -2):
                     return Committed(change, table)
                 self._tables.pop(game_id, None)  # another writer: read it again
-                self._unmark(game_id, mark)
+                if update:
+                    update.give_back(game_id)
             raise ConflictError(f"game {game_id}: {attempts} conflicting attempts")
-
-    def _mark(self, game_id: str) -> tuple[str, int] | None:
-        """The current update's mark for its next commit to ``game_id``: ``("<id>.<n>", id)``."""
-        current = current_update.get()
-        if current is None:
-            return None
-        update_id, counts = current
-        n = counts.get(game_id, 0)
-        counts[game_id] = n + 1
-        return f"{update_id}.{n}", update_id
-
-    @staticmethod
-    def _unmark(game_id: str, mark: tuple[str, int] | None) -> None:
-        current = current_update.get()
-        if mark is not None and current is not None:
-            current[1][game_id] -= 1
 
     async def _commit(self, before: Table | None, change: Change, mark: tuple[str, int] | None) -> int:
         """One compare-and-set (see ``_COMMIT``); 1 committed (or applied before: -2), 0 conflict.
         Raises :class:`FencedError`."""
-        if not await self.holds():
+        if not await self.fence.active():
             raise FencedError(f"game {change.table.id}: this process no longer holds the lease")
         version = (before.version if before else 0) + 1
         new = change.table = replace(change.table, version=version)
@@ -249,7 +253,7 @@ class Store(Records):
             new.to_json(),
             json.dumps(change.deal) if change.deal is not None else "",
             str(FINISHED_TTL if not new.live else 0),
-            str(self.epoch),
+            str(self.fence.epoch),
             mark[0] if mark else "",
             mark[1] if mark else 0,
             str(len(change.log)),
@@ -362,13 +366,10 @@ class Store(Records):
         """Every live table of a chat, in all its forum topics."""
         return await self._indexed(self.keys.chat_games(chat_id), lambda table: table.chat_id == chat_id)
 
-    async def move_chat(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
-        """Move the live games of group ``old_chat_id`` to supergroup ``new_chat_id``
-        (a group upgrade). Crash-safe order: the new chat index first, then the table's
-        ``chat_id`` (one transaction), then the old index dropped; readers check indexes
-        against the game, so at every moment the game is reachable under one of the ids.
-        ``also``: game ids to move even if no longer live (their end is still to be shown).
-        Idempotent. Returns the moved game ids."""
+    async def move_games(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
+        """Move group ``old_chat_id``'s live games (and ``also``, ended ones still to be shown) to
+        supergroup ``new_chat_id``: the new index, then the table, then the old index dropped, so
+        each game is always reachable. Idempotent. Returns the moved game ids."""
         tables = {table.id: table for table in await self.chat_games(old_chat_id)}
         for game_id in also:
             table = await self.load(game_id)
@@ -378,8 +379,8 @@ class Store(Records):
         for table in tables.values():
             if table.live:
                 await self.redis.set(self.keys.chat(new_chat_id, table.thread_id), table.id, nx=True)
-            await self.transact(table.id, lambda current: move_chat(current, old_chat_id, new_chat_id))
-            await self.release_chat(old_chat_id, table.thread_id, table.id)
+            await self.transact(table.id, lambda current: moved_to(current, old_chat_id, new_chat_id))
+            await self.records.release_chat(old_chat_id, table.thread_id, table.id)
             await self.redis.srem(self.keys.chat_games(old_chat_id), table.id)
             moved.append(table.id)
         return moved

@@ -1,30 +1,18 @@
-"""The one timer path: one timer per live game in the active process, on Redis's clock.
-
-A table keeps its own deadline (``Table.deadline``, epoch seconds on Redis's clock,
-:mod:`tgbot.process.clock`); what a deadline does is the table's own business
-(:func:`tgbot.game.play.on_deadline`: lobby expiry, the turn reminder, the automatic move, an AI
-seat's move; the retirement of a table whose group took no message for the lobby timeout).
-While a group takes no message, the timer also wakes every minute with no deadline due: the view
-sync it requests tries the group again (:func:`tgbot.game.play.next_timer`). :class:`Timers`
-keeps one asyncio timer per game, set after every commit (:meth:`Timers.schedule`) and rebuilt
-from the live tables when a process becomes the active one.
-A timer fires through the same transaction path as a tap (:meth:`tgbot.owner.store.Store.transact`),
-where the table checks its own deadline: a timer that is late or early for the table as it is
-now changes nothing, so a deadline never fires twice. A deadline that passed while no process
-was active fires once, at the take-over.
-"""
+"""One asyncio timer per live game in the active process, at the table's next moment on Redis's
+clock (:func:`tgbot.game.play.next_timer`), fired through the same transaction as a tap, where the
+table checks its own deadline (a late or early fire changes nothing). A group that takes no
+message also wakes it every minute, to request a sync that tries the group again."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
+from collections.abc import Callable
 
 from tgbot.game import play as game_play, table as game_table
-from tgbot.game.table import Table
+from tgbot.game.table import Answer, Table
+from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import FencedError, Store
-from tgbot.process.clock import RedisClock
-from tgbot.views.sync import Syncer
 
 __all__ = ["Timers"]
 
@@ -34,10 +22,12 @@ log = logging.getLogger(__name__)
 class Timers:
     """The active process's game timers (see the module docstring)."""
 
-    def __init__(self, store: Store, syncer: Syncer, clock: RedisClock) -> None:
+    def __init__(self, store: Store, clock: RedisClock, request_sync: Callable[[str], None]) -> None:
+        """``request_sync(game_id)``: bring the game's views up to date (after a fire that
+        committed nothing, such as the minute's try of a group that takes no message)."""
         self.store = store
-        self.syncer = syncer
         self.clock = clock
+        self.request_sync = request_sync
         self._handles: dict[str, asyncio.TimerHandle] = {}
         self._firing: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -55,9 +45,7 @@ class Timers:
             return
         loop = asyncio.get_running_loop()
         delay = max(0.0, due - now)
-        # A context of its own: a timer set by an update's commit must not fire as that update
-        # (its commit would be recorded as the update's, see tgbot.owner.store.current_update).
-        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id, context=contextvars.Context())
+        self._handles[table.id] = loop.call_at(loop.time() + delay, self._fire, table.id)
 
     def _fire(self, game_id: str) -> None:
         self._handles.pop(game_id, None)
@@ -83,7 +71,7 @@ class Timers:
                 self._handles[game_id] = loop.call_at(loop.time() + 1.0, self._fire, game_id)
             return
         table = done.change.table
-        if done.change.reply != "stale":
+        if done.change.reply != Answer.UNCHANGED:
             before = done.before
             assert before is not None
             log.info(
@@ -96,7 +84,7 @@ class Timers:
             )
         elif table is done.before:
             self.schedule(table)  # nothing committed: a deadline that moved later
-        self.syncer.request(game_id)
+        self.request_sync(game_id)
 
     async def close(self) -> None:
         """Cancel every timer (this process is no longer the active one)."""

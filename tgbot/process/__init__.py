@@ -1,2 +1,1 @@
-"""One active process per bot token: the lease, the take-over, the internal HTTP server, the
-clock every deadline is measured on, and the limiter of Bot API calls."""
+"""The composition root of a bot process: the lease, stand-by, take-over and stepping down."""

@@ -1,12 +1,6 @@
-"""The active process's lease: exactly one process per bot token works, the others stand by.
-
-DESIGN.md, Processes. One key, ``<prefix>:{b<bot>}:lease`` = ``"<holder> <epoch>"``, expiring
-after :data:`LEASE_SECONDS` unless renewed. The epoch is a fencing number: each new holder gets a
-larger one (the stored counter plus one, or Redis's clock in ms if larger, so it grows also across
-a fail-over that lost writes), and a game's commit refuses an older one (:mod:`tgbot.owner.store`).
-A holder counts itself active until :data:`MARGIN` before its lease could lapse, on its monotonic
-clock, so it stops before a standby can take over even when it cannot reach Redis.
-"""
+"""The active process's lease (docs/DESIGN.md, Processes): ``"<holder> <epoch>"`` under one key,
+expiring after :data:`LEASE_SECONDS` unless renewed; the epoch only grows and fences every commit.
+A holder counts itself active until :data:`MARGIN` before its lease could lapse, on its own clock."""
 
 from __future__ import annotations
 

@@ -1,43 +1,43 @@
-"""A bot process's life: stand by, become the active one, work, step down (DESIGN.md, Processes).
-
-Every process serves ``/healthz`` and, in webhook mode, stores what it receives
-(:mod:`tgbot.process.web`), and tries for the lease (:mod:`tgbot.process.lease`). The holder is the
-only one that calls the Bot API: it takes over (Redis's clock read, data migrated, every live
-game's fencing epoch raised, its timer set and views synced, every group's rate window counted
-full), then polls or tails the stream, runs the timers and syncs, and renews the lease every
-second. Losing the lease (or a fenced commit) stops all that at once and drops what is in memory;
-a stop (SIGTERM, SIGINT) gives the lease up for a standby.
-"""
+"""A bot process's life (docs/DESIGN.md, Processes): serve ``/healthz`` (and the webhook), stand by
+for the lease, take over (clock, migration, epochs raised, timers set, views synced), work, and
+step down at once when the lease or a commit is lost. The composition root: it builds each object
+with what it needs."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlparse
 
+from redis.exceptions import RedisError
 from telegram import Update
 from telegram.error import BadRequest, InvalidToken
-from telegram.ext import Application
+from telegram.ext import ContextTypes
+from telegram.request import BaseRequest
 
 from tgbot import __version__, handlers
+from tgbot.game.table import Table
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
-from tgbot.ingest.stream import Ingest, Outcome, outcome
-from tgbot.owner.store import FencedError, Store, current_update, never
+from tgbot.ingest.stream import Ingest
+from tgbot.ingest.web import start_internal, start_webhook, webhook_secret
+from tgbot.owner.clock import RedisClock
+from tgbot.owner.store import FencedError, Store
 from tgbot.owner.timers import Timers
-from tgbot.process.clock import RedisClock
 from tgbot.process.lease import RENEW_EVERY, Lease
-from tgbot.process.ratelimit import RateLimiter
-from tgbot.process.web import start_internal, start_webhook, webhook_secret
 from tgbot.settings import Settings
-from tgbot.storage.keys import bot_prefix
+from tgbot.storage import chatmove, stats
+from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.migrate import migrate
 from tgbot.storage.redis import connect
-from tgbot.views.sync import Syncer
+from tgbot.sync.group_lane import GameHooks
+from tgbot.sync.ratelimit import RateLimiter
+from tgbot.sync.syncer import Syncer
 
 __all__ = ["Role", "Runner"]
 
@@ -62,27 +62,62 @@ async def _bounded(work: Awaitable[Any], what: str, seconds: float = 10.0) -> No
         log.error("stepping down: %s did not stop within %.0f s", what, seconds)
 
 
-class Runner:
-    """One bot process. ``app``: the PTB Application, built without an Updater
-    (:func:`tgbot.handlers.app.build_application`)."""
+class Outcome:
+    """How the processing of one update went: ``retry`` when it met a failure of Redis (try
+    again), ``fenced`` when a commit found a newer active process."""
 
-    def __init__(self, app: Application, settings: Settings) -> None:
-        self.app = app
+    def __init__(self) -> None:
+        self.retry = False
+        self.fenced = False
+
+
+class Runner:
+    """One bot process. ``request``: the HTTP layer of its Bot API calls (default PTB's httpx)."""
+
+    def __init__(self, settings: Settings, request: BaseRequest | None = None) -> None:
+        self.app = app = handlers.build_application(settings, self._holds_lease, request)
         self.settings = settings
         self.bot_id = settings.bot_token.partition(":")[0]
         self.clock = RedisClock()
         self.role = Role.STANDBY
         self.redis: Any = None
+        self.lease: Lease | None = None
+        self.syncer: Syncer | None = None
+        self.timers: Timers | None = None
         self.consumer: Consumer | None = None
         self.secret = ""  # the webhook's secret (webhook mode)
         self._stop = asyncio.Event()
         self._step_down = asyncio.Event()
         self._servers: list[Any] = []
+        self._outcomes: dict[int, Outcome] = {}  # by update id, while it is processed
+        app.add_error_handler(self._failed)
 
     def health(self) -> dict[str, Any]:
         """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
-        active = self.role is Role.ACTIVE and self.lease.held()
-        return {"role": Role.ACTIVE if active else Role.STANDBY, "epoch": self.lease.epoch if active else 0}
+        active = self.role is Role.ACTIVE and self.lease is not None and self.lease.held()
+        return {
+            "role": Role.ACTIVE if active else Role.STANDBY,
+            "epoch": self.lease.epoch if active and self.lease else 0,
+        }
+
+    @property
+    def epoch(self) -> int:
+        """The fencing number this process's commits carry (0 while not active)."""
+        return self.lease.epoch if self.timers is not None and self.lease is not None else 0
+
+    async def active(self) -> bool:
+        """Whether this process may commit now: it took over, has not stepped down, holds the lease."""
+        return self.timers is not None and await self._holds_lease()
+
+    async def _holds_lease(self) -> bool:
+        """Whether this process may call the Bot API now (beyond getMe and getUpdates)."""
+        return self.lease is not None and await self.lease.active()
+
+    def _committed(self, before: Table | None, after: Table) -> None:
+        """After each commit: the game's timer set again, its views synced (coalesced)."""
+        if self.timers is not None and self.syncer is not None:
+            self.timers.schedule(after)
+            self.syncer.request(after.id)
 
     def stop(self) -> None:
         """Ask the process to stop (signal handlers call this)."""
@@ -91,16 +126,18 @@ class Runner:
     async def run(self) -> None:
         """Run until :meth:`stop`. Raises what the start-up calls raise (Redis, getMe)."""
         self.redis = await connect(self.settings.redis_url)
-        self.store = store = Store(self.redis, prefix=bot_prefix(self.bot_id))
-        self.ingest = Ingest(self.redis, store.keys.ingest())
-        self.lease = Lease(self.redis, store.keys.lease())
+        keys = Keys(bot_prefix(self.bot_id))
+        self.lease = lease = Lease(self.redis, keys.lease())
+        self.store = Store(self.redis, keys.prefix, fence=self, on_commit=self._committed)
+        self.ingest = Ingest(self.redis, keys.ingest())
         await self.app.initialize()
+        await self.app.start()  # (no Updater: only Application.create_task's tasks are tracked)
         try:
             await self._listen()
             log.info("bot @%s: standing by for the lease", self.app.bot.username)
             while not self._stop.is_set():
                 try:
-                    if await self.lease.try_acquire():
+                    if await lease.try_acquire():
                         await self._active()
                 except FencedError:
                     log.warning("fenced: another process is active")
@@ -112,9 +149,10 @@ class Runner:
                     await asyncio.wait_for(self._stop.wait(), RENEW_EVERY)
         finally:
             with contextlib.suppress(Exception):
-                await self.lease.release()
+                await lease.release()
             for server in self._servers:
                 await server.cleanup()
+            await self.app.stop()
             await self.app.shutdown()
             await self.redis.aclose()
 
@@ -134,11 +172,12 @@ class Runner:
         """Work as the active process until the lease is lost, a commit is fenced or a stop."""
         self.role = Role.ACTIVE
         self._step_down.clear()
-        syncer, timers = await self._take_up()
+        lease = self._lease()
+        syncer, timers = await self._take_up(lease)
         tasks: list[asyncio.Task[Any]] = []
         try:
             await self._take_over(syncer, timers)
-            self.consumer = Consumer(self.ingest, self.redis, self.lease.holder, self._process)
+            self.consumer = Consumer(self.ingest, self.redis, lease.holder, self._process)
             work = {
                 "consumer": self.consumer.run(),
                 "lease": self._renew(),
@@ -146,9 +185,9 @@ class Runner:
                 "step-down": self._step_down.wait(),
             }
             if not self.settings.webhook_url:
-                work["poller"] = Poller(self.app.bot, self.consumer, self.lease).run()
+                work["poller"] = Poller(self.app.bot, self.consumer, lease).run()
             tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
-            log.info("bot @%s active (epoch %d, cheat-bot %s)", self.app.bot.username, self.lease.epoch, __version__)
+            log.info("bot @%s active (epoch %d, cheat-bot %s)", self.app.bot.username, lease.epoch, __version__)
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 if not task.cancelled() and task.exception() is not None:
@@ -156,36 +195,38 @@ class Runner:
         finally:
             await self._hand_back(tasks, syncer, timers)
 
-    async def _take_up(self) -> tuple[Syncer, Timers]:
-        """Point the store, the handlers' services and the rate limiter at this lease."""
-        store, lease, bot = self.store, self.lease, self.app.bot
-        store.epoch, store.holds = lease.epoch, lease.active
+    def _lease(self) -> Lease:
+        assert self.lease is not None, "run() builds the lease"
+        return self.lease
+
+    async def _take_up(self, lease: Lease) -> tuple[Syncer, Timers]:
+        """The clock, the data's schema, then this lease's syncer, timers and handlers' services."""
+        store, bot = self.store, self.app.bot
         store.forget_tables()
         await self.clock.sync(self.redis)
         await migrate(self.redis, self.bot_id)
-        syncer = Syncer(bot, store, lambda: bot.username or "", self.clock.now, self.settings.lobby_timeout)
-        timers = Timers(store, syncer, self.clock)
-
-        def on_commit(before: Any, after: Any) -> None:
-            timers.schedule(after)
-            syncer.request(after.id)
-
-        store.on_commit = on_commit
+        hooks = GameHooks(
+            figures=functools.partial(stats.game_figures, store.records),
+            shown=functools.partial(stats.count_game, store.records),
+            migrated=lambda table, new: chatmove.move_chat(store, table.chat_id, new, also=(table.id,)),
+        )
+        self.syncer = syncer = Syncer(
+            bot, store, lambda: bot.username or "", hooks, self.clock.now, self.settings.lobby_timeout
+        )
+        self.timers = timers = Timers(store, self.clock, syncer.request)
         self.app.bot_data["services"] = handlers.Services(
             self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers
         )
-        if isinstance(bot.rate_limiter, RateLimiter):
-            bot.rate_limiter.may_call = lease.active
-            if lease.previous_renewal is not None:
-                # the previous holder may have sent messages until its lease lapsed
-                limiter = bot.rate_limiter
-                limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
+        limiter = bot.rate_limiter
+        if isinstance(limiter, RateLimiter) and lease.previous_renewal is not None:
+            # the previous holder may have sent messages until its lease lapsed
+            limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
         return syncer, timers
 
     async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
         """Every live game's epoch raised first (a former holder can commit nothing from now on),
         then the commands, the webhook, and every live game's timer and views."""
-        live = await self.store.live_games()
+        live = await self.store.records.live_games()
         for game_id in live:
             await self.store.raise_epoch(game_id)
         await handlers.register_commands(self.app)
@@ -213,9 +254,8 @@ class Runner:
         self.consumer = None
         await _bounded(timers.close(), "the timers")
         await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
-        store.on_commit = lambda before, after: None
+        self.syncer = self.timers = None
         store.forget_tables()
-        store.epoch, store.holds = 0, never
         log.info("bot @%s no longer active", self.app.bot.username)
 
     async def _renew(self) -> None:
@@ -223,28 +263,40 @@ class Runner:
         while True:
             await asyncio.sleep(RENEW_EVERY)
             try:
-                if not await self.lease.try_acquire():
+                if not await self._lease().try_acquire():
                     log.warning("lease lost to another process")
                     return
             except Exception as error:
-                if not self.lease.held():
+                if not self._lease().held():
                     log.warning("lease not renewed in time (%s): stepping down", error)
                     return
                 log.warning("lease renewal failed: %s", error)
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again."""
-        if not await self.lease.active():
+        if not await self._lease().active():
             self._step_down.set()
             raise asyncio.CancelledError
         update = Update.de_json(data, self.app.bot)
-        current_update.set((update.update_id, {}))
-        result = Outcome()
-        outcome.set(result)
-        await self.app.process_update(update)
+        result = self._outcomes[update.update_id] = Outcome()
+        try:
+            await self.app.process_update(update)
+        finally:
+            del self._outcomes[update.update_id]
         if result.fenced:
             self._step_down.set()
             return False
         if result.retry and last_try and update.callback_query is not None:
             await handlers.tell_to_tap_again(update, self.app)
         return not result.retry
+
+    async def _failed(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """An error handler: a fenced commit or a Redis failure goes in the update's outcome."""
+        result = self._outcomes.get(update.update_id) if isinstance(update, Update) else None
+        if result is None:
+            return
+        if isinstance(context.error, FencedError):
+            result.fenced = True
+        elif isinstance(context.error, RedisError):
+            result.retry = True  # the consumer tries the update again
+            log.warning("update met a Redis failure: %s", context.error)

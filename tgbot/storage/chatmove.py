@@ -14,27 +14,26 @@ log = logging.getLogger(__name__)
 
 
 class GameMover(Protocol):
-    """The owner of the live games (:meth:`tgbot.owner.store.Store.move_chat`)."""
+    """The owner of the live games and of the records (:class:`tgbot.owner.store.Store`)."""
 
-    async def move_chat(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]: ...
+    @property
+    def records(self) -> Records: ...
+
+    async def move_games(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]: ...
 
 
-async def move_chat(
-    store: GameMover, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = (), records: Records | None = None
-) -> list[str]:
+async def move_chat(store: GameMover, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
     """Move group ``old_chat_id``'s games (and ``also`` those ended but not yet shown) and data to
-    supergroup ``new_chat_id``; ``records`` default to ``store``'s own. Returns the games moved.
+    supergroup ``new_chat_id``. Returns the games moved.
 
     First the record old → new (a finished game still naming the old id counts on the new board
     and opens «Play again» there), then the games, the settings (the new chat's own kept), the
     lobby notifications and the leaderboard."""
     if old_chat_id == new_chat_id:
         return []
-    if records is None:
-        assert isinstance(store, Records)  # (a Store is its own records)
-        records = store
+    records = store.records
     await records.set_chat_moved(old_chat_id, new_chat_id)
-    games = await store.move_chat(old_chat_id, new_chat_id, also=also)
+    games = await store.move_games(old_chat_id, new_chat_id, also=also)
     settings = await records.move_chat_settings(old_chat_id, new_chat_id)
     asked = await records.move_notify(old_chat_id, new_chat_id)
     players = await stats.move_board(records, old_chat_id, new_chat_id)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, NamedTuple
-from urllib.parse import unquote, urlsplit
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -15,70 +14,12 @@ from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnec
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
+from tgbot.settings import SentinelURL, parse_sentinel_url
+
 log = logging.getLogger(__name__)
 
-#: A sentinel's port when the URL gives none.
-SENTINEL_PORT = 26379
 #: Seconds to connect to a sentinel and for it to answer (one that does not is skipped).
 SENTINEL_TIMEOUT = 1.0
-
-
-class SentinelURL(NamedTuple):
-    """A ``redis+sentinel://`` URL's parts: the sentinels, the service (the name they monitor the
-    primary under), the database, the data nodes' user and password, the sentinels' password."""
-
-    sentinels: list[tuple[str, int]]
-    service: str
-    db: int
-    username: str | None
-    password: str | None
-    sentinel_password: str | None
-
-
-def parse_sentinel_url(url: str) -> SentinelURL:
-    """The parts of ``redis+sentinel://[[user]:password@]host[:port][,…]/service[/db][?sentinel_password=…]``
-    (percent-decoded; port 26379 and database 0 by default). Raises ``ValueError`` saying what is
-    wrong, never showing a password.
-
-    >>> parse_sentinel_url("redis+sentinel://:s%40cret@10.0.0.1:26380,[::1]/cheat/2?sentinel_password=x")
-    SentinelURL(sentinels=[('10.0.0.1', 26380), ('::1', 26379)], service='cheat', db=2, username=None, password='s@cret', sentinel_password='x')
-    """
-    parts = urlsplit(url)
-    if parts.scheme != "redis+sentinel":
-        raise ValueError(f"not a redis+sentinel:// URL (scheme {parts.scheme!r})")
-    userinfo, _, hosts = parts.netloc.rpartition("@")
-    username, _, password = userinfo.partition(":")
-    sentinels = [_sentinel(host) for host in hosts.split(",")]
-    path = parts.path.strip("/").split("/")
-    if not path[0] or len(path) > 2:
-        raise ValueError(
-            "a redis+sentinel:// URL names the service after its hosts: redis+sentinel://host:26379/<service>[/<db>]"
-        )
-    if len(path) == 2 and not path[1].isdigit():
-        raise ValueError(f"a redis+sentinel:// URL's database is a number, not {path[1]!r}")
-    query = dict(pair.partition("=")[::2] for pair in parts.query.split("&") if pair)  # (a "+" stays a "+")
-    if other := sorted(set(query) - {"sentinel_password"}):
-        raise ValueError(f"a redis+sentinel:// URL takes one query parameter, sentinel_password, not {other}")
-    return SentinelURL(
-        sentinels,
-        unquote(path[0]),
-        int(path[1]) if len(path) == 2 else 0,
-        unquote(username) or None,
-        unquote(password) if ":" in userinfo else None,
-        unquote(query["sentinel_password"]) if query else None,
-    )
-
-
-def _sentinel(host: str) -> tuple[str, int]:
-    """One ``host[:port]`` of a ``redis+sentinel://`` URL (urllib reads brackets around IPv6)."""
-    node = urlsplit("//" + host)
-    try:
-        port = node.port or SENTINEL_PORT
-    except ValueError:
-        raise ValueError(f"a redis+sentinel:// URL's port is a number from 1 to 65535, not in {host!r}") from None
-    if not node.hostname:
-        raise ValueError("a redis+sentinel:// URL names each sentinel as host[:port], separated by commas")
-    return node.hostname, port
 
 
 class SentinelPool(SentinelConnectionPool):

@@ -79,18 +79,18 @@ async def _game(store: Store, gid: str, chat: int, thread: int | None, first_use
 
 async def build(store: Store) -> None:
     """The data described in the module docstring, through b5f3182's own code."""
-    await store.set_chat_settings(-100, lang="en", variant="russian", seating="shuffle")
-    await store.set_chat_turn_timeout(-100, 60)
-    await store.set_user_lang(101, "en")
+    await store.records.set_chat_settings(-100, lang="en", variant="russian", seating="shuffle")
+    await store.records.set_chat_turn_timeout(-100, 60)
+    await store.records.set_user_lang(101, "en")
     for uid in (101, 102, 103):
-        await store.set_dm(uid, uid != 103)
+        await store.records.set_dm(uid, uid != 103)
     assert await stats.want_notify(store, -100, 104)
     assert await store.first_delivery(777)  # a processed command (not a tap)
     done = await _game(store, DONE, -200, 5, 201, None)
     assert done.status is Status.OVER and await stats.count_game(store, done)
     live = await _game(store, LIVE, -100, None, 101, 4)
     assert live.status is Status.PLAYING
-    await store.tg_set(LIVE, group_msg=4242, panel_0="31:abc")
+    await store.records.tg_set(LIVE, group_msg=4242, panel_0="31:abc")
 
 
 async def main(out: Path) -> None:

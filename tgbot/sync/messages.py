@@ -4,19 +4,23 @@ Telegram's errors say of a group (:func:`group_refusal`)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import warnings
 from enum import StrEnum
 from typing import Any
 
+from telegram import CallbackQuery
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 from telegram.ext import ExtBot
 from telegram.warnings import PTBUserWarning
 
 from tgbot.owner.store import Store
-from tgbot.views.text import Rendered
+from tgbot.render.text import Rendered
+
+log = logging.getLogger(__name__)
 
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError
-#: (:class:`tgbot.process.ratelimit.RateLimiter`), so the lane runs again with the newest state.
+#: (:class:`tgbot.sync.ratelimit.RateLimiter`), so the lane runs again with the newest state.
 DEFER = {"defer": True, "priority": "game"}
 
 # Messages calls sendMessage and editMessageText raw on purpose (see Messages)
@@ -87,12 +91,9 @@ def retry_seconds(error: RetryAfter) -> float:
 
 
 class Messages:
-    """Shows and deletes messages; a private chat that answers 403 is recorded as lost.
-
-    Sends and edits go through PTB's rate limiter and error mapping (``Bot.do_api_request``)
-    with the keyboard as JSON and Telegram's answer read for the message id alone: PTB's
-    ``Message`` and keyboard objects cost more than a panel's whole rendering (docs/scaling.md).
-    The bot's Defaults (parse mode, link previews) are applied here as PTB applies them."""
+    """Shows and deletes messages through ``Bot.do_api_request`` with keyboards as JSON and the
+    answer read for the message id alone (cheaper than PTB's objects, docs/scaling.md), the
+    Defaults applied as PTB does; a private chat that answers 403 is recorded as lost."""
 
     def __init__(self, bot: ExtBot[Any], store: Store) -> None:
         self.bot = bot
@@ -123,18 +124,16 @@ class Messages:
         except Forbidden:
             if chat_id < 0:
                 raise
-            await self.store.set_dm(chat_id, False)
+            await self.store.records.set_dm(chat_id, False)
             return None
         return int(sent["message_id"])
 
     async def show(
         self, chat_id: int, thread_id: int | None, message_id: int | None, rendered: Rendered, resend: bool = True
     ) -> int | None:
-        """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it
-        is gone ("message to edit not found", "message can't be edited"), unless ``resend`` is
-        False (a tap's redraw of a panel another process replaced must not post a second one).
-        "message is not modified" is success. Returns the message id showing it, ``None`` if a
-        private chat is lost (403) or the message is gone and not resent."""
+        """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it is
+        gone (unless ``resend`` is False); "not modified" is success. Returns the message id, or
+        ``None`` when a private chat is lost (403) or the message is gone and not resent."""
         if message_id is None:
             return await self.send(chat_id, rendered, thread_id)
         try:
@@ -148,10 +147,21 @@ class Messages:
         except Forbidden:
             if chat_id < 0:
                 raise
-            await self.store.set_dm(chat_id, False)
+            await self.store.records.set_dm(chat_id, False)
             return None
         return await self.send(chat_id, rendered, thread_id) if resend else None
 
     async def delete(self, chat_id: int, message_id: int) -> None:
         with contextlib.suppress(BadRequest, Forbidden):  # already gone, or too old to delete
             await self.bot.delete_message(chat_id, message_id)
+
+
+async def answer_tap(query: CallbackQuery, text: str | None = None, url: str | None = None) -> bool:
+    """Answer a callback query (the one place a tap is answered); False when Telegram refused: a
+    late or repeated answer (400, about 15 s after the tap) must not undo or repeat the action."""
+    try:
+        await query.answer(text or None, url=url)
+        return True
+    except TelegramError as error:
+        log.info("tap answer refused: %s", error)
+        return False

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tgbot.codec import Op, Tap, person
 from tgbot.game.table import Table
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, translator as translator_for
-from tgbot.views.text import (
+from tgbot.render.text import (
     Button,
     Rendered,
     button,

@@ -1,19 +1,7 @@
-"""Telegram's message limits, kept in the memory of the bot's one active process.
-
-About 30 messages a second overall and 20 a minute per group (edits count), answered with 429 and
-``retry_after`` beyond (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this).
-A slot counts from admission until a period after its call *finished* (Telegram counts a message
-on arrival, before our answer). Private chats get no window, only 429 blocks.
-
-- Calls that send no message (not :func:`counted`: ``answerCallbackQuery``, ``getUpdates``,
-  ``deleteMessage``...) are made at once, whatever the windows and blocks.
-- A 429 blocks only the chat it names, for its ``retry_after``.
-- ``rate_limit_args={"defer": True}`` (the view sync): no slot now raises :class:`ThrottledError`
-  at once; other calls wait for their chat up to :data:`REPLY_WAIT` seconds, else the same.
-- :func:`priority_of`: of the calls waiting for one group, GAME ones go first; a deferred GAME
-  call sent back keeps a claim on the group's next slot until it is due back (+ :data:`CLAIM_GRACE`).
-- :meth:`RateLimiter.assume_full` after a take-over.
-"""
+"""Telegram's message limits (about 30 a second overall, 20 a minute per group, edits count), kept
+in the active process's memory: calls that send nothing go at once, a 429 blocks only its chat,
+a deferred call (the view sync) raises :class:`ThrottledError` instead of waiting, and game calls
+go before replies in a group (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this)."""
 
 from __future__ import annotations
 
@@ -159,7 +147,9 @@ class NotActiveError(TelegramError):
 class RateLimiter(BaseRateLimiter[dict[str, Any]]):
     """``group_max`` messages per ``group_period`` seconds in each group, ``overall_max`` per
     ``overall_period`` overall (periods widened by :data:`SAFETY`). ``max_retries``: how often a
-    call that met a 429 is made again (a deferred one never is). ``clock``, ``sleep``: for tests."""
+    call that met a 429 is made again (a deferred one never is). ``may_call``: whether this
+    process may call the Bot API now (the lease; any other than getMe and getUpdates is refused
+    without). ``clock``, ``sleep``: for tests."""
 
     def __init__(
         self,
@@ -168,6 +158,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         overall_max: int = 30,
         overall_period: float = 1.0,
         max_retries: int = 3,
+        may_call: Callable[[], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
@@ -179,9 +170,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         self._sweep_at = 64  # forget idle chats when this many are known
         self._arrivals = 0
         self._full_end = self._full_until = 0.0  # a group first seen before until: full, ending at end
-        #: Whether this process may call the Bot API now; the runner points it at the lease (a
-        #: standby, or a former holder that wakes from a pause, calls getMe and getUpdates only).
-        self.may_call: Callable[[], Awaitable[bool]] | None = None
+        self.may_call = may_call
 
     async def initialize(self) -> None:
         """Nothing to set up."""

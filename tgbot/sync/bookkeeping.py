@@ -1,24 +1,10 @@
-"""The Telegram bookkeeping of a game: which messages show it and what they show, a hash in
-Redis (:meth:`tgbot.owner.store.Store.tg_get`) kept in memory by the active process.
-
-Fields (one function or constant per name, here only):
-
-- ``panel_message:<seat>``: the message id of the seat's private panel;
-- ``panel_state:<seat>``: what that panel shows of the player's situation (:func:`~tgbot.views.panel.panel_state`);
-- ``panel_digest:<seat>``: the digest of the panel's text and keyboard;
-- ``turn_panel_sent:<seat>``: the action count whose turn panel was sent (a notification);
-- ``unreachable:<seat>``: ``1`` when the player's private chat is lost, ``2`` once the group was told;
-- ``told_retired:<seat>``: ``1`` once the player was told the game was retired;
-- ``board_message`` and ``board_digest``: the group's board and what it shows.
-
-Digests and panel states are saved every :data:`DIGEST_SAVE_EVERY` seconds; the rest is
-written through, so a take-over repeats at most one edit or announcement.
-"""
+"""What Telegram shows of a game (its messages and their digests), a hash in Redis kept in memory by
+the active process; the field names are the functions and constants here. Digests and panel
+states are saved every :data:`DIGEST_SAVE_EVERY` seconds, the rest written through."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import re
 
@@ -108,9 +94,9 @@ class Bookkeeping:
         """Game ``game_id``'s bookkeeping (old names translated and rewritten once)."""
         bookkeeping = self._games.get(game_id)
         if bookkeeping is None:
-            bookkeeping, old = with_current_names(await self.store.tg_get(game_id))
+            bookkeeping, old = with_current_names(await self.store.records.tg_get(game_id))
             if old:
-                await self.store.tg_set(game_id, **bookkeeping, **dict.fromkeys(old))
+                await self.store.records.tg_set(game_id, **bookkeeping, **dict.fromkeys(old))
             for field, value in self._unsaved.get(game_id, {}).items():  # newer than Redis's
                 if value is None:
                     bookkeeping.pop(field, None)
@@ -132,20 +118,18 @@ class Bookkeeping:
                 bookkeeping[field] = value
         self._unsaved.setdefault(game_id, {}).update(changed)
         if any(field.partition(":")[0] not in SAVED_LATER for field in changed):
-            await self.store.tg_set(game_id, **self._unsaved.pop(game_id))  # the digests ride along
+            await self.store.records.tg_set(game_id, **self._unsaved.pop(game_id))  # the digests ride along
         elif self._saver is None or self._saver.done():
-            self._saver = asyncio.create_task(
-                self.save(DIGEST_SAVE_EVERY), name="sync-digests", context=contextvars.Context()
-            )
+            self._saver = asyncio.create_task(self.save(DIGEST_SAVE_EVERY), name="sync-digests")
 
     async def save(self, after: float = 0.0) -> None:
         """Write what is not yet in Redis, of every game in one round trip, ``after`` seconds
         from now; only while this process is the active one (a former holder's is stale)."""
         await asyncio.sleep(after)
         unsaved, self._unsaved = self._unsaved, {}
-        if unsaved and await self.store.holds():
+        if unsaved and await self.store.fence.active():
             try:
-                await self.store.tg_set_many(unsaved)
+                await self.store.records.tg_set_many(unsaved)
             except Exception as error:  # the next take-over edits those messages once more
                 log.warning("view digests not saved: %s", error)
 

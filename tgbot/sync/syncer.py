@@ -1,26 +1,12 @@
-"""The one view-sync path: make Telegram show what the stored table says.
-
-After every committed change, and for every live game when this process becomes the active one,
-:meth:`Syncer.request` schedules a sync of that game in two lanes:
-
-- the panels lane: each player's panel. When a player's turn comes, their panel is sent anew at
-  the bottom of their private chat (a notification) and the old one deleted; otherwise it is
-  edited only when what it shows of their own situation changed
-  (:func:`~tgbot.views.panel.panel_state`), so a play costs at most two panels;
-- the group lane (:mod:`tgbot.views.group_lane`): announcements, then the board.
-
-Only the active process syncs (:mod:`tgbot.process.lease`), so each lane of each game is one task
-here: a request while it runs marks it dirty and it runs once more with the newest table, so a
-burst of moves yields one board edit. What Telegram shows is recorded in the game's bookkeeping
-(:mod:`tgbot.views.bookkeeping`). The calls are made with :data:`~tgbot.views.messages.DEFER`: a
-group without a free slot raises :class:`~tgbot.process.ratelimit.ThrottledError` instead of queueing
-a stale edit, and the lane sleeps for that group alone, then runs with the newest state.
-"""
+"""Make Telegram show what the stored table says, after each commit and at take-over, in two lanes
+per game: the players' panels (a turn's panel sent anew, others edited when their player's own
+situation changed) and the group's messages (:mod:`tgbot.sync.group_lane`). One task per lane and
+game: a request while it runs makes it run once more with the newest table; a throttled call
+(:data:`~tgbot.sync.messages.DEFER`) makes that lane wait for its group alone."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -31,14 +17,14 @@ from telegram import Message
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import ExtBot
 
-from tgbot.game.table import RetireReason, Table
+from tgbot.game.table import RETIRED, Table
 from tgbot.owner.store import Store
-from tgbot.views import bookkeeping as fields
-from tgbot.views.announcements import retired_note
-from tgbot.views.bookkeeping import Bookkeeping
-from tgbot.views.group_lane import GroupLane
-from tgbot.views.messages import DEFER, GroupRefusal, Messages, retry_seconds
-from tgbot.views.panel import panel, panel_state, turn_now
+from tgbot.render.announcements import retired_note
+from tgbot.render.panel import panel, panel_state, turn_now
+from tgbot.sync import bookkeeping as fields
+from tgbot.sync.bookkeeping import Bookkeeping
+from tgbot.sync.group_lane import GameHooks, GroupLane
+from tgbot.sync.messages import DEFER, GroupRefusal, Messages, retry_seconds
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +36,6 @@ class Lane(StrEnum):
     GROUP = "group"
 
 
-#: The ``ended`` of a table retired because its group was lost (its people are told privately).
-RETIRE_REASONS = frozenset(reason.value for reason in RetireReason)
-
-
 class Syncer:
     """Schedules and runs syncs of games' Telegram views; see the module docstring."""
 
@@ -62,10 +44,11 @@ class Syncer:
         bot: ExtBot[Any],
         store: Store,
         bot_username: Callable[[], str],
+        hooks: GameHooks,
         clock: Callable[[], float] = time.time,
         unwritable_grace: float = 900.0,
     ) -> None:
-        """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.process.clock.RedisClock.now`);
+        """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.owner.clock.RedisClock.now`);
         ``unwritable_grace``: seconds a group may refuse messages before its game is retired."""
         self.bot = bot
         self.store = store
@@ -86,6 +69,7 @@ class Syncer:
             unwritable_grace,
             self._group_again,
             self._forget,
+            hooks,
         )
 
     def request(self, game_id: str) -> None:
@@ -97,10 +81,7 @@ class Syncer:
             key = (game_id, lane)
             self._dirty.add(key)
             if key not in self._running:
-                # a context of its own: a lane's commit is no commit of the requesting update
-                self._running[key] = asyncio.create_task(
-                    self._loop(key), name=f"sync-{lane}-{game_id}", context=contextvars.Context()
-                )
+                self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{game_id}")
 
     def _group_again(self, game_id: str) -> None:
         self._dirty.add((game_id, Lane.GROUP))
@@ -170,7 +151,7 @@ class Syncer:
         """Each person's panel; a seat marked unreachable (a 403, or the player blocked the bot)
         is left alone until they start the bot again."""
         bookkeeping = await self.bookkeeping.of(table.id)
-        if table.ended in RETIRE_REASONS:
+        if table.ended in RETIRED:
             await self._tell_retired(table, bookkeeping)
         if table.state is None:
             return
@@ -243,13 +224,13 @@ class Syncer:
             if (
                 not player.human
                 or bookkeeping.get(fields.told_retired(seat))
-                or not await self.store.can_dm(player.user_id)
+                or not await self.store.records.can_dm(player.user_id)
             ):
                 continue
             try:
                 await self.bot.send_message(player.user_id, retired_note(table, seat, self._grace))
             except Forbidden:
-                await self.store.set_dm(player.user_id, False)
+                await self.store.records.set_dm(player.user_id, False)
             await self.bookkeeping.write(table.id, {fields.told_retired(seat): 1})
 
     # -- entry points for the handlers ---------------------------------------------------------

@@ -1,9 +1,5 @@
-"""The words and figures every view shares: escaping, names, numbers, durations, ranks, and
-the cap to Telegram's text limit.
-
-Every user-supplied string (names, titles) goes through :func:`name` / :func:`esc` for
-Telegram's HTML parse mode (https://core.telegram.org/bots/api#html-style).
-"""
+"""The words and figures every view shares: escaping (:func:`name`, :func:`esc` for Telegram's HTML
+parse mode), names, numbers, durations, ranks, and the cap to Telegram's text limit."""
 
 from __future__ import annotations
 
@@ -22,7 +18,7 @@ from telegram.constants import MessageLimit
 from core.cards import Hand, Rank
 from tgbot.codec import Tap, encode
 from tgbot.game.table import Table
-from tgbot.i18n import N_, Np_, Translator, seat_language, translator as translator_for
+from tgbot.i18n import N_, Np_, Translator, translator as translator_for
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -175,8 +171,8 @@ def title(table: Table) -> str:
 
 
 def seat_translator(table: Table, seat: int) -> Translator:
-    """The translator of seat ``seat``'s private messages (:func:`tgbot.i18n.seat_language`)."""
-    return translator_for(seat_language(table, seat))
+    """The translator of seat ``seat``'s private messages (:meth:`Table.seat_language`)."""
+    return translator_for(table.seat_language(seat))
 
 
 def number(translator: Translator, value: float, fmt: str | None = None) -> str:
@@ -202,11 +198,8 @@ def duration(translator: Translator, seconds: float, short: bool = False) -> str
 
 
 def deadline(translator: Translator, end: float, left: float) -> str:
-    """A moment ``end`` (epoch seconds) as Telegram's date-time entity, relative and counted
-    live by each reader's client (https://core.telegram.org/bots/api#date-time-entity-formatting);
-    the text inside, for clients without it, is the duration ``left`` («примерно через 90
-    секунд»), never a clock time. ``left`` is given, not measured, so renders of one moment
-    are equal."""
+    """A moment ``end`` (epoch seconds) as Telegram's date-time entity, counted live by each
+    client; inside, for clients without it, the duration ``left`` (given, so renders are equal)."""
     whole = max(1, round(left))
     if whole % 3600 == 0:
         fallback = translator.n("in about {n} hour", "in about {n} hours", whole // 3600)

@@ -1,37 +1,29 @@
-"""The group lane of the sync: the outbox (announcements, posted in order and popped only once
-Telegram took them, so a crash repeats at most the message in flight; those that waited for the
-group go out together in one message; a note with ``to``, the turn reminder, goes to that player
-privately), the unreachable notes, then the board, edited in place.
-
-A group that refuses messages for now (a read-only group, the bot restricted, a closed topic:
-400, usually with no update) keeps its announcements in the outbox (the newest
-:data:`MAX_HELD_ANNOUNCEMENTS`) and the table records since when
-(:func:`tgbot.game.table.group_unwritable`); the game goes on in private. Every later sync tries
-the group again; the first message that goes through posts the waiting announcements and the
-board anew. A group shut for the grace (``LOBBY_TIMEOUT``), or gone, retires its game
-(:func:`tgbot.game.table.group_gone`), and nothing calls the group again.
-"""
+"""The group lane of the sync: the outbox (popped only once Telegram took a note; announcements
+that waited go out as one message, a note ``to`` a player privately), the unreachable notes, then
+the board. A group that refuses for now keeps its announcements and its table records since when
+(it is retired after the grace); a group gone retires its games (docs/DESIGN.md, Processes)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from telegram.constants import MessageLimit
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from telegram.ext import ExtBot
 
+from core.stats import SeatStats
 from tgbot.game import group as game_group
-from tgbot.game.table import Change, GroupAccess, RefusedError, RetireReason, Table
+from tgbot.game.table import AnnouncementKind, Answer, Change, Ending, GroupAccess, RefusedError, Table
 from tgbot.owner.store import Store
-from tgbot.storage import chatmove, stats
-from tgbot.views import bookkeeping as fields
-from tgbot.views.announcements import AnnouncementKind, announcement, unreachable
-from tgbot.views.board import board
-from tgbot.views.bookkeeping import Bookkeeping
-from tgbot.views.messages import GroupRefusal, Messages, group_refusal
-from tgbot.views.text import Rendered, utf16_units
+from tgbot.render.announcements import announcement, unreachable
+from tgbot.render.board import board
+from tgbot.render.text import Rendered, utf16_units
+from tgbot.sync import bookkeeping as fields
+from tgbot.sync.bookkeeping import Bookkeeping
+from tgbot.sync.messages import GroupRefusal, Messages, group_refusal
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +37,27 @@ def _joined(texts: list[str]) -> str:
 MAX_HELD_ANNOUNCEMENTS = 20
 
 
+@dataclass(frozen=True)
+class GameHooks:
+    """What the sync asks of other layers about a game (the runner wires them to storage/)."""
+
+    figures: Callable[[Table], Awaitable[list[SeatStats] | None]]  # each seat's, for the result
+    shown: Callable[[Table], Awaitable[object]]  # an ended game shown to its end (its statistics)
+    migrated: Callable[[Table, int], Awaitable[object]]  # its group is now this supergroup
+
+
 class GroupLane:
     """Brings a game's group messages up to date (:meth:`sync`)."""
 
     def __init__(
         self, bot: ExtBot[Any], store: Store, bookkeeping: Bookkeeping, messages: Messages, bot_username: Callable[[], str],
         clock: Callable[[], float], grace: float, again: Callable[[str], None], finished: Callable[[str], None],
+        hooks: GameHooks,
     ) -> None:  # fmt: skip
         """``clock``: epoch seconds on Redis's clock; ``grace``: seconds a group may refuse
         messages before its game is retired; ``again(game_id)``: run this lane once more;
         ``finished(game_id)``: everything of an ended game has been shown."""
+        self.hooks = hooks
         self.bot, self.store, self.bookkeeping, self.messages = bot, store, bookkeeping, messages
         self._username, self._clock, self._grace, self._again, self._finished = (
             bot_username,
@@ -71,15 +74,15 @@ class GroupLane:
 
     async def sync(self, table: Table) -> None:
         if table.group_access is GroupAccess.GONE:
-            await self.store.outbox_clear(table.id)  # nothing calls the group again
+            await self.store.records.outbox_clear(table.id)  # nothing calls the group again
             await self._finish(table)
             return
         try:
             await self._post(table)
         except ChatMigrated as error:
-            # The group became a supergroup (400 with migrate_to_chat_id): move the game and
-            # the chat's data (tgbot.storage.chatmove), then run again under the new id.
-            await chatmove.move_chat(self.store, table.chat_id, error.new_chat_id, also=(table.id,))
+            # The group became a supergroup (400 with migrate_to_chat_id): the game and the
+            # chat's data move, then the lane runs again under the new id.
+            await self.hooks.migrated(table, error.new_chat_id)
             self._again(table.id)
         except (BadRequest, Forbidden) as error:
             refusal = group_refusal(error)
@@ -107,30 +110,26 @@ class GroupLane:
     async def _finish(self, table: Table) -> None:
         """Everything of an ended game has been shown (or never will be): its statistics are
         counted (once: tgbot.storage.stats), then it leaves the start-up sync set."""
-        await stats.count_game(self.store, table)
-        await self.store.forget_live(table.id)
+        await self.hooks.shown(table)
+        await self.store.records.forget_live(table.id)
         self._posted.pop(table.id, None)
         self._finished(table.id)
 
     async def _post_outbox(self, table: Table) -> TelegramError | None:
-        """Post the outbox in order, the group's waiting announcements together in one message
-        within Telegram's text limit (a quick game whose group window was full catches up in one
-        message, not one per showdown); notes leave it once Telegram took them. A group that
-        refuses for now keeps its announcements (the newest :data:`MAX_HELD_ANNOUNCEMENTS`)
-        while the private notes behind them still go out, and its refusal is returned; a group
-        that is no more raises Telegram's error."""
+        """Post the outbox in order, waiting announcements together within Telegram's text limit;
+        a refusal for now keeps them (the newest :data:`MAX_HELD_ANNOUNCEMENTS`) and is returned."""
         game_id = table.id
         if table.outbox_seq <= self._posted.get(game_id, -1) and table.group_access is not GroupAccess.UNWRITABLE:
             return None
         refused: TelegramError | None = None
         kept: list[str] = []
         waiting: list[tuple[str, str]] = []  # the group's announcements to post next: (raw, text)
-        for raw, note in await self.store.outbox(game_id):
+        for raw, note in await self.store.records.outbox(game_id):
             if note.get("to") is not None:  # a private note: the group's before it go first
                 refused = refused or await self._post_announcements(table, waiting, kept)
                 waiting = []
                 await self._tell_player(table, int(note["to"]), announcement(table, note) or "")
-                await self.store.outbox_drop(game_id, [raw])
+                await self.store.records.outbox_drop(game_id, [raw])
             elif refused is not None:
                 kept.append(raw)
             else:
@@ -151,26 +150,22 @@ class GroupLane:
             self._posted[game_id] = max(self._posted.get(game_id, -1), table.outbox_seq)
         elif len(kept) > MAX_HELD_ANNOUNCEMENTS:
             log.warning(
-                "group of %s takes no message: its %d oldest waiting announcements dropped",
-                game_id,
-                len(kept) - MAX_HELD_ANNOUNCEMENTS,
+                "group of %s takes no message: %d announcements dropped", game_id, len(kept) - MAX_HELD_ANNOUNCEMENTS
             )
-            await self.store.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
+            await self.store.records.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
         return refused
 
     async def _announcement(self, table: Table, note: dict[str, Any]) -> str:
         """The text of a group announcement ("" for one this version shows nothing of)."""
         ended = AnnouncementKind.read(note.get("kind")) is AnnouncementKind.GAME_ENDED
-        return announcement(table, note, await stats.game_figures(self.store, table) if ended else None) or ""
+        return announcement(table, note, await self.hooks.figures(table) if ended else None) or ""
 
     async def _post_announcements(
         self, table: Table, waiting: list[tuple[str, str]], kept: list[str]
     ) -> TelegramError | None:
-        """Post the group's ``waiting`` announcements ((raw, text), in order) as one message and
-        drop them from the outbox. A group that refuses for now keeps them (added to ``kept``) and
-        its refusal is returned; a group that is no more raises. A message Telegram refuses as
-        it is is posted again one announcement at a time, and one refused alone is dropped
-        rather than block every later one."""
+        """Post the ``waiting`` announcements ((raw, text)) as one message and drop them from the
+        outbox; a refusal for now keeps them in ``kept`` and is returned. A message Telegram refuses
+        as it is goes again one announcement at a time; one refused alone is dropped."""
         texts = [text for _, text in waiting if text]
         try:
             if texts:
@@ -188,7 +183,7 @@ class GroupLane:
                         return refused
                 return None
             log.error("announcement of %s dropped: %s", table.id, error)
-        await self.store.outbox_drop(table.id, [raw for raw, _ in waiting])
+        await self.store.records.outbox_drop(table.id, [raw for raw, _ in waiting])
         return None
 
     async def _tell_player(self, table: Table, user_id: int, text: str) -> None:
@@ -209,10 +204,10 @@ class GroupLane:
             if bookkeeping.get(fields.unreachable(seat)) != "1" or not table.live:
                 continue
             user_id = table.seats[seat].user_id
-            if not await self.store.marked(table.id, "unreachable", user_id):
+            if not await self.store.records.marked(table.id, "unreachable", user_id):
                 text = unreachable(table, seat, self._username())
                 await self.messages.send(table.chat_id, Rendered(text), table.thread_id)
-                await self.store.first_time(table.id, "unreachable", user_id)
+                await self.store.records.first_time(table.id, "unreachable", user_id)
             await self.bookkeeping.write(table.id, {fields.unreachable(seat): 2})
 
     async def _edit_board(self, table: Table, anew: bool = False) -> None:
@@ -251,7 +246,7 @@ class GroupLane:
             since, grace = self._clock(), self._grace
             await self._commit_access(table.id, lambda t: game_group.group_unwritable(t, since, grace), cause)
             return
-        reason = RetireReason.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else RetireReason.CHAT_GONE
+        reason = Ending.BOT_REMOVED if refusal is GroupRefusal.BOT_REMOVED else Ending.CHAT_GONE
         others = [] if refusal is GroupRefusal.TOPIC_GONE else await self.store.chat_games(table.chat_id)
         for game_id in dict.fromkeys([table.id, *(other.id for other in others)]):
             await self._commit_access(game_id, lambda t: game_group.group_gone(t, reason), cause)
@@ -262,7 +257,7 @@ class GroupLane:
             done = await self.store.transact(game_id, change)
         except RefusedError:
             return  # the game itself is gone
-        if done.change.reply != "stale":
+        if done.change.reply != Answer.UNCHANGED:
             log.warning("group of %s %s: %s", game_id, done.change.reply, cause)
 
     def close(self) -> None:

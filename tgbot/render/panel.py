@@ -9,9 +9,9 @@ from core.cards import RANKS, Hand
 from tgbot.codec import Op, Tap
 from tgbot.game.table import Player, Status, Table
 from tgbot.i18n import Translator
-from tgbot.views.announcements import showdown_line
-from tgbot.views.board import result_line
-from tgbot.views.text import (
+from tgbot.render.announcements import showdown_line
+from tgbot.render.board import result_line
+from tgbot.render.text import (
     BELIEVE,
     CHALLENGE,
     PLAY,
@@ -60,9 +60,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     assert table.state is not None
     player_view = core.view(table.state, seat)
     public_view = player_view.public
-    sizes = " · ".join(
-        f"{name(table, other, translator)} {public_view.hand_sizes[other]}" for other in range(public_view.players)
-    )
+    sizes = " · ".join(f"{name(table, i, translator)} {public_view.hand_sizes[i]}" for i in range(public_view.players))
     rows = [
         translator.t("Game in the group «{group}»", group=title(table)),
         translator.t(
@@ -75,10 +73,8 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     ]
     if public_view.claims:
         last = public_view.claims[-1]
-        claim = rank_count(translator, last.count, last.claim)
-        rows.append(
-            translator.t("Last claim: {player} — {claim}", player=name(table, last.seat, translator), claim=claim)
-        )
+        player, claim = name(table, last.seat, translator), rank_count(translator, last.count, last.claim)
+        rows.append(translator.t("Last claim: {player} — {claim}", player=player, claim=claim))
     if table.showdown is not None:
         rows.append(showdown_line(table, table.showdown, translator))
     if table.status is not Status.PLAYING:
@@ -92,10 +88,9 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
     if me.by_ai:
         rows.append("<b>" + translator.t("The AI is playing for you.") + "</b>")
         keyboard.append([button(translator.t("Take my seat back"), Tap(Op.TAKEBACK, table.id))])
-    if not player_view.my_turn or me.by_ai:
-        if not player_view.my_turn:
-            rows.append(_turn_line(table, public_view, translator))
-    else:
+    if not player_view.my_turn:
+        rows.append(_turn_line(table, public_view, translator))
+    elif not me.by_ai:
         keyboard += _turn(table, player_view, picks, translator, rows)
     keyboard.append([button(translator.t("Refresh"), Tap(Op.REFRESH, table.id))])
     return Rendered(lines(*rows), keyboard)
@@ -222,12 +217,6 @@ def _play_rows(
             [button(label, Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=required.char), PLAY)],
         ]
     rows.append(translator.t("What do you claim? Tap it to play:"))
-    claims = [
-        button(
-            "▶ " + rank_short(translator, rank),
-            Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=rank.char),
-            PLAY,
-        )
-        for rank in RANKS
-    ]
+    play = [Tap(Op.PLAY, table.id, action_count=count, cards=picks, claim=rank.char) for rank in RANKS]
+    claims = [button("▶ " + rank_short(translator, rank), tap, PLAY) for rank, tap in zip(RANKS, play, strict=True)]
     return keyboard + [claims[i : i + CLAIMS_PER_ROW] for i in range(0, len(claims), CLAIMS_PER_ROW)]

@@ -4,16 +4,15 @@ result, the turn reminder) and the short notes to a group or a player."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import core
 from core.cards import Rank
 from tgbot.game.play import REMIND_AT
-from tgbot.game.table import RetireReason, Table
+from tgbot.game.table import AnnouncementKind, Ending, Table
 from tgbot.i18n import N_, Translator, translator as translator_for
-from tgbot.views.board import result_line
-from tgbot.views.text import (
+from tgbot.render.board import result_line
+from tgbot.render.text import (
     deadline,
     duration,
     esc,
@@ -29,32 +28,6 @@ from tgbot.views.text import (
 if TYPE_CHECKING:
     from core.stats import SeatStats
 
-
-class AnnouncementKind(StrEnum):
-    """What an outbox note announces (its ``kind``)."""
-
-    CHALLENGE_RESOLVED = "challenge_resolved"
-    BELIEVED = "believed"
-    GAME_ENDED = "game_ended"
-    CANCELLED = "cancelled"
-    AUTOMATIC_MOVE = "automatic_move"
-    LEFT = "left"
-    REMINDER = "reminder"
-
-    @classmethod
-    def read(cls, stored: object) -> AnnouncementKind | None:
-        """The kind of a stored note, old spellings too (engine event class names, ``auto``,
-        ``remind``); ``None`` for a kind this version does not know."""
-        return _STORED_KINDS.get(str(stored))
-
-
-_STORED_KINDS = {kind.value: kind for kind in AnnouncementKind} | {
-    "ChallengeResolved": AnnouncementKind.CHALLENGE_RESOLVED,
-    "Believed": AnnouncementKind.BELIEVED,
-    "GameEnded": AnnouncementKind.GAME_ENDED,
-    "auto": AnnouncementKind.AUTOMATIC_MOVE,
-    "remind": AnnouncementKind.REMINDER,
-}
 
 Note = dict[str, Any]
 
@@ -109,7 +82,7 @@ def _game_ended(table: Table, note: Note, translator: Translator, figures: list[
 
 
 def _cancelled(table: Table, note: Note, translator: Translator, figures: list[SeatStats] | None) -> str:
-    if note.get("reason") == "abandoned":
+    if note.get("reason") == Ending.ABANDONED:
         return translator.t("Every player has left. The game ends without result.")
     return translator.t("The game was stopped. No result.")
 
@@ -199,13 +172,13 @@ def retired_note(table: Table, seat: int, grace: float) -> str:
     its group (``table.ended``: removed, the group or topic gone, or no message taken for
     ``grace`` seconds, ``LOBBY_TIMEOUT``)."""
     translator = seat_translator(table, seat)
-    if table.ended == RetireReason.UNWRITABLE:
+    if table.ended == Ending.UNWRITABLE:
         return translator.t(
             "The game in «{group}» has ended without result: for {duration} I have not been allowed to post in the group.",
             group=title(table),
             duration=duration(translator, grace),
         )
-    if table.ended == RetireReason.CHAT_GONE:
+    if table.ended == Ending.CHAT_GONE:
         return translator.t(
             "The game in «{group}» has ended without result: the group (or its topic) no longer exists.",
             group=title(table),

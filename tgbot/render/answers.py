@@ -1,18 +1,12 @@
 """The short answers to taps (https://core.telegram.org/bots/api#answercallbackquery), keyed
-by :class:`tgbot.game.table.Answer`, and the one place a tap is answered."""
+by :class:`tgbot.game.table.Answer`."""
 
 from __future__ import annotations
 
-import logging
-
-from telegram import CallbackQuery
 from telegram.constants import CallbackQueryLimit
-from telegram.error import TelegramError
 
 from tgbot.game.table import Answer
 from tgbot.i18n import N_, translator as translator_for
-
-log = logging.getLogger(__name__)
 
 _ANSWERS: dict[str, str] = {
     Answer.OK: "",
@@ -72,18 +66,3 @@ def answer(code: str, lang: str | None) -> str:
     msgid = _ANSWERS.get(code, _ANSWERS[Answer.BAD_BUTTON])
     text = translator_for(lang).t(msgid) if msgid else ""
     return text[: CallbackQueryLimit.ANSWER_CALLBACK_QUERY_TEXT_LENGTH]
-
-
-async def answer_tap(query: CallbackQuery, text: str | None = None, url: str | None = None) -> bool:
-    """Answer a callback query; False when Telegram refused the answer.
-
-    Answers go out after the tap's transaction, so a refused answer (400 "query is too old and
-    response timeout expired or query ID is invalid", about 15 s after the tap; or answered
-    already) must neither undo nor repeat the action, nor stop the views' sync: it is
-    swallowed here."""
-    try:
-        await query.answer(text or None, url=url)
-        return True
-    except TelegramError as error:
-        log.info("tap answer refused: %s", error)
-        return False

@@ -1,12 +1,6 @@
-"""The bot's HTTP listeners (aiohttp).
-
-- Internal (``HTTP_LISTEN``, every process): ``GET /healthz`` answers 200 with ``{"role":
-  "active" | "standby", "epoch": <int>}``, never 503 (a standby is healthy).
-- Webhook (``WEBHOOK_LISTEN``, every process in webhook mode): ``POST <path of WEBHOOK_URL>``; the
-  update is stored (:mod:`tgbot.ingest.stream`) before the answer. A wrong secret gets 403
-  (https://core.telegram.org/bots/api#setwebhook, ``secret_token``), a body that is no update 400,
-  a failure to store it 500 (Telegram delivers it again).
-"""
+"""The HTTP listeners (aiohttp): ``GET /healthz`` (every process, 200 with its role and epoch) and,
+in webhook mode, ``POST`` of the webhook's path: the update stored before the answer (403 for a
+wrong secret, 400 for no update, 500 when it cannot be stored: Telegram delivers it again)."""
 
 from __future__ import annotations
 

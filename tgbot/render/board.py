@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import core
 from tgbot.codec import Op, Tap
-from tgbot.game.table import Status, Table
+from tgbot.game.table import Ending, Status, Table
 from tgbot.i18n import Translator, translator as translator_for
-from tgbot.views.text import (
+from tgbot.render.text import (
     Rendered,
     button,
     lines,
@@ -65,7 +65,7 @@ def board(table: Table, bot_username: str) -> Rendered:
         return lobby(table)
     translator = translator_for(table.lang)
     if table.state is None:  # cancelled before the start
-        stopped = table.ended == "stopped"
+        stopped = table.ended == Ending.STOPPED
         return Rendered(
             translator.t("The lobby was closed.")
             if stopped
