@@ -1,19 +1,7 @@
 """The bot's Prometheus metrics (prometheus-client), served by :func:`handler` as ``GET /metrics``
-on the internal listener (``HTTP_LISTEN``) only; docs/OPERATING.md lists them for the operator.
-
-No label carries a chat, user or game id: every label takes its values from a small closed set
-(update kinds, Bot API methods, variants, endings, Redis commands, error codes), so a busy bot
-keeps a fixed number of series. Metrics live in prometheus-client's default registry, beside its
-``process_*`` and ``python_*`` metrics; a standby exports them too (its role gauge says 0).
-
-What updates them:
-- :func:`game_committed` after every committed change to a game, :func:`games_resumed` at a
-  take-over, :func:`games_dropped` at a step-down;
-- :func:`update_processing` around an update's processing (:data:`UPDATE_SECONDS`);
-  :data:`UPDATE_RETRIES`, :data:`UPDATES_SET_ASIDE` by :func:`update_kind`; :data:`INGEST_BACKLOG`;
-- :func:`bot_api_call` around every Bot API call; :func:`redis_command` around Redis commands;
-- :func:`became_active`, :func:`stepped_down`, :data:`REDIS_UP`; :func:`set_info` once at start.
-"""
+on the internal listener only (docs/OPERATING.md lists them). No label carries a chat, user or game
+id: every label takes its values from a small closed set, so a busy bot keeps a fixed number of
+series; a standby exports them too (its role gauge says 0)."""
 
 from __future__ import annotations
 
@@ -29,49 +17,12 @@ from aiohttp.typedefs import Handler
 from prometheus_client import Counter, Gauge, Histogram, Info
 from prometheus_client.aiohttp import make_aiohttp_handler
 
-__all__ = [
-    "BOT_API_ERRORS",
-    "BOT_API_RATE_LIMITED",
-    "BOT_API_SECONDS",
-    "ENDINGS",
-    "GAMES_ENDED",
-    "GAMES_LIVE",
-    "GAMES_STARTED",
-    "INFO",
-    "INGEST_BACKLOG",
-    "LEASE_EPOCH",
-    "PROCESS_ACTIVE",
-    "REDIS_ERRORS",
-    "REDIS_SECONDS",
-    "REDIS_UP",
-    "STEP_DOWNS",
-    "TAKE_OVERS",
-    "UPDATES_SET_ASIDE",
-    "UPDATE_KINDS",
-    "UPDATE_RETRIES",
-    "UPDATE_SECONDS",
-    "VARIANTS",
-    "GameLike",
-    "StepDown",
-    "became_active",
-    "bot_api_call",
-    "error_code",
-    "game_committed",
-    "games_dropped",
-    "games_resumed",
-    "handler",
-    "redis_command",
-    "set_info",
-    "stepped_down",
-    "update_kind",
-    "update_processing",
-]
 
 #: Every metric's name starts with this.
 PREFIX = "cheat"
 
-#: The game variants (``core.rules.VARIANTS``' names) and how a game can end (``Ending`` and
-#: ``RetireReason`` of the table); a value outside these sets is counted as ``other``.
+#: The game variants (``core.rules.VARIANTS``' names) and how a game can end (the table's
+#: ``Ending``); a value outside these sets is counted as ``other``.
 VARIANTS = ("russian", "classic")
 ENDINGS = ("finished", "stopped", "expired", "abandoned", "bot_removed", "chat_gone", "unwritable")
 #: The update kinds the Bot API sends (an ``Update``'s optional fields); others count as ``other``.

@@ -36,7 +36,7 @@ from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Status
 from tgbot.owner.store import Store, UpdateMark, game_id_for_update
 from tgbot.storage import chatmove, stats
-from tgbot.storage.redis import GatedCluster, connect
+from tgbot.storage.redis import connect
 
 pytestmark = pytest.mark.e2e
 

@@ -297,7 +297,7 @@ def test_help_lists_each_command_under_who_may_use_it(lang):
     """/help once listed /add_bot for everyone and /timer for the creator: each command now sits
     under the heading of the people the handlers let use it."""
     sections: list[set[str]] = []
-    for line in views.help_text(lang).split("\n")[1:]:
+    for line in help_text(lang).split("\n")[1:]:
         if re.fullmatch(r"<b>[^<]+</b>", line):
             sections.append(set())
         elif sections:
@@ -309,8 +309,8 @@ def test_help_lists_each_command_under_who_may_use_it(lang):
 def test_rules_and_help_name_the_buttons_as_they_are_labelled(lang):
     """/help names «Верю» (it once did not) and every button it mentions by its real label."""
     tr = translator(lang)
-    rules, help_ = views.rules(lang), views.help_text(lang)
+    rules_, help_ = rules(lang), help_text(lang)
     for label in ("I believe", "I doubt it!", "Take my seat back"):
-        assert tr.t(label) in rules and tr.t(label) in help_, (lang, label)
+        assert tr.t(label) in rules_ and tr.t(label) in help_, (lang, label)
     for label in ("Join", "Start", "Cancel", "Play again"):
         assert tr.t(label) in help_, (lang, label)

@@ -17,7 +17,7 @@ from telegram.constants import UpdateType
 
 import core
 from tgbot import metrics
-from tgbot.game.table import Ending, RetireReason
+from tgbot.game.table import Ending
 
 #: What Prometheus 2.42 (Debian's) asks for; Prometheus 3 asks in the same order and refuses a
 #: Content-Type it does not know.
@@ -216,5 +216,5 @@ def test_bot_api_errors_by_code_and_429_apart():
 
 def test_closed_label_sets_match_the_bot():
     assert set(metrics.VARIANTS) == set(core.VARIANTS)
-    assert set(metrics.ENDINGS) == {e.value for e in Ending} | {r.value for r in RetireReason}
+    assert set(metrics.ENDINGS) == {e.value for e in Ending}
     assert set(metrics.UPDATE_KINDS) - {"other"} <= {u.value for u in UpdateType}
