@@ -1,6 +1,7 @@
-"""Test doubles: an in-process Telegram Bot API emulator (see :mod:`.botapi`).
+"""Test doubles: the Bot API emulator (:mod:`playground.emulator.botapi`, also importable as
+:mod:`tests.fakes.botapi`).
 
-Names are imported lazily so that ``python -m tests.fakes.botapi`` runs cleanly.
+Names are imported lazily so that importing the package stays cheap.
 """
 
 from importlib import import_module
@@ -21,5 +22,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name):
     if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+        return getattr(import_module(f"playground.emulator.{_EXPORTS[name]}"), name)
     raise AttributeError(name)
