@@ -151,6 +151,11 @@ class SimUser:
             await self.emu.wait_message(self.id, since=since, timeout=timeout)
         return update_id
 
+    def set_language(self, language_code: str | None) -> None:
+        """Switch the language of the user's Telegram app: their next updates carry it."""
+        self.language_code = language_code
+        self.emu._notify()
+
     def block_bot(self) -> int:
         """Block the bot: sends become 403 until :meth:`start_bot`. Returns the update id of
         the my_chat_member update."""
