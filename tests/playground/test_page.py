@@ -208,19 +208,25 @@ async def test_a_whole_game_through_the_page(playground, page) -> None:
         if move is not None:
             cid, panel, data = move
             button = chat(page, cid).locator(f".msg[data-id='{panel['id']}'] button.kb[data-callback='{data}']")
-            await button.click()
+            if data.startswith("c:") and not challenged:
+                await page.locator(".toast").first.wait_for(state="detached")  # the tap answers shown
+                await shot(page, "3-doubt.png")  # «Не верю!» in red on the challenger's panel
+            try:
+                await button.click(timeout=5000)
+            except playwright_api.TimeoutError:  # the bot changed the panel meanwhile: read it again
+                panels = await page.evaluate(PANELS_JS)
+                continue
             await page.wait_for_function("() => !document.querySelector('button.kb.loading')")
             taps += 1
             if data.startswith("c:") and not challenged:
                 challenged = True
                 await group.locator(".msg.bot .text", has_text="«Не верю!»").last.wait_for()  # the showdown
-                await page.locator(".toast").first.wait_for(state="detached")  # the tap answers shown
-                await shot(page, "3-challenge.png")
+                await shot(page, "4-showdown.png")
         assert taps < 600, "the game does not end"
         panels = await wait_for_moves(page, panels)
 
     await group.locator("button.kb[data-callback^='n:']").last.wait_for()  # «Play again» under the result
-    await shot(page, "4-result.png")
+    await shot(page, "5-result.png")
     assert challenged
     result = await group.locator(".msg.bot .text", has_text="Игра окончена").last.inner_text()
     assert "1" in result
