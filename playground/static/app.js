@@ -174,7 +174,7 @@ function privatePane(p) {
     onchange: async ev => {
       const r = await post("/api/language", {user: p.id, language_code: ev.target.value});
       if (!r.ok) toast(pane, r.description || "refused", true);
-      else toast(pane, `${p.name}'s Telegram app is now in ${state.head.languages[ev.target.value]}: the bot sees it with her or his next message or tap.`);
+      else toast(pane, `${p.name}'s Telegram is now in ${state.head.languages[ev.target.value]}: the bot learns it from ${p.name}'s next message or tap.`);
     }});
   for (const [code, name] of Object.entries(state.head.languages)) {
     select.append(el("option", {value: code, selected: code === p.language}, name));
@@ -273,7 +273,7 @@ async function tap(pane, message, button, node) {
   if (!r.answered) { toast(pane, "The bot did not answer the tap (Telegram stops the button's spinner after a while).", true); return; }
   const a = r.answer || {};
   if (a.text && a.show_alert) alertBox(person(user).name, a.text);
-  else if (a.text) toast(pane, a.text);
+  else if (a.text) toast(pane, a.text, false, pane.kind === "group" ? user : null);
   if (a.url) {
     const link = botLink(a.url);
     if (link) openPrivate(user, link.payload);
@@ -291,8 +291,10 @@ function openPrivate(user, payload) {
   pane.node.classList.add("opened");
 }
 
-function toast(pane, text, error = false) {
-  const t = el("div", {class: "toast" + (error ? " error" : ""), role: "status"}, text);
+function toast(pane, text, error = false, forPerson = null) {
+  // a tap's answer is shown to the one who tapped: in the shared group, say who that is
+  const who = forPerson === null ? null : el("span", {class: "toast-who", style: `color:${colorOf(forPerson)}`}, `${person(forPerson).name} sees: `);
+  const t = el("div", {class: "toast" + (error ? " error" : ""), role: "status"}, who, text);
   pane.toasts.append(t);
   while (pane.toasts.children.length > 2) pane.toasts.firstChild.remove();  // the newest two
   setTimeout(() => t.classList.add("gone"), error ? 6000 : 3500);

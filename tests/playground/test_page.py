@@ -231,6 +231,13 @@ async def test_a_whole_game_through_the_page(playground, page) -> None:
     result = await group.locator(".msg.bot .text", has_text="Игра окончена").last.inner_text()
     assert "1" in result
 
+    # the game's record, sent to Алиса as a file: a download on the page
+    await tap(page, ALICE, "d:")
+    document = chat(page, ALICE).locator("a.document").last
+    await document.wait_for()
+    download = await page.request.get(url.rstrip("/") + await document.get_attribute("href"))
+    assert (await download.json())["format"] == "cheat-record/1"
+
     async with aiohttp.ClientSession() as http, http.get(f"{api}/_sim/records") as response:
         records = (await response.json())["result"]
     assert records["violations"] == [], records["violations"]
