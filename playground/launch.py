@@ -25,6 +25,8 @@ PEOPLE = [(1001, "Алиса", "alice", "ru"), (1002, "Борис", "boris", "ru
 GROUP_ID, GROUP_TITLE = -100, "Demo group"
 #: how long the bot may take to start (import, catalogs, first getUpdates)
 START_TIMEOUT = 120.0
+#: the emulator and the bot's /healthz listen here whatever address the page is given
+LOOPBACK = "127.0.0.1"
 
 
 class StartError(Exception):
@@ -59,7 +61,7 @@ class Playground:
             group_window=_number("RATE_GROUP_PERIOD", 60.0),
             global_rate=int(_number("RATE_GLOBAL_MAX", 30)),
             global_window=_number("RATE_GLOBAL_PERIOD", 1.0),
-            host=host,
+            host=LOOPBACK,
             control=True,
         )
         self.bot: asyncio.subprocess.Process | None = None
@@ -81,13 +83,13 @@ class Playground:
     async def _start_bot(self) -> None:
         """``python -m tgbot`` on the embedded store against the emulator; ready once it polls
         (getMe answered, the lease taken) and its /healthz says active."""
-        http_port = free_port(self.host)
+        http_port = free_port(LOOPBACK)
         env = dict(
             os.environ,
             BOT_TOKEN=TOKEN,
             TELEGRAM_BASE_URL=self.emu.base_url,
             REDIS_URL="memory://",
-            HTTP_LISTEN=f"{self.host}:{http_port}",
+            HTTP_LISTEN=f"{LOOPBACK}:{http_port}",
             PYTHONUNBUFFERED="1",
         )
         env.pop("WEBHOOK_URL", None)  # long polling: the emulator cannot reach a webhook here
@@ -119,7 +121,7 @@ class Playground:
     async def _health(self, port: int) -> dict:
         async with (
             aiohttp.ClientSession() as http,
-            http.get(f"http://{self.host}:{port}/healthz", timeout=aiohttp.ClientTimeout(total=10)) as response,
+            http.get(f"http://{LOOPBACK}:{port}/healthz", timeout=aiohttp.ClientTimeout(total=10)) as response,
         ):
             return dict(await response.json())
 
