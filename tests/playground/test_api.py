@@ -43,6 +43,12 @@ async def bot_call(http: aiohttp.ClientSession, emu: BotAPIEmulator, method: str
         return await response.json()
 
 
+async def lobby(http: aiohttp.ClientSession, emu: BotAPIEmulator) -> dict:
+    """The bot posts a message with a Join button in the group."""
+    keyboard = {"inline_keyboard": [[{"text": "Join", "callback_data": "j"}]]}
+    return await bot_call(http, emu, "sendMessage", {"chat_id": GROUP, "text": "Lobby", "reply_markup": keyboard})
+
+
 async def test_a_message_carries_the_persons_telegram_language(served) -> None:
     emu, url, http = served
     assert (await post(http, f"{url}/api/send", {"user": ALICE, "chat": GROUP, "text": "/start_game"}))[0] == 200
@@ -56,16 +62,7 @@ async def test_what_the_emulator_refuses_a_person_the_page_refuses(served) -> No
     emu, url, http = served
     status, body = await post(http, f"{url}/api/send", {"user": BORIS, "chat": GROUP, "text": "/start_game"})
     assert status == 409 and "not a member" in body["description"]
-    message = await bot_call(
-        http,
-        emu,
-        "sendMessage",
-        {
-            "chat_id": GROUP,
-            "text": "Lobby",
-            "reply_markup": {"inline_keyboard": [[{"text": "Join", "callback_data": "j"}]]},
-        },
-    )
+    message = await lobby(http, emu)
     message_id = message["result"]["message_id"]
     tap = {"user": ALICE, "chat": GROUP, "message_id": message_id, "data": "forged"}
     status, body = await post(http, f"{url}/api/tap", tap)
@@ -77,16 +74,7 @@ async def test_what_the_emulator_refuses_a_person_the_page_refuses(served) -> No
 
 async def test_a_tap_waits_for_the_bots_answer(served) -> None:
     emu, url, http = served
-    message = await bot_call(
-        http,
-        emu,
-        "sendMessage",
-        {
-            "chat_id": GROUP,
-            "text": "Lobby",
-            "reply_markup": {"inline_keyboard": [[{"text": "Join", "callback_data": "j"}]]},
-        },
-    )
+    message = await lobby(http, emu)
 
     async def bot() -> None:
         update = await emu.wait_for(lambda: next((u for u in emu.pending_updates if "callback_query" in u), None))
