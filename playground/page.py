@@ -22,7 +22,6 @@ from playground.emulator.botapi import BotAPIEmulator, MessageRecord, SimChat, S
 
 #: Telegram app languages offered per person: the bot's four, and one it does not speak
 LANGUAGE_CHOICES = {"ru": "Русский", "en": "English", "fr": "Français", "it": "Italiano", "de": "Deutsch"}
-_JSON = "application/json"
 
 
 @dataclass(frozen=True)

@@ -191,7 +191,10 @@ async def test_a_whole_game_through_the_page(playground, page) -> None:
     # every player's panel, Вера's in French (her Telegram's language since her last tap)
     await chat(page, VERA).locator(".msg.bot .text", has_text="Vos cartes").wait_for()
     panels = await page.evaluate(PANELS_JS)
-    await page.locator(".tg-time[data-format='r']").first.wait_for()
+    # Алиса opens: her deadline is Telegram's date-time entity, counted down in her language
+    deadline = chat(page, ALICE).locator(".tg-time[data-format='r']").first
+    await deadline.wait_for()
+    assert (await deadline.inner_text()).startswith("через "), await deadline.inner_text()
     await shot(page, "2-first-turn.png")
 
     challenged = False
