@@ -21,7 +21,7 @@ async def run(args: argparse.Namespace) -> int:
     """Start, wait for Ctrl-C (SIGINT) or SIGTERM, stop; the exit code."""
     loop = asyncio.get_running_loop()
     signalled = asyncio.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # Ctrl-C, kill, a closed terminal
         loop.add_signal_handler(number, signalled.set)
     playground = Playground(args.host, args.port, Path(args.log) if args.log else None)
     try:
