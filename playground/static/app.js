@@ -158,6 +158,9 @@ function groupPane() {
       onclick: () => { state.actor = p.id; refreshActor(); },
     }, p.name + (g.admins.includes(p.id) ? " (admin)" : "")));
   }
+  const creator = person(g.admins[0]) || state.head.people[0];
+  pane.hint = el("div", {class: "empty-hint"}, "Nothing here yet. As ", el("b", {}, creator.name),
+    ", send ", el("code", {}, "/start_game"), " (or pick it from ☰ Menu) to open a game.");
   pane.node = el("section", {class: "chat group", "data-chat": g.id},
     el("div", {class: "chat-head"}, avatar(g.title, "#5a8fbb"),
       el("div", {class: "titles"}, el("div", {class: "title"}, g.title),
@@ -199,6 +202,7 @@ function finishPane(pane) {
     el("button", {type: "button", class: "menu-button", title: "the bot's commands", onclick: () => toggleMenu(pane)}, "☰ Menu"),
     pane.input,
     el("button", {type: "submit", class: "send"}, "Send"));
+  if (pane.hint) pane.list.append(pane.hint);
   pane.node.append(el("div", {class: "body"}, pane.list, pane.toasts), pane.menu, pane.startBar, pane.form);
   refreshComposer(pane);
 }
@@ -375,6 +379,7 @@ function renderChat(pane, force = false) {
     known.node.classList.add("deleted");  // Telegram removes a deleted message for everyone
     setTimeout(() => known.node.remove(), 400);
   }
+  if (pane.hint) pane.hint.classList.toggle("hidden", messages.length > 0);
   if (atBottom || force) list.scrollTop = list.scrollHeight;
 }
 
