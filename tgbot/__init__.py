@@ -2,3 +2,10 @@
 
 ``python -m tgbot`` runs it; see README.md and DESIGN.md.
 """
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("cheat-bot")
+except PackageNotFoundError:  # run from a source tree that is not installed
+    __version__ = "unknown"

@@ -1,23 +1,33 @@
 """``python -m tgbot`` / ``cheat-bot``: run the bot (long polling, or webhook with WEBHOOK_URL).
 
-Exits with code 2 and one ``cheat-bot:`` line when ``BOT_TOKEN`` is missing, Redis is unreachable
-or unusable (a cluster with unserved slots, a bad ``redis+sentinel://`` URL, no primary up...),
-Telegram rejects the token or refuses a start-up call, or a listener's address is taken.
+``--help`` lists the settings (environment variables) and ``--version`` prints the version; both
+exit 0 without a token or the network. Otherwise every setting, the catalogs and the listen
+addresses are checked before any connection; then Redis and the token (``getMe``). A failure
+exits with code 2 and one ``cheat-bot:`` line naming what to fix, never showing a secret.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import logging
+import os
 import signal
+import socket
 import sys
-from collections.abc import Coroutine
+import textwrap
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticUndefined
 from telegram import Bot
 from telegram.error import BadRequest, InvalidToken, NetworkError
 
+from tgbot import __version__
+from tgbot.i18n import LOCALES_DIR, CatalogError, check_catalogs
+from tgbot.logs import mask, mask_url, setup, url_passwords
 from tgbot.settings import Settings
 
 log = logging.getLogger("tgbot")
@@ -29,15 +39,16 @@ class StartError(Exception):
 
 def _run(work: Coroutine[Any, Any, None], settings: Settings, what: str) -> None:
     """``asyncio.run(work)``; raises :class:`StartError` for what Telegram or a listener refuses."""
+    base = mask_url(settings.telegram_base_url)
     try:
         asyncio.run(work)
     except InvalidToken as error:
         raise StartError("Telegram rejected BOT_TOKEN (check the token @BotFather gave you)") from error
     except BadRequest as error:  # (a NetworkError too: first)
-        raise StartError(f"the Bot API at {settings.telegram_base_url} refused {what}: {error.message}") from error
+        raise StartError(f"the Bot API at {base} refused {what}: {error.message}") from error
     except NetworkError as error:
         raise StartError(
-            f"cannot reach the Bot API at {settings.telegram_base_url}: {error.message} "
+            f"cannot reach the Bot API at {base}: {error.message} "
             "(check the network, or TELEGRAM_BASE_URL for a local Bot API server)"
         ) from error
     except OSError as error:
@@ -52,10 +63,57 @@ async def _check_redis(url: str) -> None:
     await client.aclose()
 
 
+def _redis_error(url: str, error: BaseException) -> StartError:
+    """The one line for a Redis at ``url`` that cannot be used."""
+    from redis.exceptions import AuthenticationError, AuthenticationWrongNumberOfArgsError
+
+    where = mask_url(url)
+    said = str(error)
+    if isinstance(error, AuthenticationError | AuthenticationWrongNumberOfArgsError) or "NOAUTH" in said:
+        if url_passwords(url):
+            return StartError(f"Redis at {where} refused the user or password in REDIS_URL ({said})")
+        return StartError(
+            f"Redis at {where} wants a password: put it in REDIS_URL (redis://:<password>@host:port/db, "
+            "or redis://<user>:<password>@… for an ACL user)"
+        )
+    return StartError(f"cannot use Redis at {where} (REDIS_URL): {said or type(error).__name__}")
+
+
 async def _check_bot(settings: Settings) -> None:
-    """Ask the Bot API's ``getMe`` (https://core.telegram.org/bots/api#getme)."""
-    async with Bot(settings.bot_token, base_url=settings.telegram_base_url) as bot:
-        await bot.get_me()
+    """Ask the Bot API's ``getMe`` (https://core.telegram.org/bots/api#getme), first raw: an answer
+    that is no Bot API reply (``{"ok": …}``) means TELEGRAM_BASE_URL is wrong, not the token."""
+    bot = Bot(settings.bot_token, base_url=settings.telegram_base_url)
+    try:
+        await bot.request.initialize()
+        code, payload = await bot.request.do_request(f"{bot.base_url}/getMe", "POST")
+        try:
+            answer = json.loads(payload)
+        except ValueError:
+            answer = None
+        if not (isinstance(answer, dict) and isinstance(answer.get("ok"), bool)):
+            raise StartError(
+                f"TELEGRAM_BASE_URL ({mask_url(settings.telegram_base_url)}) is not a Bot API: getMe got HTTP "
+                f"{code} and no Bot API answer (a local Bot API server's URL ends in /bot)"
+            )
+        await bot.initialize()  # (getMe again, the answer read by PTB)
+    finally:
+        await bot.shutdown()
+        await bot.request.shutdown()
+
+
+def _check_listen(settings: Settings) -> None:
+    """Each listen address can be bound now (it is bound for good once the process is active)."""
+    listen = {"HTTP_LISTEN": settings.http_listen}
+    if settings.webhook_url:
+        listen["WEBHOOK_LISTEN"] = settings.webhook_listen
+    for name, address in listen.items():
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_server(
+                (host.strip("[]"), int(port)), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+            ).close()
+        except OSError as error:
+            raise StartError(f"cannot listen on {name}={address}: {error.strerror or error}") from error
 
 
 async def _serve(settings: Settings) -> None:
@@ -71,14 +129,15 @@ async def _serve(settings: Settings) -> None:
 
 
 def _start(settings: Settings) -> None:
-    """Check the settings, Redis and the token, then serve. Raises :class:`StartError`."""
+    """Check the settings, the catalogs, the listen addresses, Redis and the token, then serve.
+    Raises :class:`StartError`."""
     if not settings.bot_token:
         raise StartError("BOT_TOKEN is not set (get a token from @BotFather and export BOT_TOKEN=...)")
-    if settings.webhook_url and not settings.webhook_url.lower().startswith("https://"):
-        # https://core.telegram.org/bots/api#setwebhook: an HTTPS URL (Telegram refuses others)
-        raise StartError(
-            f"WEBHOOK_URL must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {settings.webhook_url}"
-        )
+    try:
+        check_catalogs()
+    except CatalogError as error:
+        raise StartError(f"{error} (the package is incomplete: reinstall it)") from error
+    _check_listen(settings)
     if settings.in_memory:
         log.warning(
             "REDIS_URL is not set (or memory://): running on the embedded in-process store. Games will NOT survive a "
@@ -88,13 +147,38 @@ def _start(settings: Settings) -> None:
         try:
             asyncio.run(_check_redis(settings.redis_url))
         except Exception as error:  # any failure to use it is reported the same way
-            raise StartError(f"cannot use Redis at {settings.redis_url}: {error or type(error).__name__}") from error
+            raise _redis_error(settings.redis_url, error) from error
     _run(_check_bot(settings), settings, "getMe")
     _run(_serve(settings), settings, "a start-up call (check WEBHOOK_URL and the settings)")
 
 
-def main() -> int:
+def _settings_help() -> str:
+    """Each setting: its variable, default and meaning (from :class:`Settings`)."""
+    lines = ["settings (environment variables):"]
+    for field in Settings.model_fields.values():
+        default = field.default if field.default is not PydanticUndefined else ""
+        shown = f"(default {default})" if default != "" else "(default: unset)"
+        lines.append(f"  {field.validation_alias}  {shown}")
+        lines += textwrap.wrap(field.description or "", 96, initial_indent=" " * 6, subsequent_indent=" " * 6)
+    lines.append(f"\ncatalogs: {LOCALES_DIR}")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cheat-bot",
+        description="The Telegram bot of the bluffing card game Cheat (I Doubt It). It is configured by the "
+        "environment variables below; it runs until SIGTERM or SIGINT.",
+        epilog=_settings_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the bot until interrupted; returns the process exit code."""
+    _parser().parse_args(argv)
     try:
         settings = Settings()
     except ValidationError as error:  # one line per wrong setting, named as in the environment
@@ -102,14 +186,16 @@ def main() -> int:
             f"{'.'.join(map(str, item['loc'])).upper() or 'settings'}: {item['msg'].removeprefix('Value error, ')}"
             for item in error.errors()
         )
-        print(f"cheat-bot: a setting is wrong: {wrong}", file=sys.stderr)
+        secrets = [os.environ.get(name, "") for name in ("BOT_TOKEN", "WEBHOOK_SECRET")]
+        for name in ("REDIS_URL", "TELEGRAM_BASE_URL", "WEBHOOK_URL"):
+            secrets += url_passwords(os.environ.get(name, ""))
+        print(f"cheat-bot: a setting is wrong: {mask(wrong, secrets)}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    setup(settings.log_level, settings.secrets)
     try:
         _start(settings)
     except StartError as error:
-        print(f"cheat-bot: {error}", file=sys.stderr)
+        print(f"cheat-bot: {mask(str(error), settings.secrets)}", file=sys.stderr)
         return 2
     return 0
 

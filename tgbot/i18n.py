@@ -1,7 +1,9 @@
 """Translations: gettext catalogs in ``locales/<lang>/LC_MESSAGES/cheat.po``.
 
 The catalogs are compiled in memory at start-up with Babel, so there is no build step and no
-``.mo`` file to forget. Message ids are English; Russian is the default language (docs/DESIGN.md,
+``.mo`` file to forget. The wheel carries them as ``tgbot/locales/`` (packaged from the top-level
+``locales/``, setup.py); a source tree or an editable install reads ``locales/`` beside ``tgbot/``.
+Message ids are English; Russian is the default language (docs/DESIGN.md,
 i18n). Plurals follow each catalog's ``Plural-Forms`` header (CLDR rules via Babel).
 
 >>> russian = translator("ru")
@@ -17,12 +19,12 @@ from __future__ import annotations
 
 import gettext
 import io
-import os
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from babel import negotiate_locale
+from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
@@ -36,8 +38,10 @@ __all__ = [
     "LANGUAGE_NAMES",
     "LOCALES_DIR",
     "N_",
+    "CatalogError",
     "Np_",
     "Translator",
+    "check_catalogs",
     "message_language",
     "pick_language",
     "private_language",
@@ -54,12 +58,10 @@ DOMAIN = "cheat"
 
 
 def _locales_dir() -> Path:
-    """``$CHEAT_LOCALES``, else ``locales/`` of the source tree, else of the working directory."""
-    env = os.environ.get("CHEAT_LOCALES")
-    if env:
-        return Path(env)
-    beside = Path(__file__).resolve().parent.parent / "locales"
-    return beside if beside.is_dir() else Path.cwd() / "locales"
+    """``tgbot/locales/`` of an installed wheel, else ``locales/`` beside ``tgbot/`` (the source tree)."""
+    package = Path(__file__).resolve().parent
+    packaged = package / "locales"
+    return packaged if packaged.is_dir() else package.parent / "locales"
 
 
 LOCALES_DIR = _locales_dir()
@@ -98,12 +100,33 @@ class Translator:
         return self._catalog.ngettext(singular, plural, n).format(n=n, **params)
 
 
-def _load(lang: str) -> gettext.NullTranslations:
+class CatalogError(Exception):
+    """A language's catalog is missing, unreadable or has no translated message."""
+
+
+def _read(lang: str) -> Catalog:
+    """The catalog of ``lang``. Raises :class:`CatalogError`."""
     path = LOCALES_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
-    if not path.exists():
-        return gettext.NullTranslations()
-    with path.open("rb") as source:
-        catalog = read_po(source, locale=lang, domain=DOMAIN)
+    try:
+        with path.open("rb") as source:
+            catalog = read_po(source, locale=lang, domain=DOMAIN)
+    except (OSError, ValueError) as error:
+        raise CatalogError(f"cannot read the {lang!r} catalog {path}: {error}") from error
+    if not any(message.id and message.string for message in catalog):
+        raise CatalogError(f"the {lang!r} catalog {path} has no translated message")
+    return catalog
+
+
+def check_catalogs() -> None:
+    """Every language of :data:`LANGUAGES` has a catalog with translations (read once at start-up,
+    so that a broken install stops there instead of serving English msgids). Raises
+    :class:`CatalogError`."""
+    for lang in LANGUAGES:
+        translator(lang)
+
+
+def _load(lang: str) -> gettext.NullTranslations:
+    catalog = _read(lang)
     compiled = io.BytesIO()
     write_mo(compiled, catalog, use_fuzzy=False)
     compiled.seek(0)

@@ -1,62 +1,114 @@
-"""Settings from the environment (pydantic-settings), DESIGN.md: tgbot/.
+"""Settings from the environment (pydantic-settings), DESIGN.md: tgbot/. Each field's
+``description`` is its meaning; ``cheat-bot --help`` lists them all with their defaults.
 
-| variable            | meaning                                                                  |
-|---------------------|--------------------------------------------------------------------------|
-| BOT_TOKEN           | the bot's token from @BotFather (required)                               |
-| REDIS_URL           | ``redis://…``; unset or ``memory://`` runs on an embedded in-process store; |
-|                     | for a Redis Cluster, the URL of any one node (database 0): the bot finds  |
-|                     | the cluster by itself (``INFO cluster``) and learns the other nodes; for  |
-|                     | Redis Sentinel, ``redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/<service>[/<db>]`` |
-|                     | (the data nodes' password; ``?sentinel_password=`` for the sentinels'; port 26379 by default) |
-| TELEGRAM_BASE_URL   | Bot API base ending in ``/bot`` (added when missing), default Telegram's  |
-| WEBHOOK_URL         | public HTTPS URL: webhook mode instead of long polling                   |
-| WEBHOOK_LISTEN      | ``host:port`` the webhook server listens on (default 0.0.0.0:8443)        |
-| WEBHOOK_SECRET      | secret checked in ``X-Telegram-Bot-Api-Secret-Token`` (1–256 of A-Za-z0-9_-) |
-| LOG_LEVEL           | logging level name (default INFO)                                        |
-| LOBBY_TIMEOUT       | seconds an untouched lobby stays open (default 900: 15 minutes), and a   |
-|                     | group may refuse the bot's messages before its game is retired           |
-| TURN_TIMEOUT        | default seconds for a turn (default 90)                                  |
-| RATE_GROUP_MAX / RATE_GROUP_PERIOD   | group limit: messages per period (20 per 60 s, Bot FAQ) |
-| RATE_GLOBAL_MAX / RATE_GLOBAL_PERIOD | overall limit (30 per 1 s, Bot FAQ)                     |
-| AI_PAUSE_MIN / AI_PAUSE_MAX | seconds an AI seat pauses before acting (1 to 3; never less than the group's message spacing) |
-| HTTP_LISTEN         | ``host:port`` of the internal listener: ``GET /healthz`` (default 127.0.0.1:8080) |
+Everything that can be checked without a connection is checked here, so that a wrong setting
+ends the start before Redis or Telegram is contacted.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Self
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["DEFAULT_BASE_URL", "Settings"]
+from tgbot.logs import mask_url
+
+__all__ = ["DEFAULT_BASE_URL", "REDIS_SCHEMES", "Settings"]
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
+#: The schemes REDIS_URL may have.
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "memory")
+
+
+def _listen(value: str, default_port: int) -> str:
+    """``host:port`` (either may be left out; the port a number from 0 to 65535, 0 any free one)."""
+    host, _, port = value.strip().rpartition(":")
+    if port and (not port.isdigit() or int(port) > 65535):
+        raise ValueError(f"not host:port with a port from 0 to 65535: {value!r}")
+    return f"{host or '0.0.0.0'}:{port or default_port}"
 
 
 class Settings(BaseSettings):
-    """The bot's settings; see the module docstring for the variables."""
+    """The bot's settings, read from the environment variables named by each alias."""
 
     model_config = SettingsConfigDict(env_file=None, extra="ignore", case_sensitive=False)
 
-    bot_token: str = Field(default="", validation_alias="BOT_TOKEN")
-    redis_url: str = Field(default="memory://", validation_alias="REDIS_URL")
-    telegram_base_url: str = Field(default=DEFAULT_BASE_URL, validation_alias="TELEGRAM_BASE_URL")
-    webhook_url: str = Field(default="", validation_alias="WEBHOOK_URL")
-    webhook_listen: str = Field(default="0.0.0.0:8443", validation_alias="WEBHOOK_LISTEN")
+    bot_token: str = Field(
+        default="", validation_alias="BOT_TOKEN", description="the bot's token from @BotFather (required)"
+    )
+    redis_url: str = Field(
+        default="memory://",
+        validation_alias="REDIS_URL",
+        description="redis://[[user]:password@]host:port/db (rediss:// with TLS, unix://); memory:// runs on an "
+        "embedded in-process store (nothing survives a restart); for a Redis Cluster the URL of any one node "
+        "(database 0); for Redis Sentinel redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/"
+        "<service>[/<db>] (the data nodes' password; ?sentinel_password= for the sentinels'; port 26379 by default)",
+    )
+    telegram_base_url: str = Field(
+        default=DEFAULT_BASE_URL,
+        validation_alias="TELEGRAM_BASE_URL",
+        description="the Bot API's base URL, ending in /bot (added when missing): a local Bot API server's",
+    )
+    webhook_url: str = Field(
+        default="",
+        validation_alias="WEBHOOK_URL",
+        description="a public https:// URL: webhook mode instead of long polling (unset: long polling)",
+    )
+    webhook_listen: str = Field(
+        default="0.0.0.0:8443",
+        validation_alias="WEBHOOK_LISTEN",
+        description="host:port the webhook server listens on (webhook mode)",
+    )
     # setWebhook's secret_token: 1-256 characters, only A-Z, a-z, 0-9, _ and - (Bot API)
-    webhook_secret: str = Field(default="", validation_alias="WEBHOOK_SECRET", pattern=r"^[A-Za-z0-9_-]{0,256}$")
-    log_level: str = Field(default="INFO", validation_alias="LOG_LEVEL")
-    lobby_timeout: float = Field(default=900.0, validation_alias="LOBBY_TIMEOUT", gt=0)
-    turn_timeout: float = Field(default=90.0, validation_alias="TURN_TIMEOUT", gt=0)
-    rate_group_max: int = Field(default=20, validation_alias="RATE_GROUP_MAX", gt=0)
-    rate_group_period: float = Field(default=60.0, validation_alias="RATE_GROUP_PERIOD", gt=0)
-    rate_global_max: int = Field(default=30, validation_alias="RATE_GLOBAL_MAX", gt=0)
-    rate_global_period: float = Field(default=1.0, validation_alias="RATE_GLOBAL_PERIOD", gt=0)
-    ai_pause_min: float = Field(default=1.0, validation_alias="AI_PAUSE_MIN", ge=0)
-    ai_pause_max: float = Field(default=3.0, validation_alias="AI_PAUSE_MAX", ge=0)
-    http_listen: str = Field(default="127.0.0.1:8080", validation_alias="HTTP_LISTEN")
+    webhook_secret: str = Field(
+        default="",
+        validation_alias="WEBHOOK_SECRET",
+        pattern=r"^[A-Za-z0-9_-]{0,256}$",
+        description="the secret Telegram sends in X-Telegram-Bot-Api-Secret-Token (1-256 of A-Za-z0-9_-; "
+        "unset: one made once per bot and kept in Redis)",
+    )
+    log_level: str = Field(
+        default="INFO", validation_alias="LOG_LEVEL", description="DEBUG, INFO, WARNING, ERROR or CRITICAL"
+    )
+    lobby_timeout: float = Field(
+        default=900.0,
+        validation_alias="LOBBY_TIMEOUT",
+        gt=0,
+        description="seconds an untouched lobby stays open, and a group may refuse the bot's messages before "
+        "its game is retired",
+    )
+    turn_timeout: float = Field(
+        default=90.0, validation_alias="TURN_TIMEOUT", gt=0, description="default seconds for a turn"
+    )
+    rate_group_max: int = Field(
+        default=20, validation_alias="RATE_GROUP_MAX", gt=0, description="messages to one group per RATE_GROUP_PERIOD"
+    )
+    rate_group_period: float = Field(
+        default=60.0, validation_alias="RATE_GROUP_PERIOD", gt=0, description="seconds of the group limit's window"
+    )
+    rate_global_max: int = Field(
+        default=30, validation_alias="RATE_GLOBAL_MAX", gt=0, description="messages in all per RATE_GLOBAL_PERIOD"
+    )
+    rate_global_period: float = Field(
+        default=1.0, validation_alias="RATE_GLOBAL_PERIOD", gt=0, description="seconds of the overall limit's window"
+    )
+    ai_pause_min: float = Field(
+        default=1.0,
+        validation_alias="AI_PAUSE_MIN",
+        ge=0,
+        description="least seconds an AI seat pauses before acting (never less than the group's message spacing)",
+    )
+    ai_pause_max: float = Field(
+        default=3.0, validation_alias="AI_PAUSE_MAX", ge=0, description="most seconds an AI seat pauses before acting"
+    )
+    http_listen: str = Field(
+        default="127.0.0.1:8080",
+        validation_alias="HTTP_LISTEN",
+        description="host:port of the internal listener: GET /healthz",
+    )
 
     @field_validator("telegram_base_url")
     @classmethod
@@ -65,8 +117,58 @@ class Settings(BaseSettings):
         ``/bot`` or a trailing ``/`` is mended: ``http://host:8081`` is ``http://host:8081/bot``)."""
         base = value.strip().rstrip("/")
         if not base.startswith(("http://", "https://")):
-            raise ValueError(f"not an http:// or https:// URL: {value}")
+            raise ValueError(f"not an http:// or https:// URL: {mask_url(value)}")
+        try:
+            urlsplit(base).port  # noqa: B018  (raises ValueError for a port out of range)
+        except ValueError:
+            raise ValueError(f"the port is a number from 1 to 65535 in {mask_url(value)}") from None
         return base if base.endswith("/bot") else base + "/bot"
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        """A URL :func:`tgbot.storage.redis.connect` can use (its scheme, port and, for Sentinel, its parts)."""
+        if value in ("", "memory://") or value.startswith("memory:"):
+            return value
+        scheme = urlsplit(value).scheme
+        if scheme not in REDIS_SCHEMES:
+            raise ValueError(
+                "not a Redis URL: it starts with redis://, rediss://, unix://, redis+sentinel:// or memory://, "
+                f"not {scheme or value.partition(':')[0]!r}"
+            )
+        if scheme == "redis+sentinel":
+            from tgbot.storage.sentinel import parse_sentinel_url
+
+            try:
+                parse_sentinel_url(value)
+            except ValueError as error:  # (its messages never show the password)
+                raise ValueError(f"not a usable Redis Sentinel URL: {error}") from None
+        else:
+            try:
+                urlsplit(value).port  # noqa: B018
+            except ValueError:
+                raise ValueError(f"a Redis URL's port is a number from 1 to 65535: {mask_url(value)}") from None
+        return value
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _https(cls, value: str) -> str:
+        # https://core.telegram.org/bots/api#setwebhook: an HTTPS URL (Telegram refuses others)
+        if value and not value.lower().startswith("https://"):
+            raise ValueError(
+                f"must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {mask_url(value)}"
+            )
+        return value
+
+    @field_validator("webhook_listen")
+    @classmethod
+    def _webhook_listen(cls, value: str) -> str:
+        return _listen(value, 8443)
+
+    @field_validator("http_listen")
+    @classmethod
+    def _http_listen(cls, value: str) -> str:
+        return _listen(value, 8080)
 
     @field_validator("log_level")
     @classmethod
@@ -92,3 +194,13 @@ class Settings(BaseSettings):
     def base_file_url(self) -> str:
         """The file-download base matching :attr:`telegram_base_url`."""
         return self.telegram_base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What no output may show: the token, the webhook secret, every password in a URL."""
+        from tgbot.logs import url_passwords
+
+        found = [self.bot_token, self.bot_token.partition(":")[2], self.webhook_secret]
+        for url in (self.redis_url, self.telegram_base_url, self.webhook_url):
+            found += url_passwords(url)
+        return tuple(secret for secret in found if secret)

@@ -16,7 +16,6 @@ a handler, a sync lane or the timer loop, and the guard turns each of those into
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import random
@@ -27,7 +26,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
-from redis.exceptions import MaxConnectionsError, NoScriptError, RedisClusterException, RedisError
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
 from tgbot.storage import chatmove
 
@@ -35,7 +34,7 @@ from tgbot.game import lobby as game_lobby
 from tgbot.storage import stats
 from tgbot.game.table import Status
 from tgbot.owner.store import Store, current_update, game_id_for_update
-from tgbot.storage.redis import GatedCluster, connect
+from tgbot.storage.redis import connect
 from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.helpers import lobby, play_on
@@ -151,9 +150,9 @@ def guard(monkeypatch, caplog):
     assert g.problems(caplog) == []
 
 
-async def _client(url: str) -> GatedCluster:
+async def _client(url: str) -> RedisCluster:
     redis = await connect(url)
-    assert isinstance(redis, GatedCluster)
+    assert isinstance(redis, RedisCluster)
     await redis.flushdb()
     return redis
 
@@ -237,7 +236,7 @@ async def test_connect_finds_the_cluster_from_any_node(redis_cluster, redis_serv
     for node in redis_cluster.nodes:
         redis = await connect(node.url)
         try:
-            assert isinstance(redis, RedisCluster) and isinstance(redis, GatedCluster)
+            assert isinstance(redis, RedisCluster)
             assert len(redis.get_primaries()) == 3
             await redis.set("cheat:probe", "1")
             assert await redis.get("cheat:probe") == "1"
@@ -247,24 +246,6 @@ async def test_connect_finds_the_cluster_from_any_node(redis_cluster, redis_serv
     plain = await connect(redis_server.url)
     assert type(plain) is Redis
     await plain.aclose()
-
-
-async def test_a_burst_waits_for_a_connection_instead_of_failing(redis_cluster):
-    gated = GatedCluster.from_url(redis_cluster.url, decode_responses=True, max_connections=2)
-    bare = RedisCluster.from_url(redis_cluster.url, decode_responses=True, max_connections=2)
-    try:
-        await gated.set("cheat:burst", "x")
-        got = await asyncio.gather(
-            *(gated.get("cheat:burst") for _ in range(100)),
-            *(gated.pipeline(transaction=False).get("cheat:burst").get("cheat:other").execute() for _ in range(20)),
-        )
-        assert got[:100] == ["x"] * 100 and got[100:] == [["x", None]] * 20
-        with pytest.raises(MaxConnectionsError):  # what redis-py's own cluster client does
-            await asyncio.gather(*(bare.get("cheat:burst") for _ in range(100)))
-    finally:
-        await gated.delete("cheat:burst")
-        await gated.aclose()
-        await bare.aclose()
 
 
 async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard):
@@ -290,18 +271,17 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
         assert sorted(await store.live_games()) == sorted(gids)
         assert {t.id for t in await store.user_games(2)} == set(gids)
         # the chat becomes a supergroup: its games, settings, notifications and board move
-        # (their keys in several slots: the board's hand-off is one script per slot)
+        # (their keys in several slots; the board's in the statistics' one)
         await store.set_chat_settings(-100, lang="en")
         await store.want_notify(-100, 2)
-        await redis.hset(store.keys.board(-100)[0], mapping={"2:games": 3, "2:wins": 1, "2:name": "Борис"})
-        await redis.zadd(store.keys.board(-100)[1], {"G0": 1})
+        await redis.hset(store.keys.board(-100), mapping={"2:games": 3, "2:wins": 1, "2:name": "Борис"})
         assert sorted(await chatmove.move_chat(store, -100, -200)) == sorted(gids)
         assert sorted(t.id for t in await store.chat_games(-200)) == sorted(gids) and await store.chat_games(-100) == []
         assert (await store.chat_settings(-200)).lang == "en"
         assert await redis.smembers(f"{store.keys.prefix}:notify:-200") == {"2"}
-        assert await redis.hgetall(store.keys.board(-200)[0]) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
+        assert await redis.hgetall(store.keys.board(-200)) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert await chatmove.move_chat(store, -100, -200) == []
-        assert await redis.hgetall(store.keys.board(-200)[0]) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
+        assert await redis.hgetall(store.keys.board(-200)) == {"2:games": "3", "2:wins": "1", "2:name": "Борис"}
         assert len(guard.nodes(redis)) == 3
     finally:
         await redis.flushdb()
@@ -311,7 +291,7 @@ async def test_games_of_many_ids_spread_over_every_primary(redis_cluster, guard)
 async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
     async with running(redis_cluster.url) as live:
         store, emu = live.store, live.emu
-        assert isinstance(store.redis, GatedCluster)
+        assert isinstance(store.redis, RedisCluster)
         group, users = await open_table(emu, 3, chat_id=-1017)
         gid = (await store.chat_game(group.id, None)).id
         table = Table(emu, group, users, random.Random(11))
@@ -331,7 +311,7 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
         # the result was posted once and the game counted once, then it left the live set
         assert len([m for m in emu.chat_messages(group.id) if m.text and "Игра окончена" in m.text]) == 1
         assert await store.redis.hget(store.keys.game(gid), "counted") == "1" and gid not in await store.live_games()
-        board = await store.redis.hgetall(store.keys.board(group.id)[0])
+        board = await store.redis.hgetall(store.keys.board(group.id))
         figures = await stats.game_figures(store, t)
         for i, seat in enumerate(t.seats):
             tot, places = await stats.totals(store, seat.user_id)
@@ -342,7 +322,7 @@ async def test_a_complete_game_on_the_cluster(redis_cluster, guard, caplog):
         await users[0].send(users[0], "/forget_me")
         await live.settle()
         assert (await stats.totals(store, users[0].id))[0].games == 0
-        assert f"{users[0].id}:games" not in await store.redis.hgetall(store.keys.board(group.id)[0])
+        assert f"{users[0].id}:games" not in await store.redis.hgetall(store.keys.board(group.id))
         assert emu.errors == [] and emu.violations == [] and table.unanswered == []
         # the game's slot, the limiter's, the chat's and the players' are not all on one node
         assert len(guard.nodes(store.redis)) >= 2

@@ -225,20 +225,20 @@ async def test_group_upgrade_carries_settings_leaderboard_and_notify_list(live):
     emu, store = live.emu, live.store
     group, gid, users, (a, b, c, d) = await _game(live, 820, -3013)
     await _finish_and_count(live, gid)
-    board = await store.redis.hgetall(store.keys.board(group.id)[0])
+    board = await store.redis.hgetall(store.keys.board(group.id))
     gid2 = await live.open_game(group, [a, b, c], start=False)
     await _group_data(live, group, d)  # (a lobby that opens takes the notifications asked before)
     sup = await emu.migrate_group(group, -1003013)
     await live.settle()
     for delivery in range(2):  # then both service messages are delivered a second time
-        assert await store.redis.hgetall(store.keys.board(sup.id)[0]) == board
+        assert await store.redis.hgetall(store.keys.board(sup.id)) == board
         assert (await store.chat_settings(sup.id)).variant == "classic"
         assert await store.chat_turn_timeout(sup.id, 90.0) == 30.0
         assert await store.redis.smembers(f"{store.keys.prefix}:notify:{sup.id}") == {str(d.id)}
         assert await store.redis.smembers(f"{store.keys.prefix}:user:{d.id}:notify") == {str(sup.id)}
         assert (await store.chat_game(sup.id, None)).id == gid2
         assert not await store.redis.exists(
-            store.keys.chat_settings(group.id), f"{store.keys.prefix}:notify:{group.id}", *store.keys.board(group.id)
+            store.keys.chat_settings(group.id), f"{store.keys.prefix}:notify:{group.id}", store.keys.board(group.id)
         )
         for uid in _migrate_updates(emu, group, sup):
             emu.redeliver(uid)
@@ -255,13 +255,13 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
     emu, store = live.emu, live.store
     group, gid, users, (a, b, c, d) = await _game(live, 830, -3014)
     await _finish_and_count(live, gid)
-    board = await store.redis.hgetall(store.keys.board(group.id)[0])
+    board = await store.redis.hgetall(store.keys.board(group.id))
     gid2 = await live.open_game(group, [a, b, c])
     await _group_data(live, group, d)
     # the supergroup's id has data already (its admins were quick): it is kept, the rest added
     await store.set_chat_settings(-1003014, lang="en")
     await store.redis.hset(
-        store.keys.board(-1003014)[0], mapping={f"{a.id}:games": 2, f"{a.id}:wins": 2, f"{a.id}:name": "Anya"}
+        store.keys.board(-1003014), mapping={f"{a.id}:games": 2, f"{a.id}:wins": 2, f"{a.id}:name": "Anya"}
     )
     sup = await emu.migrate_group(group, -1003014, notify=False)
     await live.play_one(gid2, users)  # the board's edit meets the 400 naming the supergroup
@@ -271,7 +271,7 @@ async def test_group_upgrade_seen_first_through_400_merges_into_the_supergroups_
         assert await store.chat_settings(sup.id) == replace(
             await store.chat_settings(0), lang="en", variant="classic", seating="shuffle"
         )
-        merged = await store.redis.hgetall(store.keys.board(sup.id)[0])
+        merged = await store.redis.hgetall(store.keys.board(sup.id))
         assert merged == {
             **board,
             f"{a.id}:games": str(int(board[f"{a.id}:games"]) + 2),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +198,97 @@ def test_a_bot_api_base_that_is_no_url_exits_2_one_line():
     p = _run(_env(BOT_TOKEN="1:x", TELEGRAM_BASE_URL="127.0.0.1:8081"))
     _one_line(p, "TELEGRAM_BASE_URL")
     assert "1:x" not in p.stderr
+
+
+async def test_help_lists_every_setting_and_touches_nothing():
+    from tgbot.settings import Settings
+
+    emu = BotAPIEmulator()
+    await emu.start()
+    try:
+        # a production environment loaded: --help must not start a second bot
+        for env in (_env(BOT_TOKEN=emu.token, TELEGRAM_BASE_URL=emu.base_url), _env()):
+            p = subprocess.run(
+                [sys.executable, "-m", "tgbot", "--help"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30
+            )
+            assert p.returncode == 0 and p.stderr == "", p.stderr
+            for field in Settings.model_fields.values():
+                assert f"  {field.validation_alias}  " in p.stdout and field.description
+                default = str(field.default) if field.default != "" else "unset"
+                assert default in p.stdout, field.validation_alias
+        version = subprocess.run(
+            [sys.executable, "-m", "tgbot", "--version"], cwd=ROOT, env=_env(), capture_output=True, text=True
+        )
+        assert version.returncode == 0 and re.fullmatch(r"cheat-bot \S+\n", version.stdout), version
+        assert emu.calls == []
+    finally:
+        await emu.stop()
+
+
+async def test_listen_addresses_are_checked_before_any_connection():
+    emu = BotAPIEmulator()
+    await emu.start()
+    taken = socket.create_server(("127.0.0.1", 0))
+    try:
+        port = free_port()
+        base = {"BOT_TOKEN": emu.token, "TELEGRAM_BASE_URL": emu.base_url, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        p = _run(_env(**base, HTTP_LISTEN="127.0.0.1:99999"))
+        _one_line(p, "HTTP_LISTEN", "99999")
+        p = _run(_env(**base, HTTP_LISTEN=f"127.0.0.1:{taken.getsockname()[1]}"))
+        _one_line(p, "HTTP_LISTEN", str(taken.getsockname()[1]))
+        p = _run(_env(**base, WEBHOOK_URL="https://bot.example/hook", WEBHOOK_LISTEN="0.0.0.0:65536"))
+        _one_line(p, "WEBHOOK_LISTEN", "65536")
+        assert emu.calls == []
+    finally:
+        taken.close()
+        await emu.stop()
+
+
+async def test_a_base_url_that_is_no_bot_api_is_not_called_a_wrong_token():
+    emu = BotAPIEmulator()
+    await emu.start()
+    try:
+        # (in a thread: the emulator answers on this loop)
+        p = await asyncio.to_thread(
+            _run, _env(BOT_TOKEN=emu.token, TELEGRAM_BASE_URL=emu.base_url.removesuffix("/bot") + "/api/")
+        )
+        _one_line(p, "TELEGRAM_BASE_URL", "not a Bot API", "404")
+        assert "rejected" not in p.stderr
+        p = await asyncio.to_thread(_run, _env(BOT_TOKEN=emu.token + "x", TELEGRAM_BASE_URL=emu.base_url))
+        _one_line(p, "rejected BOT_TOKEN")
+    finally:
+        await emu.stop()
+
+
+def test_a_redis_that_wants_a_password_says_so():
+    server = RedisServer(extra=["--requirepass", "pa55word"])
+    try:
+        p = _run(_env(BOT_TOKEN="1:x", REDIS_URL=server.url))
+        _one_line(p, "REDIS_URL", "wants a password")
+        p = _run(_env(BOT_TOKEN="1:x", REDIS_URL=server.url.replace("redis://", "redis://:wrong@")))
+        _one_line(p, "REDIS_URL", "refused")
+        assert "wrong" not in p.stderr
+    finally:
+        server.stop()
+
+
+def test_a_missing_or_empty_catalog_ends_the_start(tmp_path):
+    # a copy of the package whose locales/ lacks French and has an empty Russian catalog
+    shutil.copytree(ROOT / "tgbot", tmp_path / "tgbot")
+    shutil.copytree(ROOT / "core", tmp_path / "core")
+    shutil.copytree(ROOT / "locales", tmp_path / "locales")
+    shutil.rmtree(tmp_path / "locales" / "fr")
+    p = _run_in(tmp_path, _env(BOT_TOKEN="1:x"))
+    _one_line(p, "'fr' catalog", "reinstall")
+    assert len(p.stderr.strip().splitlines()) == 1
+    shutil.copytree(ROOT / "locales" / "fr", tmp_path / "locales" / "fr")
+    (tmp_path / "locales" / "ru" / "LC_MESSAGES" / "cheat.po").write_text('msgid ""\nmsgstr ""\n')
+    _one_line(_run_in(tmp_path, _env(BOT_TOKEN="1:x")), "'ru' catalog", "no translated message")
+
+
+def _run_in(folder: Path, env: dict) -> subprocess.CompletedProcess:
+    """``python -m tgbot`` of the copy in ``folder`` (before the installed one on the path)."""
+    env = env | {"PYTHONPATH": str(folder)}
+    return subprocess.run(
+        [sys.executable, "-m", "tgbot"], cwd=folder, env=env, capture_output=True, text=True, timeout=30
+    )

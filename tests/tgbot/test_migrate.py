@@ -1,13 +1,14 @@
-"""Storage schemas 2 and 3 (tgbot/storage/migrate.py, the ``schema`` of Table.to_json): keys that
+"""Storage schemas 2 to 4 (tgbot/storage/migrate.py, the ``schema`` of Table.to_json): keys that
 b5f3182 stored (tests/tgbot/data/b5f3182_keys.json, written by that code: see
 make_b5f3182_fixture.py) move to the bot's prefix with type and TTL intact and their hash fields
-renamed (schema 3), on fakeredis, a private redis-server and a private 3-primary Redis Cluster;
+renamed (schema 3), the statistics in one slot (schema 4), on fakeredis, a private redis-server and a private 3-primary Redis Cluster;
 the store then loads the game as it was stored."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,6 @@ from tgbot.storage import stats
 from tgbot.game.table import Status, TABLE_SCHEMA, Table
 from tgbot.owner.store import Store
 from tgbot.storage.keys import Keys, bot_prefix
-from tgbot.storage.redis import GatedCluster
 
 DB = 15  # a database of its own on the private redis-server
 BOT = "123456"
@@ -59,7 +59,7 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
         url = request.getfixturevalue("redis_server").url.replace("/0", f"/{DB}")
         redis = Redis.from_url(url, decode_responses=True)
     else:
-        redis = GatedCluster.from_url(request.getfixturevalue("redis_cluster").url, decode_responses=True)
+        redis = RedisCluster.from_url(request.getfixturevalue("redis_cluster").url, decode_responses=True)
     await redis.flushdb()
     await load_keys(redis, {**OLD, **FOREIGN})
     yield redis
@@ -90,6 +90,26 @@ def new_name(key: str, bot: str = BOT) -> str:
     return f"cheat:{bot}:{key.removeprefix('cheat:')}"
 
 
+def final_name(key: str) -> str | None:
+    """A b5f3182 key's name after schema 4 (the statistics in the slot ``{s<bot>}``; their counted
+    sets gone: ``None``)."""
+    keys, rest = Keys(bot_prefix(BOT)), key.removeprefix("cheat:")
+    if found := re.fullmatch(r"stats:\{u(\d+)\}(|:chats|:counted)", rest):
+        user, part = found.groups()
+        return {"": keys.totals(user), ":chats": keys.boards_of(user)}.get(part)
+    if found := re.fullmatch(r"top:\{c(-?\d+)\}(|:counted)", rest):
+        return None if found[2] else keys.board(found[1])
+    return new_name(key)
+
+
+#: The outbox kinds b5f3182 wrote, as tgbot.views.announcements.AnnouncementKind spells them.
+NOTE_KINDS = {"ChallengeResolved": "challenge_resolved", "GameEnded": "game_ended"}
+#: The statistics keys schema 4 moves or drops.
+STATISTICS = sum(1 for key in OLD if final_name(key) != new_name(key))
+#: The tables (both games) and outbox notes (every one) schema 4 rewrites.
+REWRITTEN = 2 + sum(len(entry["value"]) for key, entry in OLD.items() if key.endswith(":outbox"))
+
+
 def record_commands(redis: Client, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the commands ``redis`` sends from now on (outside pipelines)."""
     sent: list[str] = []
@@ -110,8 +130,16 @@ async def assert_migrated(redis: Client) -> None:
     got = await dump_keys(redis, "cheat:*")
     assert not [k for k in got if mig._is_old(k)]
     for key, old in OLD.items():
-        new = got.pop(new_name(key))
-        assert (new["type"], new["value"]) == (old["type"], renamed(key, old["value"])), key
+        if final_name(key) is None:
+            continue
+        new, want = got.pop(final_name(key)), renamed(key, old["value"])
+        if key.endswith(":game"):  # the table's JSON in today's format, the same table
+            table, old_table = new["value"].pop("table"), want.pop("table")
+            assert json.loads(table)["schema"] == TABLE_SCHEMA and Table.from_json(table) == Table.from_json(old_table)
+        if key.endswith(":outbox"):  # the notes' kinds as AnnouncementKind spells them
+            new["value"] = [json.loads(note) for note in new["value"]]
+            want = [json.loads(note) | {"kind": NOTE_KINDS[json.loads(note)["kind"]]} for note in want]
+        assert (new["type"], new["value"]) == (old["type"], want), key
         assert new["pttl"] == -1 if old["pttl"] == -1 else 0 < new["pttl"] <= old["pttl"], key
     assert got.pop(_marker(BOT))["value"] == str(mig.SCHEMA)
     for key, entry in FOREIGN.items():
@@ -147,12 +175,13 @@ async def test_b5f3182_keys_move_to_the_bot_and_load_as_stored(
     client: Client, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, logger="tgbot.storage.migrate")
-    assert (
-        await mig.migrate(client, BOT) == len(OLD) + 7
-    )  # keys moved, then 7 hashes renamed: 2 games, 1 board, 1 chat, 3 users
+    # keys moved, then 7 hashes renamed (2 games, 1 board, 1 chat, 3 users), then the statistics
+    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS + REWRITTEN
     want = [
         f"storage schema 2: {len(OLD)} keys moved from cheat:* to cheat:{BOT}:*",
         "storage schema 3: fields renamed in 7 hashes",
+        f"storage schema 4: {STATISTICS} statistics keys into one slot",
+        f"storage schema 4: {REWRITTEN} tables and notes rewritten",
     ]
     assert [r.getMessage() for r in caplog.records] == want
     sent = record_commands(client, monkeypatch)
@@ -201,7 +230,7 @@ async def test_a_crash_midway_and_a_rerun_finish_the_job(client: Client, monkeyp
 
 
 async def test_a_second_bot_finds_no_old_keys_and_leaves_the_first_ones_alone(client: Client) -> None:
-    assert await mig.migrate(client, BOT) == len(OLD) + 7
+    assert await mig.migrate(client, BOT) == len(OLD) + 7 + STATISTICS + REWRITTEN
     before = await dump_keys(client, f"cheat:{BOT}:*")
     assert await mig.migrate(client, "777") == 0
     assert await client.get(_marker("777")) == str(mig.SCHEMA)
@@ -220,7 +249,9 @@ async def test_schema_2_data_gets_its_fields_renamed(client: Client) -> None:
     await client.set(_marker(BOT), "2")
     game = new_name(f"cheat:{{g{LIVE}}}:game")
     await client.eval(mig._RENAME_FIELDS, 1, game, "v", "version", "t", "table")
-    assert await mig.migrate(client, BOT) == 6  # all but the live game, renamed before the crash
+    assert (
+        await mig.migrate(client, BOT) == 6 + STATISTICS + REWRITTEN
+    )  # all but the live game, renamed before the crash
     assert await mig.migrate(client, BOT) == 0
     await assert_migrated(client)
 
@@ -323,3 +354,48 @@ def test_a_schema_2_table_loads_with_every_field() -> None:
     ]
     assert {**json.loads(table.to_json()), "seats": None} == {**spelled_out(raw), "seats": None}
     assert Table.from_json(table.to_json()) == table
+
+
+async def test_schema_3_data_gets_todays_telegram_names_and_note_kinds() -> None:
+    # what views/bookkeeping.py and views/announcements.py read lazily before schema 4
+    redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+    keys = Keys(bot_prefix(BOT))
+    await redis.set(keys.schema(), "3")
+    names = {"p0": "11", "pk1": "x", "nr2": "1", "b": "5", "bh": "d", "panel_message:1": "12", "p1": "99"}
+    await redis.hset(keys.telegram("G1"), mapping=names)
+    notes = [{"seq": 1, "kind": "remind", "to": 5}, {"seq": 2, "kind": "left"}, {"seq": 3, "kind": "auto", "seat": 1}]
+    await redis.rpush(keys.outbox("G1"), *(json.dumps(note) for note in notes))
+    assert await mig.migrate(redis, BOT) == 1 + 2  # one hash renamed, two notes rewritten
+    assert await redis.hgetall(keys.telegram("G1")) == {
+        "panel_message:0": "11",
+        "panel_state:1": "x",
+        "unreachable:2": "1",
+        "board_message": "5",
+        "board_digest": "d",
+        "panel_message:1": "12",  # today's name wins
+    }
+    kinds = [json.loads(note)["kind"] for note in await redis.lrange(keys.outbox("G1"), 0, -1)]
+    assert kinds == ["reminder", "left", "automatic_move"]
+    assert await mig.migrate(redis, BOT) == 0
+
+
+async def test_a_board_hand_off_left_by_a_crash_is_added_once() -> None:
+    # schema 3's group upgrade moved a board in three scripts; a crash could leave its hand-off
+    redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+    keys = Keys(bot_prefix(BOT))
+    top = f"{keys.prefix}:top"
+    await redis.set(keys.schema(), "3")
+    await redis.hset(f"{top}:{{c-200}}", mapping={"5:games": "1", "5:wins": "0", "5:name": "Anya", "6:games": "3"})
+    # crashed before the addition
+    await redis.set(keys.chat_moved(-100), "-200")
+    await redis.hset(
+        f"{top}:{{c-100}}:handoff", mapping={"~batch": "b1", "5:games": "2", "5:wins": "1", "5:name": "Аня"}
+    )
+    await redis.zadd(f"{top}:{{c-100}}:handoff:counted", {"G1": 1})
+    # crashed after the addition, before the drop
+    await redis.set(keys.chat_moved(-300), "-200")
+    await redis.hset(f"{top}:{{c-300}}:handoff", mapping={"~batch": "b2", "7:games": "4"})
+    await redis.zadd(f"{top}:{{c-200}}:counted", {"moved:-300:b2": 1})
+    await mig.migrate(redis, BOT)
+    assert await redis.hgetall(keys.board(-200)) == {"5:games": "3", "5:wins": "1", "5:name": "Anya", "6:games": "3"}
+    assert await redis.keys(f"{top}:*") == []

@@ -23,7 +23,7 @@ from telegram import Update
 from telegram.error import BadRequest, InvalidToken
 from telegram.ext import Application
 
-from tgbot import handlers
+from tgbot import __version__, handlers
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
 from tgbot.ingest.stream import Ingest, Outcome, outcome
@@ -148,7 +148,7 @@ class Runner:
             if not self.settings.webhook_url:
                 work["poller"] = Poller(self.app.bot, self.consumer, self.lease).run()
             tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
-            log.info("bot @%s active (epoch %d)", self.app.bot.username, self.lease.epoch)
+            log.info("bot @%s active (epoch %d, cheat-bot %s)", self.app.bot.username, self.lease.epoch, __version__)
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 if not task.cancelled() and task.exception() is not None:

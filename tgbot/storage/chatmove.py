@@ -1,57 +1,46 @@
-"""A basic group upgraded to a supergroup: everything keyed by its chat id moves to the new id.
-
-Telegram gives the supergroup a new chat id: service messages carry
-``migrate_to_chat_id`` (in the old chat) and ``migrate_from_chat_id`` (in the new one), and a
-send to the old id fails with 400 and ``parameters.migrate_to_chat_id``
-(:class:`telegram.error.ChatMigrated`). Whichever of the three the bot sees first, and each one
-after it, runs :func:`move_chat`: every step is safe to run again, and two runs at once (the
-two service messages are in two chats, processed concurrently) change nothing twice.
-
-What moves, in this order (keys: :mod:`tgbot.storage.keys`):
-
-1. the record "``old`` became ``new``" (``<p>:chat:<old>:moved``), first, so a finished game
-   that still names the old id counts on the new board and opens its «Play again» lobby there;
-2. the live games (:meth:`tgbot.owner.store.Store.move_chat`: the chat and topic index, the chat's
-   games index and each table's chat id);
-3. the settings (``<p>:chatcfg:<chat>``: language, turn timer, variant, seating): a setting the
-   supergroup has already chosen stays;
-4. the lobby notifications (``<p>:notify:<chat>`` and each asker's ``<p>:user:<id>:notify``);
-5. the leaderboard (``<p>:top:{c<chat>}`` and its counted games; each player's index of boards):
-   added to the supergroup's once, names the supergroup has kept.
-"""
+"""A basic group upgraded to a supergroup (Telegram gives it a new chat id): everything keyed by
+the old id moves to the new one. Each step may run again, or twice at once (the two service
+messages come in two chats), and changes nothing twice."""
 
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
-from tgbot.owner.store import Store
 from tgbot.storage import stats
-
-__all__ = ["move_chat"]
+from tgbot.storage.records import Records
 
 log = logging.getLogger(__name__)
 
 
-async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
-    """Move group ``old_chat_id``'s games and data to supergroup ``new_chat_id`` (see the
-    module docstring). ``also``: ids of games to move even when no longer live (their end is
-    still to be shown). Returns the ids of the games moved. Raises what redis-py raises; the
-    update (or sync) that called it runs it again, which finishes what was left."""
+class GameMover(Protocol):
+    """The owner of the live games (:meth:`tgbot.owner.store.Store.move_chat`)."""
+
+    async def move_chat(self, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]: ...
+
+
+async def move_chat(
+    store: GameMover, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = (), records: Records | None = None
+) -> list[str]:
+    """Move group ``old_chat_id``'s games (and ``also`` those ended but not yet shown) and data to
+    supergroup ``new_chat_id``; ``records`` default to ``store``'s own. Returns the games moved.
+
+    First the record old → new (a finished game still naming the old id counts on the new board
+    and opens «Play again» there), then the games, the settings (the new chat's own kept), the
+    lobby notifications and the leaderboard."""
     if old_chat_id == new_chat_id:
         return []
-    await store.set_chat_moved(old_chat_id, new_chat_id)
+    if records is None:
+        assert isinstance(store, Records)  # (a Store is its own records)
+        records = store
+    await records.set_chat_moved(old_chat_id, new_chat_id)
     games = await store.move_chat(old_chat_id, new_chat_id, also=also)
-    settings = await store.move_chat_settings(old_chat_id, new_chat_id)
-    asked = await store.move_notify(old_chat_id, new_chat_id)
-    players = await stats.move_board(store, old_chat_id, new_chat_id)
+    settings = await records.move_chat_settings(old_chat_id, new_chat_id)
+    asked = await records.move_notify(old_chat_id, new_chat_id)
+    players = await stats.move_board(records, old_chat_id, new_chat_id)
     if games or settings or asked or players:
         log.info(
             "chat %s became %s: %d games, %d settings, %d lobby notifications, %d leaderboard players moved",
-            old_chat_id,
-            new_chat_id,
-            len(games),
-            len(settings),
-            asked,
-            players,
+            *(old_chat_id, new_chat_id, len(games), len(settings), asked, players),
         )
     return games

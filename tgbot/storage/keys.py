@@ -1,35 +1,91 @@
-"""The Redis key schema: every key the bot stores is named here, nowhere else.
+"""The Redis key and field layout: every key and hash field the bot stores is named here.
 
-Keys start with the bot's prefix ``cheat:<bot id>`` (:func:`bot_prefix`), so several bots share
-one Redis or Cluster. A hash tag puts keys that one Lua script changes together into one Cluster
-slot: ``{g<game>}`` a game's, ``{u<user>}`` a user's statistics, ``{c<chat>}`` a chat's
-leaderboard, ``{b<bot>}`` the bot's own process coordination (lease, ingest).
-
-- a game: :meth:`Keys.game` hash (``version``, ``table``, ``deal``, ``epoch``, ``counted``,
-  ``once:<what>:<user>``), :meth:`Keys.log` list, :meth:`Keys.outbox` list,
-  :meth:`Keys.telegram` hash (the views' bookkeeping), :meth:`Keys.applied` sorted set;
-- indexes, checked against the game when read: :meth:`Keys.chat`, :meth:`Keys.chat_last`,
-  :meth:`Keys.chat_games`, :meth:`Keys.live`, :meth:`Keys.user_games`;
-- records: :meth:`Keys.chat_settings`, :meth:`Keys.chat_moved`, :meth:`Keys.user`,
-  :meth:`Keys.notify`, :meth:`Keys.user_notify`; statistics: :meth:`Keys.user_statistics`,
-  :meth:`Keys.board`, :meth:`Keys.board_handoff` (board fields ``<user>:games|wins|name``);
-- the bot: :meth:`Keys.ingest`, :meth:`Keys.lease`, :meth:`Keys.webhook_secret`,
-  :meth:`Keys.schema` (the storage schema, :mod:`tgbot.storage.migrate`).
+Keys start with ``cheat:<bot id>`` (:func:`bot_prefix`). A hash tag puts the keys one Lua script
+changes together into one Cluster slot: ``{g<game>}`` a game's, ``{s<bot>}`` the statistics,
+``{b<bot>}`` the process's own (lease, ingest). Older layouts: :mod:`tgbot.storage.migrate`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-__all__ = ["ROOT", "Keys", "bot_prefix"]
+from enum import StrEnum
 
 #: The first segment of every key.
 ROOT = "cheat"
 
 
 def bot_prefix(bot_id: str) -> str:
-    """The prefix of every key of bot ``bot_id`` (decimal digits): ``cheat:<bot id>``."""
+    """The prefix of every key of bot ``bot_id``: ``cheat:<bot id>``."""
     return f"{ROOT}:{bot_id}"
+
+
+class GameField(StrEnum):
+    """Fields of a game's hash (:meth:`Keys.game`), besides its once-marks (:func:`once_field`)."""
+
+    VERSION = "version"
+    TABLE = "table"  # the table's JSON
+    DEAL = "deal"  # the dealt hands, compact
+    EPOCH = "epoch"  # the fencing epoch of its last commit
+    COUNTED = "counted"  # its statistics were counted
+
+
+def once_field(what: str, user_id: int) -> str:
+    """The game hash's field marking that ``what`` was done once for ``user_id``."""
+    return f"once:{what}:{user_id}"
+
+
+class UserField(StrEnum):
+    """Fields of a user's hash (:meth:`Keys.user`)."""
+
+    REACHABLE = "reachable"  # "1": the bot may write to them privately
+    LANGUAGE = "language"  # their own choice for private messages
+    TELEGRAM_LANGUAGE = "telegram_language"  # their Telegram app's, as last seen
+
+
+class ChatField(StrEnum):
+    """Fields of a chat's settings hash (:meth:`Keys.chat_settings`)."""
+
+    LANGUAGE = "language"
+    VARIANT = "variant"
+    SEATING = "seating"
+    TURN_TIMER = "turn_timer"  # seconds
+
+
+class Seating(StrEnum):
+    """A chat's ``seating`` setting: seats in the order people joined, or shuffled at the start."""
+
+    JOIN = "join"
+    SHUFFLE = "shuffle"
+
+
+class BoardField(StrEnum):
+    """A leaderboard's per-user fields (:func:`board_field`)."""
+
+    GAMES = "games"
+    WINS = "wins"
+    NAME = "name"
+
+
+def board_field(user_id: int | str, field: BoardField) -> str:
+    """A leaderboard hash's field: ``<user>:<field>``."""
+    return f"{user_id}:{field}"
+
+
+class TelegramField(StrEnum):
+    """Fields of a game's Telegram bookkeeping (:meth:`Keys.telegram`); per seat ``<field>:<seat>``."""
+
+    BOARD_MESSAGE = "board_message"
+    BOARD_DIGEST = "board_digest"
+    PANEL_MESSAGE = "panel_message"
+    PANEL_STATE = "panel_state"
+    PANEL_DIGEST = "panel_digest"
+    TURN_PANEL_SENT = "turn_panel_sent"
+    UNREACHABLE = "unreachable"
+    TOLD_RETIRED = "told_retired"
+
+    def of(self, seat: int) -> str:
+        """This field of seat ``seat``."""
+        return f"{self}:{seat}"
 
 
 @dataclass(frozen=True)
@@ -42,11 +98,11 @@ class Keys:
         return f"{self.prefix}:{{g{game_id}}}:{part}"
 
     def game(self, game_id: str) -> str:
-        """Hash: the game's version, table, deal, fencing epoch and once-marks."""
+        """Hash: :class:`GameField` and once-marks."""
         return self._game(game_id, "game")
 
     def log(self, game_id: str) -> str:
-        """List: the game's actions, one JSON object each (append-only)."""
+        """List: the game's actions, one JSON object each."""
         return self._game(game_id, "log")
 
     def outbox(self, game_id: str) -> str:
@@ -54,7 +110,7 @@ class Keys:
         return self._game(game_id, "outbox")
 
     def telegram(self, game_id: str) -> str:
-        """Hash: the game's Telegram bookkeeping (message ids and what they show)."""
+        """Hash: :class:`TelegramField`, the messages that show the game."""
         return self._game(game_id, "tg")
 
     def applied(self, game_id: str) -> str:
@@ -70,7 +126,7 @@ class Keys:
         return f"{self.prefix}:chat:{chat_id}:{thread_id or 0}"
 
     def chat_last(self, chat_id: int, thread_id: int | None) -> str:
-        """String: the chat (topic)'s last game that ended, kept as long as the game's own keys."""
+        """String: the chat (topic)'s last game that ended."""
         return f"{self.prefix}:chat:{chat_id}:{thread_id or 0}:last"
 
     def chat_games(self, chat_id: int | str) -> str:
@@ -82,7 +138,7 @@ class Keys:
         return f"{self.prefix}:chat:{chat_id}:moved"
 
     def chat_settings(self, chat_id: int | str) -> str:
-        """Hash: the chat's settings (:class:`tgbot.storage.records.ChatSettings`, ``turn_timer``)."""
+        """Hash: :class:`ChatField`."""
         return f"{self.prefix}:chatcfg:{chat_id}"
 
     def live(self) -> str:
@@ -90,8 +146,7 @@ class Keys:
         return f"{self.prefix}:live"
 
     def user(self, user_id: int | str) -> str:
-        """Hash: ``reachable`` (the bot may write to them), ``language`` (of private messages, their
-        choice), ``telegram_language`` (their Telegram app's, as last seen)."""
+        """Hash: :class:`UserField`."""
         return f"{self.prefix}:user:{user_id}"
 
     def user_games(self, user_id: int | str) -> str:
@@ -106,32 +161,31 @@ class Keys:
         """Set: the chats where the user asked for that (for /forget_me, no scan)."""
         return f"{self.prefix}:user:{user_id}:notify"
 
-    def user_statistics(self, user_id: int | str) -> tuple[str, str, str]:
-        """Slot ``{u<user>}``: the totals hash, the set of chats whose board lists the user,
-        the sorted set of counted games."""
-        base = f"{self.prefix}:stats:{{u{user_id}}}"
-        return base, base + ":chats", base + ":counted"
+    def _statistics(self, name: str) -> str:
+        return f"{self.prefix}:{{s{self.prefix.rpartition(':')[2]}}}:{name}"
 
-    def board(self, chat_id: int | str) -> tuple[str, str]:
-        """Slot ``{c<chat>}``: the chat's leaderboard hash and its counted games."""
-        base = f"{self.prefix}:top:{{c{chat_id}}}"
-        return base, base + ":counted"
+    def totals(self, user_id: int | str) -> str:
+        """Hash, slot ``{s<bot>}``: the user's statistics (``place<n>`` and :class:`tgbot.storage.stats.Totals`)."""
+        return self._statistics(f"user:{user_id}")
 
-    def board_handoff(self, chat_id: int | str) -> tuple[str, str]:
-        """Slot ``{c<chat>}``: a board on its way to the supergroup the chat became."""
-        base = f"{self.prefix}:top:{{c{chat_id}}}:handoff"
-        return base, base + ":counted"
+    def boards_of(self, user_id: int | str) -> str:
+        """Set, slot ``{s<bot>}``: the chats whose leaderboard lists the user."""
+        return self._statistics(f"user:{user_id}:boards")
 
-    def board_pattern(self) -> str:
-        """A SCAN pattern matching every leaderboard and handoff key of the bot."""
-        return f"{self.prefix}:top:{{c*}}*"
+    def board(self, chat_id: int | str) -> str:
+        """Hash, slot ``{s<bot>}``: the chat's leaderboard, :func:`board_field` per user."""
+        return self._statistics(f"top:{chat_id}")
+
+    def counted(self) -> str:
+        """Sorted set, slot ``{s<bot>}``: the games counted lately (ms), so each counts once."""
+        return self._statistics("counted")
 
     def _bot(self, name: str) -> str:
         return f"{self.prefix}:{{b{self.prefix.rpartition(':')[2]}}}:{name}"
 
     def ingest(self) -> tuple[str, str, str, str]:
-        """Slot ``{b<bot>}``: the update stream, the recent update ids, the next getUpdates
-        offset, and the lease (checked by the same script)."""
+        """Slot ``{b<bot>}``: the update stream, the recent update ids, the next getUpdates offset,
+        and the lease (checked by the same script)."""
         return self._bot("updates"), self._bot("recent"), self._bot("offset"), self._bot("lease")
 
     def lease(self) -> tuple[str, str, str]:

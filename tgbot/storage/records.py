@@ -1,7 +1,5 @@
 """What the bot stores beside the game tables: chat settings, user records, lobby notifications,
-the live set, a group's upgrade, and a game's outbox, record, once-marks and Telegram
-bookkeeping. Key names: :mod:`tgbot.storage.keys`. :class:`tgbot.owner.store.Store` builds on it.
-"""
+the live set, a group's upgrade, and a game's outbox, record, once-marks and Telegram bookkeeping."""
 
 from __future__ import annotations
 
@@ -9,10 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tgbot.storage.keys import Keys
+from tgbot.storage.keys import ChatField, GameField, Keys, Seating, UserField, once_field
 from tgbot.storage.redis import RedisClient
-
-__all__ = ["CHAT_MOVED_TTL", "DELETE_IF_EQUAL", "ChatSettings", "Records"]
 
 #: Seconds the record "group X became supergroup Y" is kept (longer than a finished game).
 CHAT_MOVED_TTL = 30 * 24 * 3600
@@ -32,9 +28,8 @@ return members
 
 @dataclass(frozen=True)
 class ChatSettings:
-    """A chat's settings (hash fields ``language``, ``variant``, ``seating``; absent = default):
-    ``lang`` the group's language (``None``: Russian), ``variant`` a new lobby's variant,
-    ``seating`` ``shuffle`` or ``join``. The turn timer: :meth:`Records.chat_turn_timeout`."""
+    """A chat's settings (``None``: the default): ``lang`` the group's language, ``variant`` a new
+    lobby's, ``seating`` a :class:`~tgbot.storage.keys.Seating`. The turn timer: :meth:`Records.chat_turn_timeout`."""
 
     lang: str | None = None
     variant: str | None = None
@@ -43,14 +38,12 @@ class ChatSettings:
     @property
     def shuffle(self) -> bool:
         """Whether seats are shuffled when the game starts."""
-        return self.seating == "shuffle"
+        return self.seating == Seating.SHUFFLE
 
     @classmethod
     def from_hash(cls, raw: dict[str, str]) -> ChatSettings:
         """From the stored hash; unknown fields are ignored."""
-        return cls(
-            lang=raw.get("language") or None, variant=raw.get("variant") or None, seating=raw.get("seating") or None
-        )
+        return cls(*(raw.get(field) or None for field in (ChatField.LANGUAGE, ChatField.VARIANT, ChatField.SEATING)))
 
 
 def _split(fields: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -91,33 +84,30 @@ class Records:
     # -- users -------------------------------------------------------------------------------
 
     async def set_dm(self, user_id: int, reachable: bool, telegram_language: str | None = None) -> None:
-        """Record whether the bot can write to the user privately, and the language of their
-        Telegram app when an update of theirs told it (``language_code``)."""
-        fields: dict[str, str | int] = {"reachable": 1 if reachable else 0}
+        """Record whether the bot can write to the user privately, and their Telegram app's language
+        when an update of theirs told it (``language_code``)."""
+        fields: dict[str, str | int] = {UserField.REACHABLE: int(reachable)}
         if telegram_language:
-            fields["telegram_language"] = telegram_language
+            fields[UserField.TELEGRAM_LANGUAGE] = telegram_language
         await self.redis.hset(self.keys.user(user_id), mapping=fields)
 
     async def can_dm(self, user_id: int) -> bool:
         """Whether the user has started the bot (and not blocked it since, as far as known)."""
-        return await self.redis.hget(self.keys.user(user_id), "reachable") == "1"
+        return await self.redis.hget(self.keys.user(user_id), UserField.REACHABLE) == "1"
 
     async def user_lang(self, user_id: int) -> str | None:
         """The user's own language for private messages (``/language`` in private), or ``None``."""
-        return await self.redis.hget(self.keys.user(user_id), "language") or None
+        return await self.redis.hget(self.keys.user(user_id), UserField.LANGUAGE) or None
 
     async def dm_languages(self, user_id: int) -> tuple[str | None, str | None] | None:
-        """For a private message outside any update of theirs: the user's own language
-        (:meth:`user_lang`) and their Telegram app's as last recorded (:meth:`set_dm`), or ``None``
-        when the bot may not write to them (:meth:`can_dm`); one round trip."""
-        reachable, own, telegram = await self.redis.hmget(
-            self.keys.user(user_id), ["reachable", "language", "telegram_language"]
-        )
+        """The user's own language and their Telegram app's as last recorded, or ``None`` when the
+        bot may not write to them (:meth:`can_dm`); one round trip."""
+        reachable, own, telegram = await self.redis.hmget(self.keys.user(user_id), list(UserField))
         return (own or None, telegram or None) if reachable == "1" else None
 
     async def set_user_lang(self, user_id: int, lang: str) -> None:
         """Record the user's own language for private messages."""
-        await self.redis.hset(self.keys.user(user_id), "language", lang)
+        await self.redis.hset(self.keys.user(user_id), UserField.LANGUAGE, lang)
 
     # -- chat settings -----------------------------------------------------------------------
 
@@ -127,7 +117,9 @@ class Records:
 
     async def set_chat_settings(self, chat_id: int, **fields: str | None) -> ChatSettings:
         """Change some of the chat's settings (``None`` resets a field); returns them all."""
-        keep, drop = _split({"language" if name == "lang" else name: value for name, value in fields.items()})
+        keep, drop = _split(
+            {ChatField.LANGUAGE if name == "lang" else ChatField(name): value for name, value in fields.items()}
+        )
         if keep:
             await self.redis.hset(self.keys.chat_settings(chat_id), mapping=keep)
         if drop:
@@ -136,7 +128,7 @@ class Records:
 
     async def chat_turn_timeout(self, chat_id: int, default: float) -> float:
         """The chat's turn timer in seconds, or ``default`` when the chat never set one."""
-        raw = await self.redis.hget(self.keys.chat_settings(chat_id), "turn_timer")
+        raw = await self.redis.hget(self.keys.chat_settings(chat_id), ChatField.TURN_TIMER)
         try:
             return float(raw) if raw else default
         except ValueError:
@@ -144,12 +136,11 @@ class Records:
 
     async def set_chat_turn_timeout(self, chat_id: int, seconds: float) -> None:
         """Store the chat's turn timer (seconds; the caller checks the allowed range)."""
-        await self.redis.hset(self.keys.chat_settings(chat_id), "turn_timer", str(int(seconds)))
+        await self.redis.hset(self.keys.chat_settings(chat_id), ChatField.TURN_TIMER, str(int(seconds)))
 
     async def move_chat_settings(self, old_chat_id: int, new_chat_id: int) -> dict[str, str]:
-        """Copy group ``old_chat_id``'s settings to supergroup ``new_chat_id`` (a field the new
-        chat set is kept: HSETNX), then drop them from the old hash (a rerun repeats nothing).
-        Returns the fields found in the old hash."""
+        """Copy group ``old_chat_id``'s settings to supergroup ``new_chat_id`` (the new chat's own
+        kept: HSETNX), then drop the old ones; returns the fields found in the old hash."""
         old_key, new_key = self.keys.chat_settings(old_chat_id), self.keys.chat_settings(new_chat_id)
         fields = await self.redis.hgetall(old_key)
         if not fields:
@@ -176,9 +167,8 @@ class Records:
         return sorted(int(x) for x in await self.redis.eval(_TAKE, 1, self.keys.notify(chat_id)))  # type: ignore[misc]
 
     async def move_notify(self, old_chat_id: int, new_chat_id: int) -> int:
-        """Move the lobby notifications of group ``old_chat_id`` to supergroup ``new_chat_id``
-        with each asker's index entry: copies first, then removes exactly the users copied, so
-        a rerun loses and repeats nothing. Returns the users moved."""
+        """Move group ``old_chat_id``'s lobby notifications and their askers' index entries to
+        ``new_chat_id`` (copies first, then removes exactly those copied); returns the users moved."""
         users = await self.redis.smembers(self.keys.notify(old_chat_id))
         if not users:
             return 0
@@ -250,16 +240,15 @@ class Records:
     async def record(self, game_id: str) -> tuple[list[str] | None, list[dict[str, Any]]]:
         """The game's deal (compact hands) and its action log."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hget(self.keys.game(game_id), "deal")
+        pipe.hget(self.keys.game(game_id), GameField.DEAL)
         pipe.lrange(self.keys.log(game_id), 0, -1)
         deal, actions = await pipe.execute()
         return (json.loads(deal) if deal else None), [json.loads(a) for a in actions]
 
     async def marked(self, game_id: str, what: str, user_id: int) -> bool:
         """Whether ``what`` was marked for ``user_id`` in the game (:meth:`first_time`)."""
-        return bool(await self.redis.hexists(self.keys.game(game_id), f"once:{what}:{user_id}"))
+        return bool(await self.redis.hexists(self.keys.game(game_id), once_field(what, user_id)))
 
     async def first_time(self, game_id: str, what: str, user_id: int) -> bool:
-        """True the first time ``what`` is marked for ``user_id`` in the game (a field of its
-        hash, which expires with it), False ever after: a side effect at most once."""
-        return bool(await self.redis.hsetnx(self.keys.game(game_id), f"once:{what}:{user_id}", 1))
+        """True the first time ``what`` is marked for ``user_id`` in the game, False ever after."""
+        return bool(await self.redis.hsetnx(self.keys.game(game_id), once_field(what, user_id), 1))

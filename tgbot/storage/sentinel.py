@@ -1,6 +1,6 @@
 """Redis Sentinel (``REDIS_URL=redis+sentinel://[[user]:password@]host[:port][,…]/<service>[/<db>]``):
-redis-py's own client, ``Sentinel(...).master_for(service)``, plus the two additions without
-which the fail-over test (``tests/tgbot/test_sentinel.py``) fails (docs/scaling.md, Redis)."""
+redis-py's ``Sentinel(...).master_for(service)`` plus the two additions the fail-over test
+(``tests/tgbot/test_sentinel.py``) needs: :class:`SentinelPool` and :meth:`SentinelRedis.follow`."""
 
 from __future__ import annotations
 
@@ -15,25 +15,17 @@ from redis.asyncio.sentinel import MasterNotFoundError, Sentinel, SentinelConnec
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
-from tgbot.storage.redis import RETRY
-
-__all__ = [
-    "SENTINEL_PORT",
-    "SENTINEL_TIMEOUT",
-    "SentinelPool",
-    "SentinelRedis",
-    "SentinelURL",
-    "connect_sentinel",
-    "parse_sentinel_url",
-]
-
 log = logging.getLogger(__name__)
+
+#: A sentinel's port when the URL gives none.
+SENTINEL_PORT = 26379
+#: Seconds to connect to a sentinel and for it to answer (one that does not is skipped).
+SENTINEL_TIMEOUT = 1.0
 
 
 class SentinelURL(NamedTuple):
-    """A ``redis+sentinel://`` URL's parts (:func:`parse_sentinel_url`): the sentinels'
-    ``(host, port)`` pairs, the service (the name the sentinels monitor the primary under), the
-    database, the data nodes' user and password, the sentinels' password (``None``: not set)."""
+    """A ``redis+sentinel://`` URL's parts: the sentinels, the service (the name they monitor the
+    primary under), the database, the data nodes' user and password, the sentinels' password."""
 
     sentinels: list[tuple[str, int]]
     service: str
@@ -43,46 +35,20 @@ class SentinelURL(NamedTuple):
     sentinel_password: str | None
 
 
-#: A sentinel's port when the URL gives none.
-SENTINEL_PORT = 26379
-#: Seconds to connect to a sentinel and for it to answer (one that does not is skipped).
-SENTINEL_TIMEOUT = 1.0
-
-
 def parse_sentinel_url(url: str) -> SentinelURL:
-    """The parts of ``redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]``
-    with an optional query ``?sentinel_password=...``: the password is the data nodes' (primary
-    and replicas), ``sentinel_password`` the sentinels' own; a port defaults to 26379 and the
-    database to 0; user and passwords are percent-decoded.
+    """The parts of ``redis+sentinel://[[user]:password@]host[:port][,…]/service[/db][?sentinel_password=…]``
+    (percent-decoded; port 26379 and database 0 by default). Raises ``ValueError`` saying what is
+    wrong, never showing a password.
 
-    >>> parts = parse_sentinel_url("redis+sentinel://:s%40cret@10.0.0.1:26380,sentinel-b/cheat/2?sentinel_password=x")
-    >>> parts.sentinels, parts.service, parts.db, parts.username, parts.password, parts.sentinel_password
-    ([('10.0.0.1', 26380), ('sentinel-b', 26379)], 'cheat', 2, None, 's@cret', 'x')
-    >>> parse_sentinel_url("redis+sentinel://bot:pw@[::1]:5000/cheat").sentinels
-    [('::1', 5000)]
-    >>> parse_sentinel_url("redis+sentinel://s1:26379/")
-    Traceback (most recent call last):
-    ...
-    ValueError: a redis+sentinel:// URL names the service after its hosts: redis+sentinel://host:26379/<service>[/<db>]
-
-    Raises ``ValueError`` for another scheme, no host, a port that is not a number from 1 to
-    65535, no service, a database that is not a number, a path of more than two parts, or a
-    query parameter other than ``sentinel_password`` (the message never shows the password)."""
+    >>> parse_sentinel_url("redis+sentinel://:s%40cret@10.0.0.1:26380,[::1]/cheat/2?sentinel_password=x")
+    SentinelURL(sentinels=[('10.0.0.1', 26380), ('::1', 26379)], service='cheat', db=2, username=None, password='s@cret', sentinel_password='x')
+    """
     parts = urlsplit(url)
     if parts.scheme != "redis+sentinel":
         raise ValueError(f"not a redis+sentinel:// URL (scheme {parts.scheme!r})")
     userinfo, _, hosts = parts.netloc.rpartition("@")
     username, _, password = userinfo.partition(":")
-    sentinels = []
-    for host in hosts.split(","):
-        node = urlsplit("//" + host)  # urllib reads one host[:port], brackets for IPv6 included
-        try:
-            port = node.port or SENTINEL_PORT
-        except ValueError:
-            raise ValueError(f"a redis+sentinel:// URL's port is a number from 1 to 65535, not in {host!r}") from None
-        if not node.hostname:
-            raise ValueError("a redis+sentinel:// URL names each sentinel as host[:port], separated by commas")
-        sentinels.append((node.hostname, port))
+    sentinels = [_sentinel(host) for host in hosts.split(",")]
     path = parts.path.strip("/").split("/")
     if not path[0] or len(path) > 2:
         raise ValueError(
@@ -91,8 +57,7 @@ def parse_sentinel_url(url: str) -> SentinelURL:
     if len(path) == 2 and not path[1].isdigit():
         raise ValueError(f"a redis+sentinel:// URL's database is a number, not {path[1]!r}")
     query = dict(pair.partition("=")[::2] for pair in parts.query.split("&") if pair)  # (a "+" stays a "+")
-    if set(query) - {"sentinel_password"}:
-        other = sorted(set(query) - {"sentinel_password"})
+    if other := sorted(set(query) - {"sentinel_password"}):
         raise ValueError(f"a redis+sentinel:// URL takes one query parameter, sentinel_password, not {other}")
     return SentinelURL(
         sentinels,
@@ -104,12 +69,25 @@ def parse_sentinel_url(url: str) -> SentinelURL:
     )
 
 
+def _sentinel(host: str) -> tuple[str, int]:
+    """One ``host[:port]`` of a ``redis+sentinel://`` URL (urllib reads brackets around IPv6)."""
+    node = urlsplit("//" + host)
+    try:
+        port = node.port or SENTINEL_PORT
+    except ValueError:
+        raise ValueError(f"a redis+sentinel:// URL's port is a number from 1 to 65535, not in {host!r}") from None
+    if not node.hostname:
+        raise ValueError("a redis+sentinel:// URL names each sentinel as host[:port], separated by commas")
+    return node.hostname, port
+
+
 class SentinelPool(SentinelConnectionPool):
     """redis-py's Sentinel pool that closes a connection released while connected to an old
-    primary (as redis-py's synchronous pool does; its asyncio pool keeps it)."""
+    primary, as its synchronous pool does (``owns_connection``, cf. redis/redis-py#4187)."""
 
-    # Without it, the ingest tail's blocking XREADGROUP, in flight when the pool moves, goes on
-    # reading the old primary: taps ingested on the new one are never read (the game stops).
+    # Without it, the ingest tail's blocking XREADGROUP in flight as the pool moves goes on
+    # reading the old primary: taps ingested on the new one are never read (the game stops;
+    # test_sentinel.py::test_a_game_goes_on_through_a_failover).
     async def release(self, connection: Any) -> None:
         if connection.is_connected and (connection.host, connection.port) != self.master_address:
             await connection.disconnect()
@@ -117,9 +95,8 @@ class SentinelPool(SentinelConnectionPool):
 
 
 class SentinelRedis(Redis):
-    """redis-py's client of the primary (``Sentinel.master_for``) that also follows the
-    sentinels' announcements of a fail-over; :meth:`aclose` stops that and closes the
-    sentinels' connections too."""
+    """redis-py's client of the primary that also follows the sentinels' announcements of a
+    fail-over (redis/redis-py#3867); :meth:`aclose` stops that and closes the sentinels' connections."""
 
     _listeners: tuple[asyncio.Task[None], ...] = ()
 
@@ -133,13 +110,12 @@ class SentinelRedis(Redis):
         )
 
     # Without it, the pool stays on the old primary, which accepts writes until the sentinels
-    # demote it 8 to 20 s later and then drops them: committed moves are lost.
+    # demote it 8 to 20 s later and then drops them: committed moves are lost
+    # (test_sentinel.py::test_a_game_goes_on_through_a_failover).
     @staticmethod
     async def _listen(pool: SentinelConnectionPool, node: Redis, service: str) -> None:
-        """On each ``+switch-master`` for ``service`` (``<service> <old ip> <old port> <new ip>
-        <new port>``, one from each sentinel as it switches), ask the sentinels for the primary:
-        redis-py's ``get_master_address`` moves the pool (closing its idle connections) once
-        they name another. A lost connection is subscribed again after a second."""
+        """On each ``+switch-master`` of ``service``, ask the sentinels for the primary: redis-py's
+        ``get_master_address`` moves the pool once they name another. Subscribes again after a loss."""
         while True:
             try:
                 async with node.pubsub() as channel:
@@ -158,8 +134,9 @@ class SentinelRedis(Redis):
 
     async def aclose(self, close_connection_pool: bool | None = None) -> None:
         """Stop the listeners, close the client (and its pool) and the sentinels' connections."""
-        # cancelled again until they end: on Python 3.11, asyncio.wait_for (redis-py's send)
-        # drops a cancellation that comes as the awaited write completes
+        # cancelled again until they end: on Python 3.11, asyncio.wait_for (redis-py's send) drops
+        # a cancellation that comes as the awaited write completes (python/cpython#86296;
+        # test_sentinel.py::test_connect_gives_the_primary closes ten clients at once)
         while pending := [task for task in self._listeners if not task.done()]:
             for task in pending:
                 task.cancel()
@@ -170,12 +147,10 @@ class SentinelRedis(Redis):
         await pool.sentinel_manager.aclose()
 
 
-async def connect_sentinel(url: str) -> SentinelRedis:
-    """:func:`tgbot.storage.redis.connect` for a ``redis+sentinel://`` URL (:func:`parse_sentinel_url`):
-    a :class:`SentinelRedis` that answered a PING and follows fail-overs. Raises ``ValueError``
-    for a malformed URL or a host that is not a sentinel, and ``MasterNotFoundError`` (a
-    ``ConnectionError``) with a one-line reason when no sentinel can be reached or none names a
-    primary that is up."""
+async def connect_sentinel(url: str, retry: Retry | None = None) -> SentinelRedis:
+    """A :class:`SentinelRedis` of the primary a ``redis+sentinel://`` URL names, which answered a
+    PING and follows fail-overs. Raises ``ValueError`` for a malformed URL or a host that is not a
+    sentinel, ``MasterNotFoundError`` with a one-line reason when no sentinel names a primary."""
     parts = parse_sentinel_url(url)
     sentinel = Sentinel(parts.sentinels, sentinel_kwargs=_sentinel_options(parts))
     try:
@@ -194,7 +169,7 @@ async def connect_sentinel(url: str) -> SentinelRedis:
         redis_class=SentinelRedis,
         connection_pool_class=SentinelPool,
         decode_responses=True,
-        retry=RETRY,
+        retry=retry,
         db=parts.db,
         username=parts.username,
         password=parts.password,
@@ -210,8 +185,7 @@ async def connect_sentinel(url: str) -> SentinelRedis:
 
 
 def _sentinel_options(parts: SentinelURL) -> dict[str, Any]:
-    """The sentinels' password, :data:`SENTINEL_TIMEOUT` and no retry (the next sentinel is asked
-    instead; without it an unreachable sentinel ends in a bare ``TimeoutError``)."""
+    """The sentinels' password, timeouts, and no retry: the next sentinel is asked instead."""
     return {
         "password": parts.sentinel_password,
         "socket_timeout": SENTINEL_TIMEOUT,

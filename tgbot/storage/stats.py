@@ -1,42 +1,20 @@
-"""Players' statistics and chat leaderboards: counted once per finished game, read by /stats and
-/top, moved when a group becomes a supergroup, forgotten by /forget_me.
-
-Figures come from :func:`core.stats.game_stats` on the game's record. Keys
-(:mod:`tgbot.storage.keys`): a user's totals, boards and counted games share the slot
-``{u<user>}``, a chat's board and counted games ``{c<chat>}``. Exactly once: one script per
-person and one for the board each add the game only if its id is not yet in their ``counted``
-set (and put it there); the game is marked ``counted`` in its hash only once all have answered,
-so a retry after a crash redoes only what had not run. People only; games without a result
-never count; a group's game since upgraded counts on the supergroup's board.
-"""
+"""Statistics' Redis side: a finished game's figures (:func:`core.stats.game_stats` on its record)
+counted once into its people's totals and its chat's leaderboard, read by /stats and /top, moved
+when a group becomes a supergroup, forgotten by /forget_me. Every key is in the slot ``{s<bot>}``,
+so each step is one script. People only; a group's game since upgraded counts on the new board."""
 
 from __future__ import annotations
 
-import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, fields as dataclass_fields
+from typing import Protocol
 
 from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
-from tgbot.game.table import Ending, Status, Table
-from tgbot.owner.store import Store
-
-__all__ = [
-    "COUNTED_KEEP",
-    "FIELDS",
-    "MIN_TOP_GAMES",
-    "MOVE_ROUNDS",
-    "RECORD_FILE",
-    "Totals",
-    "count_game",
-    "forget_user",
-    "game_figures",
-    "move_board",
-    "record_of_game",
-    "top",
-    "totals",
-]
+from tgbot.storage.keys import BoardField, GameField, board_field
+from tgbot.storage.records import Records
 
 #: Games a player needs to be listed by /top.
 MIN_TOP_GAMES = 3
@@ -44,101 +22,52 @@ MIN_TOP_GAMES = 3
 RECORD_FILE = "cheat-{gid}.json"
 #: Entries shown by /top.
 TOP_SIZE = 10
-#: Seconds a counted game's id stays in the ``counted`` sets (longer than a game's keys are kept).
+#: Seconds a counted game's id stays in :meth:`~tgbot.storage.keys.Keys.counted` (longer than its keys).
 COUNTED_KEEP = 30 * 24 * 3600
-#: Batches :func:`move_board` hands over at most in one call (a game counted meanwhile makes a second).
+#: Rounds of :func:`move_board` at most (a game counted on the old board meanwhile makes a second).
 MOVE_ROUNDS = 3
 
-# The guard shared by both counting scripts: once(key) is true the first time the game ARGV[1]
-# comes to the sorted set ``key`` (and records it, at ARGV[2] ms; ids older than ARGV[3] ms are
-# dropped first, and the set expires after that long without a new game).
-_ONCE = """
-local function once(key)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', tonumber(ARGV[2]) - tonumber(ARGV[3]))
-  if redis.call('ZSCORE', key, ARGV[1]) then return false end
-  redis.call('ZADD', key, ARGV[2], ARGV[1])
-  redis.call('PEXPIRE', key, ARGV[3])
-  return true
-end
-"""
-
-# One person's totals ({u<user>} slot). KEYS: 1 totals hash, 2 their chats set, 3 their counted
-# set. ARGV: 1 game id, 2 now (ms), 3 keep (ms), 4 chat, 5 place, 6 F (number of fields), then
-# the F field names, then the F values (FIELDS order). 1 added, 0 already counted.
-_COUNT_PLAYER = (
-    _ONCE
-    + """
-if not once(KEYS[3]) then return 0 end
-redis.call('HINCRBY', KEYS[1], 'place' .. ARGV[5], 1)
-local f = tonumber(ARGV[6])
-for j = 1, f do
-  local value = tonumber(ARGV[6 + f + j])
-  if value ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[6 + j], value) end
-end
-redis.call('SADD', KEYS[2], ARGV[4])
-return 1
-"""
-)
-
-# The chat's leaderboard ({c<chat>} slot). KEYS: 1 the board hash, 2 its counted set. ARGV: 1
-# game id, 2 now (ms), 3 keep (ms), then per person: user id, name, wins (0/1). 1 added, 0
-# already counted.
-_COUNT_CHAT = (
-    _ONCE
-    + """
-if not once(KEYS[2]) then return 0 end
-for i = 4, #ARGV, 3 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':games', 1)
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':wins', ARGV[i + 2])
-  redis.call('HSET', KEYS[1], ARGV[i] .. ':name', ARGV[i + 1])
+# KEYS: 1 the counted set, 2 the board, then each person's totals and boards set. ARGV: 1 game id,
+# 2 now (ms), 3 keep (ms), 4 chat id, 5 F, the F counter names, then per person: user id, name,
+# place, won (0/1) and the F values. 1 counted, 0 counted before.
+_COUNT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[2]) - tonumber(ARGV[3]))
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local f = tonumber(ARGV[5])
+local at = 6 + f
+for k = 3, #KEYS, 2 do
+  local user, boards = ARGV[at], k + 1
+  redis.call('HINCRBY', KEYS[k], 'place' .. ARGV[at + 2], 1)
+  for j = 1, f do
+    local value = tonumber(ARGV[at + 3 + j])
+    if value ~= 0 then redis.call('HINCRBY', KEYS[k], ARGV[5 + j], value) end
+  end
+  redis.call('SADD', KEYS[boards], ARGV[4])
+  redis.call('HINCRBY', KEYS[2], user .. ':games', 1)
+  redis.call('HINCRBY', KEYS[2], user .. ':wins', ARGV[at + 3])
+  redis.call('HSET', KEYS[2], user .. ':name', ARGV[at + 1])
+  at = at + 4 + f
 end
 return 1
 """
-)
 
-
-# Hand a chat's board over ({c<old>} slot). KEYS: 1 the board, 2 its counted set, 3 the handoff
-# board, 4 the handoff counted set. ARGV: 1 a fresh batch id. A handoff left by a run that
-# stopped midway is returned as it is; else the board and its counted set are renamed to the
-# handoff keys, tagged with the batch id. Returns {batch id, handoff board (flat), counted set
-# (flat, with scores)}, or nil when there is nothing to hand over.
-_HANDOFF = """
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then return false end
-  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) end
-  if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('RENAME', KEYS[2], KEYS[4]) end
-  redis.call('HSET', KEYS[3], '~batch', ARGV[1])
+# KEYS: 1 the old board, 2 the new one, then each user's boards set. ARGV: 1 old chat, 2 new chat,
+# then the users (as KEYS). Adds each user's row to the new board (a name it has is kept), drops
+# it from the old one. Returns the fields left on the old board.
+_MOVE_BOARD = """
+for i = 3, #KEYS do
+  local user = ARGV[i]
+  local games, wins, name = unpack(redis.call('HMGET', KEYS[1], user .. ':games', user .. ':wins', user .. ':name'))
+  if games then redis.call('HINCRBY', KEYS[2], user .. ':games', games) end
+  if wins then redis.call('HINCRBY', KEYS[2], user .. ':wins', wins) end
+  if name then redis.call('HSETNX', KEYS[2], user .. ':name', name) end
+  redis.call('HDEL', KEYS[1], user .. ':games', user .. ':wins', user .. ':name')
+  redis.call('SREM', KEYS[i], ARGV[1])
+  redis.call('SADD', KEYS[i], ARGV[2])
 end
-return {redis.call('HGET', KEYS[3], '~batch'), redis.call('HGETALL', KEYS[3]), redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES')}
-"""
-
-# Add a handed-over board to the new chat's, once per batch ({c<new>} slot). KEYS: 1 the board,
-# 2 its counted set. ARGV: 1 the batch's guard id (kept in the counted set like a game id), 2 now
-# (ms), 3 keep (ms), 4 R (rows), then R rows of user id, games, wins, name, then the handed-over
-# counted set as game id, score (ms) pairs (ids older than keep are skipped). 1 added, 0 already.
-_MERGE_BOARD = (
-    _ONCE
-    + """
-if not once(KEYS[2]) then return 0 end
-local last = 4 + 4 * tonumber(ARGV[4])
-for i = 5, last, 4 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':games', ARGV[i + 1])
-  redis.call('HINCRBY', KEYS[1], ARGV[i] .. ':wins', ARGV[i + 2])
-  if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[1], ARGV[i] .. ':name', ARGV[i + 3]) end
-end
-local oldest = tonumber(ARGV[2]) - tonumber(ARGV[3])
-for i = last + 1, #ARGV, 2 do
-  if tonumber(ARGV[i + 1]) > oldest then redis.call('ZADD', KEYS[2], 'NX', ARGV[i + 1], ARGV[i]) end
-end
-return 1
-"""
-)
-
-# Drop a handoff once its batch was added ({c<old>} slot). KEYS: 1 the handoff board, 2 its
-# counted set. ARGV: 1 the batch id. 1 dropped, 0 not this batch's (already dropped).
-_DROP_HANDOFF = """
-if redis.call('HGET', KEYS[1], '~batch') == ARGV[1] then redis.call('DEL', KEYS[1], KEYS[2]) return 1 end
-return 0
+return redis.call('HLEN', KEYS[1])
 """
 
 
@@ -164,168 +93,126 @@ class Totals:
         return self.place_sum / self.games if self.games else 0.0
 
 
-#: The counters kept per user (and summed by the counting script): the fields of :class:`Totals`.
+#: The counters kept per user: the fields of :class:`Totals`.
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(Totals))
 
 
+class Seat(Protocol):
+    """What statistics read of a seat (:class:`tgbot.game.table.Seat`)."""
+
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def human(self) -> bool: ...
+
+
+class Game(Protocol):
+    """What statistics read of a table (:class:`tgbot.game.table.Table`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def chat_id(self) -> int: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def seed(self) -> int | None: ...
+    @property
+    def seats(self) -> Sequence[Seat]: ...
+
+
 def record_of_game(
-    table: Table, deal: list[str] | None, log: list[dict], names: list[str] | None = None
+    table: Game, deal: list[str] | None, log: list[dict], names: list[str] | None = None
 ) -> Record | None:
-    """The game's ``cheat-record/1`` record (deal and actions as stored; ``names`` as the
-    ``players`` key when given), or ``None`` before the deal."""
+    """The game's ``cheat-record/1`` record (``names`` as its ``players`` when given), or ``None`` before the deal."""
     if deal is None:
         return None
     actions = tuple(action_from_dict(a, len(deal), i) for i, a in enumerate(log))
-    return Record(
-        table.variant,
-        tuple(Hand.from_str(h) for h in deal),
-        actions,
-        players=tuple(names) if names else None,
-        seed=table.seed,
-    )
+    hands = tuple(Hand.from_str(h) for h in deal)
+    return Record(table.variant, hands, actions, players=tuple(names) if names else None, seed=table.seed)
 
 
-async def game_figures(store: Store, table: Table) -> list[SeatStats] | None:
+async def game_figures(records: Records, table: Game) -> list[SeatStats] | None:
     """Each seat's figures in the game (:func:`core.stats.game_stats` on its stored record)."""
-    deal, log = await store.record(table.id)
+    deal, log = await records.record(table.id)
     record = record_of_game(table, deal, log)
     return game_stats(record) if record is not None else None
 
 
-async def count_game(store: Store, table: Table) -> bool:
-    """Add a finished game's figures to its people's totals and the chat's board, exactly once
-    (module docstring). True when this call marked the game counted. Raises what redis-py
-    raises: the game is then not marked, and the next call finishes the count."""
-    if table.status is not Status.OVER or table.ended != Ending.FINISHED:
+async def count_game(records: Records, table: Game) -> bool:
+    """Add a game's figures to its people's totals and its chat's board, exactly once, if it ended
+    with a result; True when this call marked it counted. A failed call is finished by the next."""
+    redis, keys = records.redis, records.keys
+    if await redis.hget(keys.game(table.id), GameField.COUNTED):
         return False
-    if await store.redis.hget(store.keys.game(table.id), "counted"):
+    figures = await game_figures(records, table)
+    if figures is None or not any(seat.place for seat in figures):  # stopped, expired, retired: no result
         return False
-    figures = await game_figures(store, table)
-    if figures is None:
-        return False
-    head = [table.id, str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
-    chat_id = await store.chat_moved_to(table.chat_id) or table.chat_id  # a group since upgraded
-    board: list[str] = []
-    pipe = store.redis.pipeline(transaction=False)  # one script per slot, in any order
-    for i, seat in enumerate(table.seats):
-        if not seat.human or seat.user_id <= 0:
-            continue
-        seat_figures = figures[i]
-        values = {
-            **{k: getattr(seat_figures, k) for k in FIELDS if hasattr(seat_figures, k)},
+    chat_id = await records.chat_moved_to(table.chat_id) or table.chat_id
+    people = [(seat, figures[i]) for i, seat in enumerate(table.seats) if seat.human and seat.user_id > 0]
+    script_keys, rows = [keys.counted(), keys.board(chat_id)], []
+    for seat, got in people:
+        values = {k: getattr(got, k, 0) for k in FIELDS} | {
             "games": 1,
-            "wins": int(seat_figures.won),
-            "draws": int(seat_figures.draw),
-            "place_sum": seat_figures.place,
+            "wins": got.won,
+            "draws": got.draw,
+            "place_sum": got.place,
         }
-        keys = store.keys.user_statistics(seat.user_id)
-        counters = (str(int(values[k])) for k in FIELDS)
-        pipe.eval(
-            _COUNT_PLAYER,
-            len(keys),
-            *keys,
-            *head,
-            str(chat_id),
-            str(seat_figures.place),
-            str(len(FIELDS)),
-            *FIELDS,
-            *counters,
-        )
-        board += [str(seat.user_id), seat.name, str(int(seat_figures.won))]
-    if board:
-        board_keys = store.keys.board(chat_id)
-        pipe.eval(_COUNT_CHAT, len(board_keys), *board_keys, *head, *board)
-    await pipe.execute()
-    # only now, every step having answered: a crash before this line leaves the game to count
-    return bool(await store.redis.hsetnx(store.keys.game(table.id), "counted", 1))
+        script_keys += [keys.totals(seat.user_id), keys.boards_of(seat.user_id)]
+        rows += [seat.user_id, seat.name, got.place, int(got.won), *(int(values[k]) for k in FIELDS)]
+    if people:
+        head = [table.id, int(time.time() * 1000), COUNTED_KEEP * 1000, chat_id, len(FIELDS), *FIELDS]
+        await redis.eval(_COUNT, len(script_keys), *script_keys, *head, *rows)
+    # only now, the count having answered: a crash before this line leaves the game to count
+    return bool(await redis.hsetnx(keys.game(table.id), GameField.COUNTED, 1))
 
 
-async def totals(store: Store, user_id: int) -> tuple[Totals, dict[int, int]]:
+async def totals(records: Records, user_id: int) -> tuple[Totals, dict[int, int]]:
     """The user's totals and their count of each place (place → games); zeros when absent."""
-    raw = await store.redis.hgetall(store.keys.user_statistics(user_id)[0])
-    values = {k: int(raw.get(k, 0)) for k in FIELDS}
+    raw = await records.redis.hgetall(records.keys.totals(user_id))
     places = {int(k[5:]): int(v) for k, v in raw.items() if k.startswith("place") and k[5:].isdigit()}
-    return Totals(**values), places
+    return Totals(**{k: int(raw.get(k, 0)) for k in FIELDS}), places
 
 
-async def top(store: Store, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[int, str, int, int]]:
+async def top(records: Records, chat_id: int, limit: int = TOP_SIZE) -> list[tuple[int, str, int, int]]:
     """The chat's leaderboard: (user id, name, wins, games) of the players with at least
     :data:`MIN_TOP_GAMES` games, most wins first (then fewer games, then the id), ``limit`` rows."""
-    rows = _board_rows(await store.redis.hgetall(store.keys.board(chat_id)[0]))
+    rows: dict[int, dict[str, str]] = {}
+    for key, value in (await records.redis.hgetall(records.keys.board(chat_id))).items():
+        user_id, _, field = key.rpartition(":")
+        rows.setdefault(int(user_id), {})[field] = value
     out = [
-        (user_id, row.get("name", ""), int(row.get("wins", 0)), int(row.get("games", 0)))
+        (user_id, row.get(BoardField.NAME, ""), int(row.get(BoardField.WINS, 0)), int(row.get(BoardField.GAMES, 0)))
         for user_id, row in rows.items()
     ]
     return sorted((row for row in out if row[3] >= MIN_TOP_GAMES), key=lambda row: (-row[2], row[3], row[0]))[:limit]
 
 
-def _board_rows(raw: dict[str, str]) -> dict[int, dict[str, str]]:
-    """A board hash's fields ``<user>:<field>`` by user id, then field (other fields skipped)."""
-    rows: dict[int, dict[str, str]] = {}
-    for key, value in raw.items():
-        user_id, _, field = key.rpartition(":")
-        try:
-            rows.setdefault(int(user_id), {})[field] = value
-        except ValueError:
-            continue
-    return rows
-
-
-async def move_board(store: Store, old_chat_id: int, new_chat_id: int) -> int:
-    """Add group ``old_chat_id``'s leaderboard to supergroup ``new_chat_id``'s, exactly once.
-
-    Three steps, one slot each, each safe to run again: the old board becomes a handoff with a
-    fresh batch id; the new board adds it unless the batch's guard id is in its counted set
-    (names it has are kept); the handoff is dropped. Each player's index of boards names the new
-    chat before the addition and forgets the old one before the drop. Returns the players moved."""
+async def move_board(records: Records, old_chat_id: int, new_chat_id: int) -> int:
+    """Add group ``old_chat_id``'s leaderboard to supergroup ``new_chat_id``'s, each row once
+    (a script per round); returns the players moved."""
+    redis, keys = records.redis, records.keys
     moved = 0
     for _ in range(MOVE_ROUNDS):
-        handed = await store.redis.eval(
-            _HANDOFF, 4, *store.keys.board(old_chat_id), *store.keys.board_handoff(old_chat_id), secrets.token_hex(6)
-        )
-        if not handed:
+        users = sorted({field.rpartition(":")[0] for field in await redis.hkeys(keys.board(old_chat_id))})
+        if not users:
             break
-        batch, board, counted = handed
-        rows = _board_rows(dict(zip(board[::2], board[1::2], strict=True)))
-        await _index_boards(store, rows, add=new_chat_id)
-        flat = [
-            x
-            for user_id, row in rows.items()
-            for x in (str(user_id), row.get("games", "0"), row.get("wins", "0"), row.get("name", ""))
-        ]
-        head = [f"moved:{old_chat_id}:{batch}", str(int(time.time() * 1000)), str(COUNTED_KEEP * 1000)]
-        await store.redis.eval(_MERGE_BOARD, 2, *store.keys.board(new_chat_id), *head, str(len(rows)), *flat, *counted)
-        await _index_boards(store, rows, remove=old_chat_id)
-        await store.redis.eval(_DROP_HANDOFF, 2, *store.keys.board_handoff(old_chat_id), batch)
-        moved += len(rows)
+        script_keys = [keys.board(old_chat_id), keys.board(new_chat_id), *map(keys.boards_of, users)]
+        await redis.eval(_MOVE_BOARD, len(script_keys), *script_keys, old_chat_id, new_chat_id, *users)
+        moved += len(users)
     return moved
 
 
-async def _index_boards(
-    store: Store, rows: dict[int, dict[str, str]], add: int | None = None, remove: int | None = None
-) -> None:
-    """Name chat ``add`` in (or forget chat ``remove`` from) the board index of each user of ``rows``."""
-    if not rows:
-        return
-    pipe = store.redis.pipeline(transaction=False)
-    for user_id in rows:
-        key = store.keys.user_statistics(user_id)[1]
-        if add is not None:
-            pipe.sadd(key, add)
-        if remove is not None:
-            pipe.srem(key, remove)
-    await pipe.execute()
-
-
-async def forget_user(store: Store, user_id: int) -> None:
-    """Delete everything stored about ``user_id`` outside running games (through the user's own
-    indexes: nothing scans the keyspace)."""
-    totals_key, chats_key, counted_key = store.keys.user_statistics(user_id)
-    chats = await store.redis.smembers(chats_key)
-    pipe = store.redis.pipeline(transaction=False)
-    for chat in chats:
-        pipe.hdel(store.keys.board(chat)[0], *(f"{user_id}:{field}" for field in ("games", "wins", "name")))
-    for key in (totals_key, chats_key, counted_key, store.keys.user(user_id), store.keys.user_games(user_id)):
+async def forget_user(records: Records, user_id: int) -> None:
+    """Delete everything stored about ``user_id`` outside running games (through their own indexes)."""
+    redis, keys = records.redis, records.keys
+    boards = await redis.smembers(keys.boards_of(user_id))
+    pipe = redis.pipeline(transaction=False)
+    for chat in boards:
+        pipe.hdel(keys.board(chat), *(board_field(user_id, field) for field in BoardField))
+    for key in (keys.totals(user_id), keys.boards_of(user_id), keys.user(user_id), keys.user_games(user_id)):
         pipe.delete(key)  # one key a command: they live in several slots
     await pipe.execute()
-    await store.forget_notify(user_id)
+    await records.forget_notify(user_id)

@@ -1,0 +1,84 @@
+"""The process's logging: nothing it prints shows a secret. Passwords in URLs (``redis://:***@host``),
+the bot token and the webhook secret are masked in every record at every level (a filter on the
+root logger's handlers), warnings and uncaught exceptions go through it too, and httpx's request
+lines (the token is in each URL) are logged at WARNING only."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Iterable
+from types import TracebackType
+from urllib.parse import unquote, urlsplit
+
+__all__ = ["MASK", "SecretFilter", "mask", "mask_url", "setup", "url_passwords"]
+
+MASK = "***"
+
+#: The password of a URL's userinfo (``scheme://user:password@``, up to the last ``@`` of the netloc;
+#: also ``user:password@host`` without a scheme, as a mistyped setting may be).
+_URL_PASSWORD = re.compile(r"""((?:\b[A-Za-z][A-Za-z0-9+.-]*://|(?<![^\s'"(=]))[^/\s:@'"]*:)[^/\s'"]*@""")
+#: Secrets given as parameters: ``sentinel_password=…`` in a URL, setWebhook's ``secret_token`` in
+#: PTB's DEBUG lines (a webhook secret made by the bot is known to no setting).
+_PARAMETER = re.compile(r"""(password=|secret_token['"]?\s*[=:]\s*['"]?)(?!\*\*\*)[^'"&\s,}]+""", re.IGNORECASE)
+#: A bot token anywhere (``<bot id>:<35 characters>``, https://core.telegram.org/bots/api#authorizing-your-bot).
+_TOKEN = re.compile(r"\b(\d{5,}:)[A-Za-z0-9_-]{30,}")
+
+
+def mask_url(text: str) -> str:
+    """``text`` with the password of every URL in it, and every ``…password=`` parameter, masked."""
+    return _PARAMETER.sub(rf"\g<1>{MASK}", _URL_PASSWORD.sub(rf"\g<1>{MASK}@", text))
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords in ``url``: its userinfo's and a ``sentinel_password`` parameter's, as written
+    and percent-decoded."""
+    parts = urlsplit(url)
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    found = [userinfo.partition(":")[2]] if at else []
+    found += [value for key, _, value in (p.partition("=") for p in parts.query.split("&")) if "password" in key]
+    return [form for secret in found if secret for form in {secret, unquote(secret)}]
+
+
+def mask(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with URL passwords, bot tokens and each of ``secrets`` masked."""
+    text = _TOKEN.sub(rf"\g<1>{MASK}", mask_url(text))
+    for secret in sorted(secrets, key=len, reverse=True):  # a longer one first: one may contain another
+        if len(secret) >= 3:
+            text = text.replace(secret, MASK)
+    return text
+
+
+class SecretFilter(logging.Filter):
+    """Masks (:func:`mask`) a record's message, traceback and stack before a handler writes it."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = tuple(secrets)
+        self._formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = mask(record.getMessage(), self.secrets), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = mask(record.exc_text, self.secrets)
+        if record.stack_info:
+            record.stack_info = mask(record.stack_info, self.secrets)
+        return True
+
+
+def setup(level: str, secrets: Iterable[str]) -> None:
+    """Log at ``level`` to standard error through a :class:`SecretFilter` of ``secrets``."""
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+    secret_filter = SecretFilter(secrets)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(secret_filter)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.captureWarnings(True)
+
+    def uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        logging.getLogger("tgbot").critical("uncaught exception", exc_info=(kind, error, trace))
+
+    sys.excepthook = uncaught
