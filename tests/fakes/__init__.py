@@ -1,25 +1,28 @@
-"""Test doubles: an in-process Telegram Bot API emulator (see :mod:`.botapi`).
+"""Test doubles: the Bot API emulator, which lives in :mod:`playground.emulator` (installed with the
+project for the playground). ``tests.fakes.botapi``, ``tests.fakes.html`` and ``tests.fakes.spec``
+name the very same modules, so that the tests import it as they always did."""
 
-Names are imported lazily so that ``python -m tests.fakes.botapi`` runs cleanly.
-"""
+import sys
 
-from importlib import import_module
+from playground.emulator import botapi, html, spec
+from playground.emulator.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser, TapResult
+from playground.emulator.html import HTMLParseError, parse_html
+from playground.emulator.spec import ApiError, Spec
 
-_EXPORTS = {
-    "ApiError": "spec",
-    "BotAPIEmulator": "botapi",
-    "MessageRecord": "botapi",
-    "SimChat": "botapi",
-    "SimUser": "botapi",
-    "TapResult": "botapi",
-    "HTMLParseError": "html",
-    "parse_html": "html",
-    "Spec": "spec",
-}
-__all__ = sorted(_EXPORTS)
+for _module in (botapi, html, spec):
+    sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(name)
+__all__ = [
+    "ApiError",
+    "BotAPIEmulator",
+    "HTMLParseError",
+    "MessageRecord",
+    "SimChat",
+    "SimUser",
+    "Spec",
+    "TapResult",
+    "botapi",
+    "html",
+    "parse_html",
+    "spec",
+]

@@ -1,4 +1,4 @@
-"""An in-process Telegram Bot API emulator for tests, as strict as Telegram.
+"""An in-process Telegram Bot API emulator, as strict as Telegram: the tests' and the playground's.
 
 Start it, point the bot at ``emu.base_url`` (PTB: ``Application.builder().base_url(...)``,
 calls go to ``{base_url}{token}/{method}``), drive simulated users, read what the bot did::
@@ -22,8 +22,9 @@ behave as Telegram documents them; so does a group that takes no message from th
 read-only group, a closed topic: 400 with Telegram's texts, usually without any update) or is
 gone (deleted: 400 "chat not found").
 
-Run standalone for manual tries: ``python -m tests.fakes.botapi --port 8081 --demo`` prints
+Run standalone for manual tries: ``python -m playground.emulator.botapi --port 8081 --demo`` prints
 the base_url; simulated users are then driven over ``/_sim/...`` (see ``_handle_control``).
+``python -m playground`` runs it with the real bot and a page to play on.
 """
 
 from __future__ import annotations
@@ -149,6 +150,11 @@ class SimUser:
             since = self.emu.updates[update_id]["message"]["message_id"]
             await self.emu.wait_message(self.id, since=since, timeout=timeout)
         return update_id
+
+    def set_language(self, language_code: str | None) -> None:
+        """Switch the language of the user's Telegram app: their next updates carry it."""
+        self.language_code = language_code
+        self.emu._notify()
 
     def block_bot(self) -> int:
         """Block the bot: sends become 403 until :meth:`start_bot`. Returns the update id of

@@ -1,6 +1,6 @@
 """The Bot API description (``api.min.json``) and validation of calls against it.
 
-``Spec.load()`` finds the JSON in this order: ``$BOTAPI_SPEC``, ``tests/fakes/api.min.json``,
+``Spec.load()`` finds the JSON in this order: ``$BOTAPI_SPEC``, ``playground/emulator/api.min.json`` (beside this module),
 ``<repo>/../shared/botapi/api.min.json``. ``Spec.check_call`` turns the raw parameters of one
 HTTP call (form fields are strings; JSON bodies carry typed values; nested objects may come
 as JSON strings in both) into typed Python values, raising :class:`ApiError` (400) on what
