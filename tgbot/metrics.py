@@ -17,7 +17,6 @@ from aiohttp.typedefs import Handler
 from prometheus_client import Counter, Gauge, Histogram, Info
 from prometheus_client.aiohttp import make_aiohttp_handler
 
-
 #: Every metric's name starts with this.
 PREFIX = "cheat"
 
