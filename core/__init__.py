@@ -32,6 +32,7 @@ from .record import FORMAT, InvalidRecord, Record, ReplayOutcome, record_of
 from .rules import CLASSIC, MAX_PLAYERS, MIN_PLAYERS, PLAY_CAP, RUSSIAN, VARIANTS, UnknownVariant, Variant, variant
 from .state import (
     SCHEMA_VERSION,
+    Ending,
     GameState,
     InvalidState,
     Phase,
@@ -70,6 +71,7 @@ __all__ = [
     "CheckStarted",
     "ClaimNotAllowedError",
     "ClaimSeen",
+    "Ending",
     "Event",
     "GameEnded",
     "GameOverError",
