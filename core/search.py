@@ -31,20 +31,30 @@ from .cards import COPIES, FULL_DECK, RANKS, Hand, Rank
 from .counting import CountingPlayer
 from .events import Believed, CardsPlayed, ChallengeResolved, Event, RoundStarted
 from .rules import MAX_PLAY_CARDS, variant as lookup_variant
-from .state import GameState, PilePlay, apply
+from .state import GameState, Phase, PilePlay, apply
 from .views import PlayerView, view as view_of
 
 __all__ = ["OpponentModel", "SearchPlayer", "win_chance"]
 
 #: Determinisations per decision.
 SAMPLES = 10
+#: Actions played on (by :func:`quick_action`) after the next player's answer, up to the
+#: showdown.
+ROLLOUT_STEPS = 8
 #: Steepness of the win model: each card in hand divides the odds of winning by exp(this).
 WIN_STEEPNESS = 0.35
 #: The player to act next counts this many cards fewer in the win model.
 TURN_BONUS = 0.5
-#: What ``counting`` players do, as the model's prior (weights in pseudo-observations).
-PRIOR_CHALLENGE, PRIOR_CHALLENGE_WEIGHT = 0.12, 12.0
-PRIOR_TRUTHFUL, PRIOR_TRUTHFUL_WEIGHT = 0.75, 6.0
+#: What ``counting`` players do, per variant, as the model's prior: how often they challenge
+#: when they may, how often a play shown at a showdown is true (measured in self-play).
+PRIOR_CHALLENGE = {"russian": 0.41, "classic": 0.26}
+PRIOR_TRUTHFUL = {"russian": 0.30, "classic": 0.12}
+#: The prior's weight, in observations.
+PRIOR_WEIGHT = 10.0
+#: The non-proven challenge rate of a rollout player that challenges as often as ``counting``.
+QUICK_CHALLENGE = 0.2
+#: The chance that an earlier play of the round (not the one to challenge) was true.
+TRUTHFUL_PLAY = 0.6
 
 
 @dataclass
@@ -63,10 +73,11 @@ class OpponentModel:
     """Each seat's observed challenge rate and bluff rate (of plays shown at a showdown),
     smoothed toward ``counting``'s by a prior."""
 
+    variant: str = "russian"
     seen: list[_Seen] = field(default_factory=list)
 
     @classmethod
-    def from_history(cls, players: int, history: Sequence[Event]) -> OpponentModel:
+    def from_history(cls, variant: str, players: int, history: Sequence[Event]) -> OpponentModel:
         """The model after ``history`` (the game's public events, oldest first)."""
         seen = [_Seen() for _ in range(players)]
         pile = 0
@@ -86,15 +97,19 @@ class OpponentModel:
                 seen[e.player].bluffs += not e.truthful
             elif isinstance(e, RoundStarted):
                 pile = 0
-        return cls(seen)
+        return cls(variant, seen)
 
     def challenge_rate(self, seat: int) -> float:
-        s = self.seen[seat]
-        return (s.challenges + PRIOR_CHALLENGE * PRIOR_CHALLENGE_WEIGHT) / (s.chances + PRIOR_CHALLENGE_WEIGHT)
+        """How often ``seat`` challenges when they may, over ``counting``'s (1: as often)."""
+        s, prior = self.seen[seat], PRIOR_CHALLENGE[self.variant]
+        return (s.challenges + prior * PRIOR_WEIGHT) / (s.chances + PRIOR_WEIGHT) / prior
 
-    def truthful_rate(self, seat: int) -> float:
-        s = self.seen[seat]
-        return (s.shown - s.bluffs + PRIOR_TRUTHFUL * PRIOR_TRUTHFUL_WEIGHT) / (s.shown + PRIOR_TRUTHFUL_WEIGHT)
+    def truth_odds(self, seat: int) -> float:
+        """The odds that a play of ``seat`` shown at a showdown was true, over ``counting``'s
+        (square-rooted: the showdowns others chose are a biased sample)."""
+        s, prior = self.seen[seat], PRIOR_TRUTHFUL[self.variant]
+        rate = (s.shown - s.bluffs + prior * PRIOR_WEIGHT) / (s.shown + PRIOR_WEIGHT)
+        return math.sqrt(_odds(rate) / _odds(prior))
 
 
 def win_chance(state: GameState, seat: int) -> float:
@@ -139,7 +154,7 @@ class SearchPlayer:
         candidates = self._candidates(view, options)
         if len(candidates) == 1:
             return candidates[0]
-        model = OpponentModel.from_history(view.players, history)
+        model = OpponentModel.from_history(view.public.variant, view.players, history)
         scores = [0.0] * len(candidates)
         for _ in range(SAMPLES):
             state = self._determinise(view, model)
@@ -176,7 +191,7 @@ class SearchPlayer:
             if claim.seat == self.seat:
                 cards = _take(own, claim.claim, claim.count, True)
             else:
-                p = last_truth if idx == len(view.claims) - 1 else model.truthful_rate(claim.seat)
+                p = last_truth if idx == len(view.claims) - 1 else TRUTHFUL_PLAY
                 cards = _take(pool, claim.claim, claim.count, rng.random() < p)
             pile.append(PilePlay(claim.seat, Hand.from_ranks(cards), claim.claim))
         hands: list[Hand] = []
@@ -196,7 +211,7 @@ class SearchPlayer:
         t = self._counting.truth_probability(view)
         if t in (0.0, 1.0):
             return t
-        scaled = _odds(t) * _odds(model.truthful_rate(view.claims[-1].seat)) / _odds(PRIOR_TRUTHFUL)
+        scaled = _odds(t) * model.truth_odds(view.claims[-1].seat)
         return scaled / (1 + scaled)
 
     # -- scoring ---------------------------------------------------------------------------------
@@ -219,8 +234,21 @@ class SearchPlayer:
         p_challenge, play_on = answers[key]
         value = p_challenge * win_chance(apply(after, nxt, Challenge())[0], self.seat)
         if p_challenge < 1.0:
-            value += (1 - p_challenge) * win_chance(apply(after, nxt, play_on)[0], self.seat)
+            value += (1 - p_challenge) * self._rollout(apply(after, nxt, play_on)[0], model)
         return value
+
+    def _rollout(self, state: GameState, model: OpponentModel) -> float:
+        """Our win chance after playing on with :func:`quick_action` to the showdown (at most
+        :data:`ROLLOUT_STEPS` actions)."""
+        for _ in range(ROLLOUT_STEPS):
+            seat = state.current
+            if seat is None:
+                break
+            rate = 1.0 if seat == self.seat else model.challenge_rate(seat)
+            state, _ = apply(state, seat, quick_action(state, seat, rate * QUICK_CHALLENGE, self.rng))
+            if not state.pile or state.result is not None:
+                break
+        return win_chance(state, self.seat)
 
     def _answer(self, state: GameState, seat: int, model: OpponentModel) -> tuple[float, Action]:
         """How likely ``seat`` challenges the last play, and what they play otherwise: their
@@ -231,14 +259,39 @@ class SearchPlayer:
             return 1.0, Challenge()  # a final check: nearly everyone challenges
         opponent = CountingPlayer(seat, self.rng)
         action = opponent.act(v)
-        rate = model.challenge_rate(seat)
+        rate = model.challenge_rate(seat)  # 1: as often as counting
         if isinstance(action, Challenge):
             r = v.claims[-1].claim
             claimed = sum(c.count for c in v.claims if c.claim == r and c.seat != seat)
             proven = claimed > COPIES - v.hand[r] - v.own_pile[r]
-            p = 1.0 if proven else min(1.0, rate / PRIOR_CHALLENGE)
+            p = 1.0 if proven else min(1.0, rate)
             return p, automatic_move(v) if p < 1.0 else action
-        return max(0.0, (rate - PRIOR_CHALLENGE) / (1 - PRIOR_CHALLENGE)), action
+        return min(0.5, max(0.0, (rate - 1.0) * PRIOR_CHALLENGE[v.public.variant])), action
+
+
+def quick_action(state: GameState, seat: int, challenge: float, rng: random.Random) -> Action:
+    """A cheap ``counting``-like move for rollouts, from the full state: challenge a proven lie
+    (and any final check), else challenge with chance ``challenge``; play every card of the
+    claimed rank held (a russian opener: of the rank held most), else bluff one card of the
+    rank held fewest."""
+    hand = state.hands[seat]
+    if state.pile:
+        last = state.pile[-1]
+        if state.phase is not Phase.PLAYING:
+            return Challenge()
+        r = last.claim
+        claimed = sum(p.cards.size for p in state.pile if p.claim == r and p.seat != seat)
+        own = hand[r] + sum(p.cards[r] for p in state.pile if p.seat == seat)
+        if claimed > COPIES - own or rng.random() < challenge:
+            return Challenge()
+    claim = state.required_claim
+    counts = hand.counts
+    if claim is None:
+        claim = RANKS[counts.index(max(counts))]
+    if hand[claim]:
+        return Play((claim,) * min(MAX_PLAY_CARDS, hand[claim]), claim)
+    fewest = min((c, i) for i, c in enumerate(counts) if c)[1]
+    return Play((RANKS[fewest],), claim)
 
 
 def _take(pool: list[Rank], claim: Rank, count: int, truthful: bool) -> list[Rank]:

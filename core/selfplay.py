@@ -191,13 +191,7 @@ def run(
             total_plays += out.plays
             if records is not None:
                 _write_record(records, game, out)
-            for s, name in enumerate(game.names):
-                st = stats[name]
-                st.games += 1
-                st.wins += out.winner == s
-                st.draws += out.draw and out.places[s] == 1
-                st.capped += out.capped
-                st.place_sum += out.places[s]
+            _count(stats, game.names, out)
     seconds = time.perf_counter() - start
     for st in stats.values():
         st.finish()
@@ -209,6 +203,17 @@ def run(
         "seconds": round(seconds, 3),
         "plays_per_second": round(total_plays / seconds, 1) if seconds > 0 else None,
     }
+
+
+def _count(stats: dict[str, StrategyStats], names: Sequence[str], out: Outcome) -> None:
+    """Add one game's outcome to each of its strategies' totals."""
+    for s, name in enumerate(names):
+        st = stats[name]
+        st.games += 1
+        st.wins += out.winner == s
+        st.draws += out.draw and out.places[s] == 1
+        st.capped += out.capped
+        st.place_sum += out.places[s]
 
 
 class _Serial:
