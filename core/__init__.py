@@ -28,6 +28,7 @@ from .errors import (
     error_for_code,
 )
 from .events import Believed, CardsPlayed, ChallengeResolved, CheckStarted, Event, GameEnded, PlayerWon, RoundStarted
+from .legal import legal_actions
 from .record import FORMAT, InvalidRecord, Record, ReplayOutcome, record_of
 from .rules import CLASSIC, MAX_PLAYERS, MIN_PLAYERS, PLAY_CAP, RUSSIAN, VARIANTS, UnknownVariant, Variant, variant
 from .state import (
@@ -100,6 +101,7 @@ __all__ = [
     "deal",
     "error_for_code",
     "from_deal",
+    "legal_actions",
     "new_game",
     "public_view",
     "rank_places",

@@ -42,7 +42,7 @@ SAMPLES = 10
 #: showdown.
 ROLLOUT_STEPS = 8
 #: Steepness of the win model: each card in hand divides the odds of winning by exp(this).
-WIN_STEEPNESS = 0.35
+WIN_STEEPNESS = 0.2
 #: The player to act next counts this many cards fewer in the win model.
 TURN_BONUS = 0.5
 #: What ``counting`` players do, per variant, as the model's prior: how often they challenge
