@@ -3,19 +3,22 @@
 A decision, from the view and the game's public events only:
 
 1. :class:`OpponentModel` reads the events: per opponent, how often they challenged when they
-   could, how often their plays shown at a showdown were bluffs, how often they were caught.
+   could, and how many of their plays shown at a showdown were bluffs (caught), each as a ratio
+   to what ``counting`` players do, smoothed by a prior.
 2. The candidates are ``counting``'s costed choices (challenge, truthful plays, bluffs, padded
-   plays; as a russian opener also the truthful plays of its second-best rank).
+   plays; as a russian opener also the truthful plays of its three most-held ranks).
 3. :data:`SAMPLES` determinisations deal the cards we cannot see to the opponents' hands and
-   pile plays, each opponent play truthful with the model's odds for that player.
-4. Each candidate is played in every determinisation, then the next player answers as
-   ``counting`` does from their sampled hand, with their challenge rate scaled to the one they
-   showed (a proven lie is always challenged); the showdown, if any, is resolved.
-5. The resulting positions are scored by a win model over hand sizes (:func:`win_chance`) and
+   pile plays; the play we may challenge is true with ``counting``'s probability, its odds
+   scaled by how truthful its player's shown plays were.
+4. Each candidate is played in every determinisation; the next player answers as ``counting``
+   does from their sampled hand, their challenge rate scaled to the one they showed (a proven
+   lie is always challenged); if they play on, the round is played on by :func:`quick_action`
+   to its showdown (at most :data:`ROLLOUT_STEPS` actions).
+5. The positions reached are scored by a win model over hand sizes (:func:`win_chance`) and
    the candidate of best mean score is played.
 
-The work is fixed: at most ``SAMPLES x candidates`` answers of the next player, never a time
-budget. The only randomness is the injected stream, so a decision replays exactly.
+The work is fixed (samples x candidates x rollout steps), never a time budget. The only
+randomness is the injected stream, so a decision replays exactly.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .rules import MAX_PLAY_CARDS, variant as lookup_variant
 from .state import GameState, Phase, PilePlay, apply
 from .views import PlayerView, view as view_of
 
-__all__ = ["OpponentModel", "SearchPlayer", "win_chance"]
+__all__ = ["OpponentModel", "SearchPlayer", "quick_action", "win_chance"]
 
 #: Determinisations per decision.
 SAMPLES = 10

@@ -11,11 +11,11 @@ import pytest
 from core import Challenge, Hand, Play, apply, view
 from core.actions import to_str
 from core.ai import STRATEGIES, CountingPlayer, SkepticPlayer, TunedPlayer, decision_rng, make_player
-from core.events import ChallengeResolved, RoundStarted
+from core.events import CardsPlayed, ChallengeResolved, RoundStarted
 from core.legal import legal_actions
 from core.record import Record, action_to_dict
 from core.replay import confirm_ai, main as replay_main
-from core.search import OpponentModel, SearchPlayer, win_chance
+from core.search import OpponentModel, SearchPlayer, quick_action, win_chance
 from core.selfplay import play_game, run
 from core.state import deal, from_deal
 from core.tournament import main as tournament_main
@@ -46,20 +46,22 @@ def test_every_strategy_is_a_player_drawing_only_from_its_stream():
 
 
 def test_opponent_model_follows_what_each_seat_did():
-    # seat 1 challenges every chance and is never caught; seat 2 bluffs and is caught
+    # seat 1 challenges every chance; seat 2 never challenges, bluffs and is caught
     history = []
     for _ in range(10):
         history += [
             ChallengeResolved(1, 0, 7, (7,), True, 1, 1),
             RoundStarted(0),
+            CardsPlayed(0, 1, 7, 1),
+            CardsPlayed(2, 1, 7, 2),  # seat 2 plays on where it could challenge
             ChallengeResolved(3, 2, 7, (5,), False, 2, 1),
             RoundStarted(3),
         ]
-    model = OpponentModel.from_history(4, history)
-    assert model.challenge_rate(1) > 0.5 > model.challenge_rate(2)
-    assert model.truthful_rate(2) < 0.3 < model.truthful_rate(0)
-    fresh = OpponentModel.from_history(4, [])
-    assert model.truthful_rate(0) > fresh.truthful_rate(0)
+    model = OpponentModel.from_history("russian", 4, history)
+    fresh = OpponentModel.from_history("russian", 4, [])
+    assert fresh.challenge_rate(1) == 1.0 and fresh.truth_odds(0) == 1.0  # as counting
+    assert model.challenge_rate(1) > 1.5 and model.challenge_rate(2) < 1.0
+    assert model.truth_odds(2) < 1.0 < model.truth_odds(0)
 
 
 def test_win_chance_prefers_fewer_cards():
@@ -126,3 +128,17 @@ def test_tournament_prints_every_pair(capsys):
     assert tournament_main(["--strategies", "honest,counting,random", "--games", "4"]) == 0
     out = capsys.readouterr().out
     assert out.count("[") == 6 and "vs counting" in out
+
+
+def test_quick_action_challenges_a_proven_lie_and_plays_true_cards():
+    hands = (
+        Hand.from_str("2345689TJQKAA"),
+        Hand.from_str("77AAA2345689Q"),
+        Hand.from_str("7" + "T" * 3 + "J" * 3 + "Q" * 3 + "K2"),
+        Hand.from_str("7JQK23456899T"),
+    )
+    state, _ = apply(from_deal("russian", hands), 0, Play.of("2", "3", "4", claim="7"))
+    assert quick_action(state, 1, 0.0, random.Random(0)) == Challenge()
+    one, _ = apply(from_deal("russian", hands), 0, Play.of("2", claim="7"))
+    assert quick_action(one, 1, 0.0, random.Random(0)) == Play.of("7", "7", claim="7")
+    assert quick_action(one, 1, 1.0, random.Random(0)) == Challenge()
