@@ -10,6 +10,6 @@ from __future__ import annotations
 __all__ = ["TUNED"]
 
 TUNED: dict[str, dict[str, float | list[float]]] = {
-    "russian": {},
-    "classic": {},
+    "classic": {"FINAL_PRIOR": 0.6923, "OPEN_VALUE": 0.3333},
+    "russian": {"CHALLENGE_COST": 1.5, "CHALLENGE_PRIOR": 0.069, "OPEN_VALUE": 0.3333},
 }
