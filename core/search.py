@@ -42,8 +42,9 @@ __all__ = ["OpponentModel", "SearchPlayer", "quick_action", "win_chance"]
 #: Determinisations per decision.
 SAMPLES = 10
 #: Actions played on (by :func:`quick_action`) after the next player's answer, up to the
-#: showdown.
-ROLLOUT_STEPS = 8
+#: showdown, per variant. None in classic: there the cheap policy misjudges the forced claims
+#: (tuning seeds, 200 games against three counting: 38% without, 31.5% with 8 steps).
+ROLLOUT_STEPS = {"russian": 8, "classic": 0}
 #: Steepness of the win model: each card in hand divides the odds of winning by exp(this).
 WIN_STEEPNESS = 0.2
 #: The player to act next counts this many cards fewer in the win model.
@@ -243,7 +244,7 @@ class SearchPlayer:
     def _rollout(self, state: GameState, model: OpponentModel) -> float:
         """Our win chance after playing on with :func:`quick_action` to the showdown (at most
         :data:`ROLLOUT_STEPS` actions)."""
-        for _ in range(ROLLOUT_STEPS):
+        for _ in range(ROLLOUT_STEPS[state.variant.name]):
             seat = state.current
             if seat is None:
                 break
