@@ -64,8 +64,8 @@ def _summary(seconds: list[float]) -> tuple[float, float, float]:
 
 
 @pytest.mark.parametrize("name", ["counting", "search"])
-def test_bench_decision_time(benchmark, request, name):
-    enabled = not request.config.getoption("benchmark_disable")
+def test_bench_decision_time(benchmark, name):
+    enabled = not benchmark.disabled
     points = [p for variant in ("russian", "classic") for p in decision_points(variant, GAMES if enabled else 1)]
     cpu, wall = benchmark.pedantic(time_decisions, args=(name, points), rounds=1, iterations=1)
     print(f"\n{name}: {len(cpu)} decisions")
