@@ -10,6 +10,12 @@ from __future__ import annotations
 __all__ = ["TUNED"]
 
 TUNED: dict[str, dict[str, float | list[float]]] = {
-    "classic": {"FINAL_PRIOR": 0.6923, "OPEN_VALUE": 0.3333},
-    "russian": {"CHALLENGE_COST": 1.5, "CHALLENGE_PRIOR": 0.069, "OPEN_VALUE": 0.3333},
+    "classic": {
+        "CHALLENGE_PRIOR": 0.069,
+        "FINAL_PRIOR": 0.7714,
+        "MULTI_RATIO": [2.0, 3.3333, 5.3333],
+        "OPEN_VALUE": 0.3333,
+        "THREAT_SCALE": 0.45,
+    },
+    "russian": {"CHALLENGE_COST": 1.5, "CHALLENGE_PRIOR": 0.0471, "OPEN_VALUE": 0.3333},
 }
