@@ -7,8 +7,8 @@ constant in turn is moved one step down and one step up (a factor of :data:`STEP
 the same factor on the odds for probabilities); a move is kept when ``tuned`` then wins more
 often against ``players - 1`` ``counting`` players over ``--games`` seat-rotated games, all
 candidates on the same seeds, by at least ``--margin``. ``--rounds`` passes over the
-constants. The fitted constants replace the variant's entry in core/tuned.py. Fit on seeds you
-will not evaluate on.
+constants. The fitted constants replace the variant's entry in core/tuned.py (run ``ruff
+format core/tuned.py`` after). Fit on seeds you will not evaluate on.
 """
 
 from __future__ import annotations
