@@ -28,10 +28,12 @@ from .errors import (
     error_for_code,
 )
 from .events import Believed, CardsPlayed, ChallengeResolved, CheckStarted, Event, GameEnded, PlayerWon, RoundStarted
+from .legal import legal_actions
 from .record import FORMAT, InvalidRecord, Record, ReplayOutcome, record_of
 from .rules import CLASSIC, MAX_PLAYERS, MIN_PLAYERS, PLAY_CAP, RUSSIAN, VARIANTS, UnknownVariant, Variant, variant
 from .state import (
     SCHEMA_VERSION,
+    Ending,
     GameState,
     InvalidState,
     Phase,
@@ -70,6 +72,7 @@ __all__ = [
     "CheckStarted",
     "ClaimNotAllowedError",
     "ClaimSeen",
+    "Ending",
     "Event",
     "GameEnded",
     "GameOverError",
@@ -98,6 +101,7 @@ __all__ = [
     "deal",
     "error_for_code",
     "from_deal",
+    "legal_actions",
     "new_game",
     "public_view",
     "rank_places",

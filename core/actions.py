@@ -9,6 +9,8 @@ Play(cards=(<Rank.SEVEN: 7>, <Rank.SEVEN: 7>), claim=<Rank.SEVEN: 7>)
 False
 >>> Challenge() == Challenge(), Believe()
 (True, Believe())
+>>> to_str(p), from_str("77=7") == p, to_str(Challenge()), from_str("believe")
+('77=7', True, 'challenge', Believe())
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from .cards import Hand, Rank
+from .cards import Hand, InvalidRank, Rank
 
-__all__ = ["Action", "Believe", "Challenge", "Play"]
+__all__ = ["Action", "Believe", "Challenge", "NotationError", "Play", "from_str", "to_str"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +71,40 @@ Action: TypeAlias = Play | Challenge | Believe
 
 def _rank(value: Rank | str | int) -> Rank:
     return Rank.from_str(value) if isinstance(value, str) else Rank(value)
+
+
+class NotationError(ValueError):
+    """A string that is not an action in the notation of :func:`to_str`."""
+
+
+_CHALLENGE, _BELIEVE = "challenge", "believe"
+
+
+def to_str(action: Action) -> str:
+    """The action's notation, for logs and records: ``challenge``, ``believe``, or a play as its
+    cards in the compact encoding (``A23456789TJQK``, ascending), ``=`` and the claim (``77Q=7``);
+    a classic play whose claim is left to the engine has no ``=`` part (``77Q``)."""
+    if isinstance(action, Challenge):
+        return _CHALLENGE
+    if isinstance(action, Believe):
+        return _BELIEVE
+    cards = Hand.from_ranks(action.cards).to_str()
+    return cards if action.claim is None else f"{cards}={action.claim.char}"
+
+
+def from_str(text: str) -> Action:
+    """Parse the notation of :func:`to_str` (case-insensitive; ``10`` also reads as ``T``).
+    Raises :class:`NotationError`."""
+    word = text.strip().lower() if isinstance(text, str) else ""
+    if word == _CHALLENGE:
+        return Challenge()
+    if word == _BELIEVE:
+        return Believe()
+    cards, sep, claim = word.upper().replace("10", "T").partition("=")
+    if not cards:
+        raise NotationError(f"not an action: {text!r} (a play needs its cards)")
+    try:
+        ranks = tuple(Rank.from_str(c) for c in cards)
+        return Play(ranks, Rank.from_str(claim) if sep else None)
+    except InvalidRank as e:
+        raise NotationError(f"not an action: {text!r}") from e

@@ -119,6 +119,10 @@ class Hand:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Hand is immutable")
 
+    def __reduce__(self) -> tuple[type[Hand], tuple[tuple[int, ...]]]:
+        # pickled by its counts (self-play sends deals to worker processes)
+        return (Hand, (self.counts,))
+
     @classmethod
     def from_ranks(cls, ranks: Iterable[Rank | int]) -> Hand:
         """Build a hand from ranks (each may repeat)."""

@@ -7,9 +7,13 @@ assignment over that same deal, so every strategy sits in every seat of every de
 are ``ceil(G / N)`` deals times ``N`` rotations. Prints, per strategy: seat-games, wins, win rate
 with a 95% Wilson interval, mean place, draws (shared first places), seat-games ended by the
 play cap; and plays per second overall. ``--json`` prints the same as one JSON object.
+``--jobs N`` plays the games in N processes (the figures do not depend on N); ``--records DIR``
+writes each game's ``cheat-record/1`` record there (its AI seats in ``meta["ai"]``, so that
+``python -m core.replay --ai`` can confirm every decision).
 
 Only the engine's public entry points are used (``deal``, ``from_deal``, ``apply``, ``view``);
-the players read views and events only.
+the players read views and public events only, and each decision draws from
+:func:`~core.ai.decision_rng` of (game seed, seat, action number).
 """
 
 from __future__ import annotations
@@ -20,12 +24,17 @@ import math
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-from .ai import STRATEGIES, make_player
+from .actions import Action
+from .ai import STRATEGIES, decision_rng, make_player
 from .cards import Hand
+from .events import Event
+from .record import Record
 from .rules import MAX_PLAYERS, MIN_PLAYERS
 from .state import apply, deal, from_deal
 from .views import view
@@ -60,13 +69,15 @@ def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[f
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """One finished game: ``places[i]`` of seat i, ``winner`` seat or ``None`` (draw),
-    ``capped`` whether the play cap ended it, ``plays`` the number of plays made."""
+    ``capped`` whether the play cap ended it, ``plays`` the number of plays made, ``actions``
+    every ``(seat, action)`` in order."""
 
     places: tuple[int, ...]
     winner: int | None
     draw: bool
     capped: bool
     plays: int
+    actions: tuple[tuple[int, Action], ...] = ()
 
 
 @dataclass
@@ -92,22 +103,72 @@ class StrategyStats:
         self.wilson_low, self.wilson_high = wilson(self.wins, self.games)
 
 
-def play_game(hands: Sequence[Hand], variant: str, strategies: Sequence[str], seeds: Sequence[int]) -> Outcome:
-    """Play one game from the deal ``hands`` with ``strategies[i]`` at seat i, each drawing from
-    ``random.Random(seeds[i])``."""
-    players = [make_player(name, seat, random.Random(seeds[seat])) for seat, name in enumerate(strategies)]
+def play_game(hands: Sequence[Hand], variant: str, strategies: Sequence[str], seed: int) -> Outcome:
+    """Play one game of seed ``seed`` from the deal ``hands`` with ``strategies[i]`` at seat i:
+    a fresh player per decision (as the bot does), given the view and the public events so far
+    and drawing from ``decision_rng(seed, seat, action number)``."""
     state = from_deal(variant, hands)
+    history: list[Event] = []
+    actions: list[tuple[int, Action]] = []
     while (seat := state.current) is not None:
-        state, _ = apply(state, seat, players[seat].act(view(state, seat)))
+        player = make_player(strategies[seat], seat, decision_rng(seed, seat, len(actions)))
+        action = player.act(view(state, seat), history)
+        state, events = apply(state, seat, action)
+        history += events
+        actions.append((seat, action))
     r = state.result
     assert r is not None  # no seat is to act only once the game is over
-    return Outcome(r.places, r.winner, r.draw, r.capped, state.plays)
+    return Outcome(r.places, r.winner, r.draw, r.capped, state.plays, tuple(actions))
 
 
-def run(players: int, games: int, seats: Sequence[str], seed: int, variant: str = "russian") -> dict[str, Any]:
-    """Play ``games`` seat-rotated games (rounded up to whole deals) and return the summary as a
-    JSON-ready dict: ``{"config": ..., "strategies": {name: StrategyStats fields}, "games",
-    "plays", "seconds", "plays_per_second"}``. Raises ``ValueError`` for bad arguments."""
+@dataclass(frozen=True, slots=True)
+class _Game:
+    """One game to play: its deal, seat assignment and seed."""
+
+    index: int
+    hands: tuple[Hand, ...]
+    variant: str
+    names: tuple[str, ...]
+    seed: int
+
+
+def _games(players: int, games: int, seats: Sequence[str], seed: int, variant: str) -> Iterator[_Game]:
+    """The seat-rotated games of a run, in order (the same for any number of jobs)."""
+    master = random.Random(seed)
+    index = 0
+    for _ in range(-(-games // players)):
+        hands = deal(players, random.Random(master.getrandbits(64)))
+        for rot in range(players):
+            names = tuple(seats[(i + rot) % players] for i in range(players))
+            yield _Game(index, hands, variant, names, master.getrandbits(64))
+            index += 1
+
+
+def _play(game: _Game) -> tuple[_Game, Outcome]:
+    return game, play_game(game.hands, game.variant, game.names, game.seed)
+
+
+def _write_record(directory: Path, game: _Game, out: Outcome) -> None:
+    """The game's record as ``DIR/game-<index>.json``, its AI seats in ``meta["ai"]``."""
+    ai = {str(seat): name for seat, name in enumerate(game.names)}
+    record = Record(game.variant, game.hands, out.actions, players=game.names, seed=game.seed, meta={"ai": ai})
+    (directory / f"game-{game.index:05d}.json").write_text(record.to_json(indent=1), encoding="utf-8")
+
+
+def run(
+    players: int,
+    games: int,
+    seats: Sequence[str],
+    seed: int,
+    variant: str = "russian",
+    jobs: int = 1,
+    records: Path | None = None,
+) -> dict[str, Any]:
+    """Play ``games`` seat-rotated games (rounded up to whole deals) in ``jobs`` processes and
+    return the summary as a JSON-ready dict: ``{"config": ..., "strategies": {name:
+    StrategyStats fields}, "games", "plays", "seconds", "plays_per_second"}``; with
+    ``records``, write each game's record into that directory. Raises ``ValueError`` for bad
+    arguments."""
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise ValueError(f"{MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
     if len(seats) != players:
@@ -115,29 +176,22 @@ def run(players: int, games: int, seats: Sequence[str], seed: int, variant: str 
     for name in seats:
         if name not in STRATEGIES:
             raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
-    if games < 1:
-        raise ValueError("at least one game")
-    deals = -(-games // players)
+    if games < 1 or jobs < 1:
+        raise ValueError("at least one game and one job")
+    if records is not None:
+        records.mkdir(parents=True, exist_ok=True)
     stats = {name: StrategyStats(name) for name in dict.fromkeys(seats)}
-    master = random.Random(seed)
     total_plays = 0
     played = 0
     start = time.perf_counter()
-    for _ in range(deals):
-        hands = deal(players, random.Random(master.getrandbits(64)))
-        for rot in range(players):
-            names = [seats[(i + rot) % players] for i in range(players)]
-            seeds = [master.getrandbits(64) for _ in range(players)]
-            out = play_game(hands, variant, names, seeds)
+    todo = _games(players, games, seats, seed, variant)
+    with ProcessPoolExecutor(jobs) if jobs > 1 else _Serial() as pool:
+        for game, out in pool.map(_play, todo, chunksize=4):
             played += 1
             total_plays += out.plays
-            for s, name in enumerate(names):
-                st = stats[name]
-                st.games += 1
-                st.wins += out.winner == s
-                st.draws += out.draw and out.places[s] == 1
-                st.capped += out.capped
-                st.place_sum += out.places[s]
+            if records is not None:
+                _write_record(records, game, out)
+            _count(stats, game.names, out)
     seconds = time.perf_counter() - start
     for st in stats.values():
         st.finish()
@@ -149,6 +203,30 @@ def run(players: int, games: int, seats: Sequence[str], seed: int, variant: str 
         "seconds": round(seconds, 3),
         "plays_per_second": round(total_plays / seconds, 1) if seconds > 0 else None,
     }
+
+
+def _count(stats: dict[str, StrategyStats], names: Sequence[str], out: Outcome) -> None:
+    """Add one game's outcome to each of its strategies' totals."""
+    for s, name in enumerate(names):
+        st = stats[name]
+        st.games += 1
+        st.wins += out.winner == s
+        st.draws += out.draw and out.places[s] == 1
+        st.capped += out.capped
+        st.place_sum += out.places[s]
+
+
+class _Serial:
+    """The one-process stand-in for a process pool: ``map`` plays the games here, lazily."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn: Any, items: Any, chunksize: int = 1) -> Iterator[tuple[_Game, Outcome]]:
+        return map(fn, items)
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -181,10 +259,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--variant", choices=("russian", "classic"), default="russian")
     ap.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    ap.add_argument("--jobs", type=int, default=1, help="games played in parallel processes")
+    ap.add_argument("--records", type=Path, default=None, help="write each game's record into this directory")
     args = ap.parse_args(argv)
     seats = args.seats.split(",") if args.seats else ["counting"] + ["honest"] * (args.players - 1)
     try:
-        summary = run(args.players, args.games, [s.strip() for s in seats], args.seed, args.variant)
+        summary = run(
+            args.players, args.games, [s.strip() for s in seats], args.seed, args.variant, args.jobs, args.records
+        )
     except ValueError as e:
         ap.error(str(e))
     print(json.dumps(summary, indent=2) if args.json else format_table(summary))

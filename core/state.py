@@ -54,6 +54,7 @@ from .rules import MAX_PLAY_CARDS, MAX_PLAYERS, MIN_PLAYERS, PLAY_CAP, Variant, 
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Ending",
     "GameState",
     "InvalidState",
     "Phase",
@@ -105,6 +106,19 @@ class PilePlay:
         return self.cards[self.claim] == self.cards.size
 
 
+class Ending(StrEnum):
+    """How a game ended (RULES.md, End and ranking).
+
+    - ``WENT_OUT``: a player played their last cards and it was believed or proved true.
+    - ``CAP_FEWEST``: the play cap ended it; the one player with the fewest cards won.
+    - ``CAP_DRAW``: the play cap ended it with the fewest cards shared: a draw.
+    """
+
+    WENT_OUT = "went_out"
+    CAP_FEWEST = "cap_fewest"
+    CAP_DRAW = "cap_draw"
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """The end of a game: ``places[i]`` is seat i's place (1 = first, shared places for ties),
@@ -114,6 +128,12 @@ class Result:
     winner: int | None
     draw: bool
     capped: bool
+    ending: Ending | None = None  # filled in from the other fields when not given
+
+    def __post_init__(self) -> None:
+        if self.ending is None:
+            ending = Ending.WENT_OUT if not self.capped else Ending.CAP_DRAW if self.draw else Ending.CAP_FEWEST
+            object.__setattr__(self, "ending", ending)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +217,13 @@ class GameState:
         }
         if self.result is not None:
             r = self.result
-            d["result"] = {"places": list(r.places), "winner": r.winner, "draw": r.draw, "capped": r.capped}
+            d["result"] = {
+                "places": list(r.places),
+                "winner": r.winner,
+                "draw": r.draw,
+                "capped": r.capped,
+                "ending": str(r.ending),
+            }
         return d
 
     def to_json(self) -> str:
@@ -240,7 +266,13 @@ class GameState:
                 plays=plays,
                 result=None
                 if result is None
-                else Result(tuple(result["places"]), result["winner"], bool(result["draw"]), bool(result["capped"])),
+                else Result(
+                    tuple(result["places"]),
+                    result["winner"],
+                    bool(result["draw"]),
+                    bool(result["capped"]),
+                    Ending(result["ending"]) if "ending" in result else None,
+                ),
             )
         except InvalidState:
             raise
@@ -274,15 +306,17 @@ def deal(players: int, rng: random.Random) -> tuple[Hand, ...]:
     return tuple(Hand.from_ranks(deck[seat::players]) for seat in range(players))
 
 
-def new_game(players: int, variant: Variant | str = "russian", rng: random.Random | None = None) -> GameState:
-    """A new game: a fresh deal, seat 0 to open the first round.
+def new_game(players: int, variant: Variant | str, rng: random.Random | int) -> GameState:
+    """A new game: a fresh deal from ``rng`` (or ``random.Random(rng)`` for an int seed), seat 0
+    to open the first round. There is no unseeded fallback: every game replays from its seed.
 
-    ``rng`` must be injected for reproducible games (a fresh unseeded one is used otherwise).
     Raises ``ValueError`` for a bad player count, :class:`~core.rules.UnknownVariant` for a bad
-    variant name.
+    variant name, ``TypeError`` when ``rng`` is neither a ``random.Random`` nor an int.
     """
+    if isinstance(rng, bool) or not isinstance(rng, random.Random | int):
+        raise TypeError(f"new_game needs a random.Random or an int seed, not {rng!r}")
     v = lookup_variant(variant) if isinstance(variant, str) else variant
-    return GameState(variant=v, hands=deal(players, rng if rng is not None else random.Random()))
+    return GameState(variant=v, hands=deal(players, rng if isinstance(rng, random.Random) else random.Random(rng)))
 
 
 def from_deal(variant: Variant | str, hands: Sequence[Hand]) -> GameState:
@@ -321,6 +355,7 @@ def rank_places(hand_sizes: Sequence[int], winner: int | None = None) -> tuple[i
 
 def _finish(hands: tuple[Hand, ...], winner: int | None, capped: bool) -> Result:
     sizes = [h.size for h in hands]
+    ending = Ending.WENT_OUT if winner is not None else None
     if winner is None:
         fewest = min(sizes)
         leaders = [i for i, s in enumerate(sizes) if s == fewest]
@@ -328,7 +363,7 @@ def _finish(hands: tuple[Hand, ...], winner: int | None, capped: bool) -> Result
         draw = winner is None
     else:
         draw = False
-    return Result(rank_places(sizes, winner), winner, draw, capped)
+    return Result(rank_places(sizes, winner), winner, draw, capped, ending)
 
 
 # -- the entry point -----------------------------------------------------------------------------

@@ -109,13 +109,13 @@ def test_honest_proves_a_lie_and_plays_true():
         Hand.from_str("7" + "T" * 3 + "J" * 3 + "Q" * 3 + "K2"),
         Hand.from_str("7JQK23456899T"),
     )
-    s = GameState(new_game(4).variant, hands)
+    s = GameState(new_game(4, "russian", 0).variant, hands)
     s, _ = apply(s, 0, Play.of("2", "3", "4", claim="7"))
     v = view(s, 1)
     assert provable_lie(v)
     assert HonestPlayer(1, random.Random(0)).act(v) == Challenge()
     # One seven claimed: no proof; honest plays its sevens truthfully.
-    s2 = GameState(new_game(4).variant, hands)
+    s2 = GameState(new_game(4, "russian", 0).variant, hands)
     s2, _ = apply(s2, 0, Play.of("2", claim="7"))
     v2 = view(s2, 1)
     assert not provable_lie(v2)
