@@ -12,6 +12,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
+from tgbot.storage.timed import TimedRedis
+
 log = logging.getLogger(__name__)
 
 #: Connections to one Redis per process (a blocking pool: a burst waits for a free one).
@@ -58,7 +60,7 @@ async def _connect_node(url: str) -> RedisClient:
     pool = BlockingConnectionPool.from_url(
         url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20
     )
-    client = Redis.from_pool(pool)
+    client = TimedRedis.from_pool(pool)  # (its commands timed: tgbot.storage.timed)
     try:
         if not await _is_cluster(client):
             return client
