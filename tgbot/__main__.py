@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             secrets += url_passwords(os.environ.get(name, ""))
         print(f"cheat-bot: a setting is wrong: {mask(wrong, secrets)}", file=sys.stderr)
         return 2
-    setup(settings.log_level, settings.secrets)
+    setup(settings.log_level, settings.secrets, settings.log_format)
     try:
         _start(settings)
     except StartError as error:

@@ -218,9 +218,13 @@ class Runner:
             for task in done:
                 if task.get_name() == "stop":
                     self._why = metrics.StepDown.STOP
-                elif not task.cancelled() and task.exception() is not None:
+                elif not task.cancelled() and (error := task.exception()) is not None:
                     self._why = metrics.StepDown.ERROR
-                    log.error("%s stopped", task.get_name(), exc_info=task.exception())
+                    if isinstance(error, RedisError | OSError):  # (Redis trouble: told once by the watch)
+                        self.redis_health.failed(error)
+                        log.warning("%s stopped: Redis failed", task.get_name())
+                    else:
+                        log.error("%s stopped", task.get_name(), exc_info=error)
         finally:
             await self._hand_back(tasks, syncer, timers)
 
