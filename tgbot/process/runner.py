@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlparse
 
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError, RedisError, TimeoutError as RedisTimeoutError
 from telegram import Update
 from telegram.error import BadRequest, InvalidToken
 from telegram.ext import ContextTypes
@@ -340,7 +340,10 @@ class Runner:
             result.fenced = True
         elif isinstance(context.error, RedisError):
             result.retry = True  # the consumer tries the update again
-            self.redis_health.failed(context.error)
+            if isinstance(context.error, RedisConnectionError | RedisTimeoutError):
+                self.redis_health.failed(context.error)  # (told once, until Redis answers again)
+            else:
+                log.warning("update met a Redis failure: %s", context.error)
 
 
 def _store_kind(client: Any) -> str:
