@@ -28,7 +28,7 @@ class TimedRedis(Redis):
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         if b"BLOCK" in args or "BLOCK" in args:
             return await super().execute_command(*args, **options)
-        with metrics.redis_command(str(args[0])):
+        with metrics.redis_command(str(args[0]).partition(" ")[0]):  # ("XGROUP CREATE": XGROUP)
             return await super().execute_command(*args, **options)
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> TimedPipeline:
