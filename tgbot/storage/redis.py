@@ -12,7 +12,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from tgbot.storage.timed import TimedRedis
+from tgbot.storage.timed import TimedRedis, fake_client
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +44,7 @@ async def connect(url: str) -> RedisClient:
     for Sentinel), ``ValueError`` for a malformed URL, another scheme, or a sentinel or a replica
     given as ``redis://``, and ``RedisClusterException`` when the cluster's nodes cannot be learnt."""
     if url in ("", "memory://") or url.startswith("memory:"):
-        import fakeredis
-
-        fake: Redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+        fake = fake_client()  # (its commands timed: tgbot.storage.timed)
         await fake.ping()
         return fake
     scheme = urlsplit(url).scheme

@@ -11,7 +11,7 @@ from redis.asyncio.client import Pipeline
 
 from tgbot import metrics
 
-__all__ = ["TimedPipeline", "TimedRedis"]
+__all__ = ["TimedPipeline", "TimedRedis", "fake_client"]
 
 
 class TimedPipeline(Pipeline):
@@ -33,3 +33,13 @@ class TimedRedis(Redis):
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> TimedPipeline:
         return TimedPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+
+
+def fake_client() -> Redis:
+    """The embedded store (fakeredis, ``decode_responses=True``) with its commands timed too."""
+    import fakeredis
+
+    class TimedFakeRedis(TimedRedis, fakeredis.FakeAsyncRedis):  # type: ignore[misc]  # (the two bases disagree on types only)
+        """fakeredis' client with each command timed."""
+
+    return TimedFakeRedis(decode_responses=True)
