@@ -29,6 +29,7 @@ from tgbot import __version__
 from tgbot.i18n import LOCALES_DIR, CatalogError, check_catalogs
 from tgbot.logs import mask, mask_url, setup, url_passwords
 from tgbot.settings import Settings
+from tgbot.storage.migrate import SchemaError, check_schema
 
 log = logging.getLogger("tgbot")
 
@@ -53,14 +54,20 @@ def _run(work: Coroutine[Any, Any, None], settings: Settings, what: str) -> None
         ) from error
     except OSError as error:
         raise StartError(f"cannot listen: {error}") from error
+    except SchemaError as error:  # met at a take-over: the runner stepped down and said so
+        raise StartError(str(error)) from error
 
 
-async def _check_redis(url: str) -> None:
-    """Get a working client for ``url`` (:func:`tgbot.storage.redis.connect`) within 10 seconds."""
+async def _check_redis(url: str, bot_id: str) -> None:
+    """Get a working client for ``url`` (:func:`tgbot.storage.redis.connect`) within 10 seconds,
+    and check that the stored schema is not newer than this version's (raises ``SchemaError``)."""
     from tgbot.storage.redis import connect
 
     client = await asyncio.wait_for(connect(url), 10)
-    await client.aclose()
+    try:
+        await check_schema(client, bot_id)
+    finally:
+        await client.aclose()
 
 
 def _redis_error(url: str, error: BaseException) -> StartError:
@@ -144,7 +151,9 @@ def _start(settings: Settings) -> None:
         )
     else:
         try:
-            asyncio.run(_check_redis(settings.redis_url))
+            asyncio.run(_check_redis(settings.redis_url, settings.bot_token.partition(":")[0]))
+        except SchemaError as error:
+            raise StartError(str(error)) from error
         except Exception as error:  # any failure to use it is reported the same way
             raise _redis_error(settings.redis_url, error) from error
     _run(_check_bot(settings), settings, "getMe")
@@ -190,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             secrets += url_passwords(os.environ.get(name, ""))
         print(f"cheat-bot: a setting is wrong: {mask(wrong, secrets)}", file=sys.stderr)
         return 2
-    setup(settings.log_level, settings.secrets)
+    setup(settings.log_level, settings.secrets, settings.log_format)
     try:
         _start(settings)
     except StartError as error:

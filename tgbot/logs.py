@@ -1,18 +1,23 @@
 """The process's logging: nothing it prints shows a secret. Passwords in URLs (``redis://:***@host``),
 the bot token and the webhook secret are masked in every record at every level (a filter on the
 root logger's handlers), warnings and uncaught exceptions go through it too, and httpx's request
-lines (the token is in each URL) are logged at WARNING only."""
+lines (the token is in each URL) are logged at WARNING only. Times are UTC; ``LOG_FORMAT=json``
+gives one JSON object a line (``time``, ``level``, ``logger``, ``message``, and ``game``, ``chat``
+given as ``extra`` by a line about a game; ``error`` for a traceback)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import sys
+import time
 from collections.abc import Iterable
+from enum import StrEnum
 from types import TracebackType
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["MASK", "SecretFilter", "mask", "mask_url", "setup", "url_passwords"]
+__all__ = ["MASK", "JSONFormatter", "LogFormat", "SecretFilter", "mask", "mask_url", "setup", "url_passwords"]
 
 MASK = "***"
 
@@ -69,12 +74,59 @@ class SecretFilter(logging.Filter):
         return True
 
 
-def setup(level: str, secrets: Iterable[str]) -> None:
-    """Log at ``level`` to standard error through a :class:`SecretFilter` of ``secrets``."""
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+class LogFormat(StrEnum):
+    """``LOG_FORMAT``: plain text lines, or one JSON object a line."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+#: The keys a line about a game carries (``extra=``), also in JSON.
+CONTEXT_KEYS = ("game", "chat")
+
+
+def _utc_time(record: logging.LogRecord) -> str:
+    """The record's time, UTC, ISO 8601 to the millisecond (``2026-12-02T10:24:50.123Z``)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+
+
+class TextFormatter(logging.Formatter):
+    """``<UTC time> LEVEL logger: message`` (and the traceback)."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return _utc_time(record)
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object a line (the message as :class:`SecretFilter` left it)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "time": _utc_time(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key in CONTEXT_KEYS:
+            if hasattr(record, key):
+                line[key] = getattr(record, key)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            line["error"] = record.exc_text
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def setup(level: str, secrets: Iterable[str], form: LogFormat = LogFormat.TEXT) -> None:
+    """Log at ``level`` to standard error in ``form`` through a :class:`SecretFilter` of ``secrets``."""
+    logging.basicConfig(level=level, force=True)
     secret_filter = SecretFilter(secrets)
+    formatter = (
+        JSONFormatter() if form is LogFormat.JSON else TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    )
     for handler in logging.getLogger().handlers:
         handler.addFilter(secret_filter)
+        handler.setFormatter(formatter)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.captureWarnings(True)
 

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from tgbot.logs import mask_url
+from tgbot.logs import LogFormat, mask_url
 
 __all__ = ["DEFAULT_BASE_URL", "REDIS_SCHEMES", "Settings"]
 
@@ -72,6 +72,12 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(
         default="INFO", validation_alias="LOG_LEVEL", description="DEBUG, INFO, WARNING, ERROR or CRITICAL"
+    )
+    log_format: LogFormat = Field(
+        default=LogFormat.TEXT,
+        validation_alias="LOG_FORMAT",
+        description="text (lines of UTC time, level, logger, message) or json (one JSON object a line: time, level, "
+        "logger, message; game and chat on a line about a game)",
     )
     lobby_timeout: float = Field(
         default=900.0,

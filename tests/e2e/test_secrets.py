@@ -6,6 +6,7 @@ run instead of ``python -m tgbot`` when set."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -108,7 +109,10 @@ async def test_a_run_at_debug_prints_no_secret(locked_redis, tmp_path, made):
         env = _good_env(emu, locked_redis, hook_port, db=int(made))
         if made:
             del env["WEBHOOK_SECRET"]  # made once per bot and kept in Redis
+            env["LOG_FORMAT"] = "json"  # (the masking holds in either format)
         output = await _serve_a_little(emu, env, tmp_path)
+        if made:
+            assert all(json.loads(line)["time"].endswith("Z") for line in output.splitlines()), output[-3000:]
         secret = emu.webhook.get("secret_token")
         assert "DEBUG" in output and "active (epoch" in output, output[-3000:]
         assert secret and (made or secret == WEBHOOK_SECRET)
@@ -145,6 +149,7 @@ async def test_each_broken_setting_ends_in_one_line_without_a_secret(locked_redi
         "WEBHOOK_LISTEN": ["127.0.0.1:99999", "127.0.0.1:http"],
         "WEBHOOK_SECRET": [f"{WEBHOOK_SECRET}/no"],
         "LOG_LEVEL": ["chatty"],
+        "LOG_FORMAT": ["yaml"],
         "LOBBY_TIMEOUT": ["0"],
         "TURN_TIMEOUT": ["soon"],
         "RATE_GROUP_MAX": ["-1"],

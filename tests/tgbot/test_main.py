@@ -166,12 +166,24 @@ async def test_memory_store_warns_and_starts(tmp_path):
         assert proc.poll() is None
         text = log.read_text()
         assert "REDIS_URL is not set" in text and "WARNING" in text
-        port = re.search(r"listening on 127\.0\.0\.1:(\d+) \(/healthz\)", text)
+        port = re.search(r"listening on 127\.0\.0\.1:(\d+) \(/healthz, /readyz, /metrics\)", text)
         assert port, text
+        base = f"http://127.0.0.1:{port.group(1)}"
         async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.1:{port.group(1)}/healthz") as r:
+            async with http.get(f"{base}/healthz") as r:
                 health = await r.json()
+            async with http.get(f"{base}/readyz") as ready:
+                assert ready.status == 200
+            for _ in range(300):  # the take-over goes on after setMyCommands
+                async with http.get(f"{base}/metrics") as scraped:
+                    exported = await scraped.text()
+                if "cheat_process_active 1.0" in exported:
+                    break
+                await asyncio.sleep(0.1)
         assert r.status == 200 and health["role"] == "active" and health["epoch"] > 0, health
+        assert health["bot"] == "@cheat_test_bot" and health["redis"] == "ok" and health["version"], health
+        assert "cheat_process_active 1.0" in exported and "cheat_take_overs_total 1.0" in exported
+        assert 'mode="polling"' in exported and 'store="memory"' in exported
     finally:
         proc.terminate()
         try:

@@ -218,3 +218,29 @@ def test_closed_label_sets_match_the_bot():
     assert set(metrics.VARIANTS) == set(core.VARIANTS)
     assert set(metrics.ENDINGS) == {e.value for e in Ending}
     assert set(metrics.UPDATE_KINDS) - {"other"} <= {u.value for u in UpdateType}
+
+
+async def test_redis_commands_and_pipelines_are_timed_but_not_blocking_reads():
+    from prometheus_client import REGISTRY
+
+    from tests.redis_server import RedisServer
+    from tgbot.storage.redis import connect
+
+    def count(command):
+        return REGISTRY.get_sample_value("cheat_redis_command_duration_seconds_count", {"command": command}) or 0
+
+    server = RedisServer()
+    try:
+        client = await connect(server.url)
+        before = count("SET"), count("PIPELINE"), count("XREADGROUP")
+        await client.set("k", "v")
+        pipe = client.pipeline(transaction=False)
+        pipe.get("k")
+        pipe.get("k")
+        assert await pipe.execute() == ["v", "v"]
+        await client.xgroup_create("s", "g", id="0", mkstream=True)
+        await client.xreadgroup("g", "c", {"s": ">"}, count=1, block=10)
+        await client.aclose()
+    finally:
+        server.stop()
+    assert (count("SET"), count("PIPELINE"), count("XREADGROUP")) == (before[0] + 1, before[1] + 1, before[2])

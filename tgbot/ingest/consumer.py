@@ -5,6 +5,7 @@ chats concurrently; an entry acknowledged only once processed, one that met a Re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -13,6 +14,7 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
+from tgbot import metrics
 from tgbot.ingest.stream import ACKNOWLEDGED_MAX, GROUP, Entry, Ingest
 
 __all__ = ["Consumer", "Process", "ordering_key"]
@@ -25,6 +27,8 @@ IN_FLIGHT = 256
 ACK_DELAY = 0.05
 #: Seconds between tries of an update that met a Redis failure: doubling from 0.5 up to this.
 RETRY_MAX = 8.0
+#: Seconds between two readings of the ingest backlog (``cheat_ingest_backlog``; one XLEN).
+BACKLOG_EVERY = 5.0
 
 #: ``process(update, last_try)``: True when handled (acknowledge it), False to try it again later.
 Process = Callable[[dict[str, Any], bool], Awaitable[bool]]
@@ -64,13 +68,21 @@ class Consumer:
     async def run(self) -> None:
         """Claim what was left pending, then read new entries, until cancelled; a cancel stops the
         updates in processing at once (they stay pending for the next active process)."""
+        backlog = asyncio.create_task(self._measure_backlog())
         try:
             await self._read()
         finally:
-            tasks = [*self._chains.values(), *([self._flusher] if self._flusher else [])]
+            tasks = [backlog, *self._chains.values(), *([self._flusher] if self._flusher else [])]
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _measure_backlog(self) -> None:
+        """Set ``cheat_ingest_backlog`` to the entries stored and not yet processed, now and then."""
+        while True:
+            with contextlib.suppress(Exception):  # (Redis trouble is told by the lease's watch)
+                metrics.INGEST_BACKLOG.set(await self.redis.xlen(self.ingest.stream))
+            await asyncio.sleep(BACKLOG_EVERY)
 
     async def _read(self) -> None:
         try:
@@ -138,25 +150,34 @@ class Consumer:
         try:
             if previous is not None:
                 await asyncio.gather(previous, return_exceptions=True)
-            loop = asyncio.get_running_loop()
-            end, pause = loop.time() + self.give_up_after, 0.5
-            while True:
-                last = loop.time() >= end
-                try:
-                    if await self.process(update, last) or last:
-                        break
-                except Exception:
-                    log.exception("update %s failed", update.get("update_id"))
-                    if last:
-                        break
-                log.warning("update %s: Redis failed; trying again in %.1f s", update.get("update_id"), pause)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, RETRY_MAX)
+            with metrics.update_processing(update):
+                await self._tries(update)
             self._done.append(entry_id)
             if self._flusher is None or self._flusher.done():
                 self._flusher = asyncio.create_task(self._flush_soon())
         finally:
             self._room.release()
+
+    async def _tries(self, update: dict[str, Any]) -> None:
+        """Process ``update``, trying again after failures for :attr:`give_up_after` seconds; then
+        set it aside (acknowledged, not applied: counted in ``cheat_updates_set_aside_total``)."""
+        loop = asyncio.get_running_loop()
+        end, pause, kind = loop.time() + self.give_up_after, 0.5, metrics.update_kind(update)
+        while True:
+            last = loop.time() >= end
+            try:
+                if await self.process(update, last):
+                    return
+            except Exception:
+                log.exception("update %s failed", update.get("update_id"))
+            if last:
+                metrics.UPDATES_SET_ASIDE.labels(kind=kind).inc()
+                log.warning("update %s set aside: it failed for %.0f s", update.get("update_id"), self.give_up_after)
+                return
+            metrics.UPDATE_RETRIES.labels(kind=kind).inc()
+            log.debug("update %s: Redis failed; trying again in %.1f s", update.get("update_id"), pause)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, RETRY_MAX)
 
     async def _flush_soon(self) -> None:
         """Acknowledge within :data:`ACK_DELAY` (one round trip for every update processed meanwhile)."""

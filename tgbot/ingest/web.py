@@ -1,4 +1,6 @@
-"""The HTTP listeners (aiohttp): ``GET /healthz`` (every process, 200 with its role and epoch) and,
+"""The HTTP listeners (aiohttp): the internal one, ``GET /healthz`` (every process, 200 with its
+role, epoch and whether Redis answers), ``GET /readyz`` (503 while Redis does not) and ``GET
+/metrics`` (Prometheus), and,
 in webhook mode, ``POST`` of the webhook's path: the update stored before the answer (403 for a
 wrong secret, 400 for no update, 500 when it cannot be stored: Telegram delivers it again)."""
 
@@ -12,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+
+from tgbot import metrics
 
 __all__ = ["SECRET_HEADER", "start_internal", "start_webhook", "webhook_secret"]
 
@@ -45,14 +49,21 @@ async def _start(app: web.Application, listen: str, default_port: int) -> web.Ap
     return runner
 
 
-async def start_internal(listen: str, health: Callable[[], dict[str, Any]]) -> web.AppRunner:
-    """Serve ``GET /healthz`` on ``listen`` (``host:port``); ``health()`` gives the JSON body."""
+async def start_internal(listen: str, health: Callable[[], dict[str, Any]], ready: Callable[[], bool]) -> web.AppRunner:
+    """Serve ``GET /healthz``, ``/readyz`` and ``/metrics`` on ``listen`` (``host:port``):
+    ``health()`` gives /healthz's JSON body, ``ready()`` whether /readyz says 200 (else 503)."""
     app = web.Application()
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response(health())
 
+    async def readyz(request: web.Request) -> web.Response:
+        ok = ready()
+        return web.json_response({"ready": ok}, status=200 if ok else 503)
+
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics.handler())
     return await _start(app, listen, 8080)
 
 

@@ -62,10 +62,10 @@ class Timers:
         except game_table.RefusedError:
             return  # the game is gone
         except FencedError as e:
-            log.warning("deadline of %s left to the active process: %s", game_id, e)
+            log.warning("game=%s deadline left to the active process: %s", game_id, e, extra={"game": game_id})
             return
         except Exception:
-            log.exception("deadline of %s failed; trying again in 1 s", game_id)
+            log.exception("game=%s deadline failed; trying again in 1 s", game_id, extra={"game": game_id})
             if not self._closed:
                 loop = asyncio.get_running_loop()
                 self._handles[game_id] = loop.call_at(loop.time() + 1.0, self._fire, game_id)

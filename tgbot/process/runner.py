@@ -14,13 +14,13 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlparse
 
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError, RedisError, TimeoutError as RedisTimeoutError
 from telegram import Update
 from telegram.error import BadRequest, InvalidToken
 from telegram.ext import ContextTypes
 from telegram.request import BaseRequest
 
-from tgbot import __version__, handlers
+from tgbot import __version__, handlers, metrics
 from tgbot.game.table import Table
 from tgbot.ingest.consumer import Consumer
 from tgbot.ingest.poller import Poller
@@ -29,11 +29,12 @@ from tgbot.ingest.web import start_internal, start_webhook, webhook_secret
 from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import FencedError, Store
 from tgbot.owner.timers import Timers
-from tgbot.process.lease import RENEW_EVERY, Lease
+from tgbot.process.lease import LEASE_SECONDS, RENEW_EVERY, Lease
+from tgbot.process.watch import RedisHealth, game_committed
 from tgbot.settings import Settings
 from tgbot.storage import chatmove, stats
 from tgbot.storage.keys import Keys, bot_prefix
-from tgbot.storage.migrate import migrate
+from tgbot.storage.migrate import SchemaError, migrate
 from tgbot.storage.redis import connect
 from tgbot.sync.group_lane import GameHooks
 from tgbot.sync.ratelimit import RateLimiter
@@ -90,15 +91,28 @@ class Runner:
         self._step_down = asyncio.Event()
         self._servers: list[Any] = []
         self._outcomes: dict[int, Outcome] = {}  # by update id, while it is processed
+        self.redis_health = RedisHealth(LEASE_SECONDS)
+        self._why = metrics.StepDown.ERROR  # why the active process steps down (when it does)
         app.add_error_handler(self._failed)
 
     def health(self) -> dict[str, Any]:
-        """``/healthz``'s body: this process's role and the epoch of the lease it holds."""
+        """``/healthz``'s body: this process's role, the epoch of the lease it holds, the bot,
+        the version and whether Redis answers."""
         active = self.role is Role.ACTIVE and self.lease is not None and self.lease.held()
         return {
             "role": Role.ACTIVE if active else Role.STANDBY,
             "epoch": self.lease.epoch if active and self.lease else 0,
+            "bot": self._username(),
+            "version": __version__,
+            "redis": "ok" if self.redis_health.up() else "down",
         }
+
+    def _username(self) -> str:
+        """``@username``, or ``""`` before getMe answered."""
+        try:
+            return f"@{self.app.bot.username}"
+        except RuntimeError:  # (PTB: the bot is not initialized yet)
+            return ""
 
     @property
     def epoch(self) -> int:
@@ -114,7 +128,9 @@ class Runner:
         return self.lease is not None and await self.lease.active()
 
     def _committed(self, before: Table | None, after: Table) -> None:
-        """After each commit: the game's timer set again, its views synced (coalesced)."""
+        """After each commit: counted (and a start or end logged), the game's timer set again,
+        its views synced (coalesced)."""
+        game_committed(before, after)
         if self.timers is not None and self.syncer is not None:
             self.timers.schedule(after)
             self.syncer.request(after.id)
@@ -126,6 +142,7 @@ class Runner:
     async def run(self) -> None:
         """Run until :meth:`stop`. Raises what the start-up calls raise (Redis, getMe)."""
         self.redis = await connect(self.settings.redis_url)
+        metrics.set_info("webhook" if self.settings.webhook_url else "polling", _store_kind(self.redis))
         keys = Keys(bot_prefix(self.bot_id))
         self.lease = lease = Lease(self.redis, keys.lease())
         self.store = Store(self.redis, keys.prefix, fence=self, on_commit=self._committed)
@@ -137,12 +154,19 @@ class Runner:
             log.info("bot @%s: standing by for the lease", self.app.bot.username)
             while not self._stop.is_set():
                 try:
-                    if await lease.try_acquire():
+                    if await self.redis_health.call(lease.try_acquire()):
                         await self._active()
                 except FencedError:
                     log.warning("fenced: another process is active")
                 except (InvalidToken, BadRequest):
                     raise  # a start-up call Telegram refuses (__main__ says which and exits)
+                except SchemaError as error:
+                    self.role = Role.STANDBY
+                    metrics.stepped_down(metrics.StepDown.SCHEMA)
+                    log.error("not taking over: %s", error)
+                    raise  # (__main__ says it in one line and exits with 2)
+                except (RedisError, OSError, TimeoutError) as error:
+                    self.redis_health.failed(error)  # (logged once, until Redis answers again)
                 except Exception:
                     log.exception("lease or take-over failed; standing by")
                 with contextlib.suppress(TimeoutError):
@@ -158,7 +182,7 @@ class Runner:
 
     async def _listen(self) -> None:
         """Start ``/healthz`` and, in webhook mode, the webhook with the bot's one secret."""
-        self._servers.append(await start_internal(self.settings.http_listen, self.health))
+        self._servers.append(await start_internal(self.settings.http_listen, self.health, self.redis_health.up))
         if self.settings.webhook_url:
             self.secret = await webhook_secret(
                 self.redis, self.store.keys.webhook_secret(), self.settings.webhook_secret
@@ -188,10 +212,19 @@ class Runner:
                 work["poller"] = Poller(self.app.bot, self.consumer, lease).run()
             tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
             log.info("bot @%s active (epoch %d, cheat-bot %s)", self.app.bot.username, lease.epoch, __version__)
+            metrics.became_active(lease.epoch)
+            self._why = metrics.StepDown.ERROR
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if not task.cancelled() and task.exception() is not None:
-                    log.error("%s stopped", task.get_name(), exc_info=task.exception())
+                if task.get_name() == "stop":
+                    self._why = metrics.StepDown.STOP
+                elif not task.cancelled() and (error := task.exception()) is not None:
+                    self._why = metrics.StepDown.ERROR
+                    if isinstance(error, RedisError | OSError):  # (Redis trouble: told once by the watch)
+                        self.redis_health.failed(error)
+                        log.warning("%s stopped: Redis failed", task.get_name())
+                    else:
+                        log.error("%s stopped", task.get_name(), exc_info=error)
         finally:
             await self._hand_back(tasks, syncer, timers)
 
@@ -236,18 +269,22 @@ class Runner:
             )
         else:
             await self.app.bot.delete_webhook()
+        resumed = []
         for game_id in live:
             table = await self.store.load(game_id)
             if table is not None:
                 timers.schedule(table)
+                resumed.append(table)
             syncer.request(game_id)
+        metrics.games_resumed(resumed)
         log.info("take-over: %d game(s) to resume", len(live))
 
     async def _hand_back(self, tasks: list[asyncio.Task[Any]], syncer: Syncer, timers: Timers) -> None:
         """Stop the work at once and drop what is kept in memory."""
         store = self.store
         self.role = Role.STANDBY
-        log.info("bot @%s stepping down", self.app.bot.username)
+        metrics.stepped_down(self._why)
+        log.info("bot @%s stepping down (%s)", self.app.bot.username, self._why)
         for task in tasks:
             task.cancel()
         await _bounded(asyncio.gather(*tasks, return_exceptions=True), "the update processing")
@@ -263,18 +300,21 @@ class Runner:
         while True:
             await asyncio.sleep(RENEW_EVERY)
             try:
-                if not await self._lease().try_acquire():
+                if not await self.redis_health.call(self._lease().try_acquire()):
                     log.warning("lease lost to another process")
+                    self._why = metrics.StepDown.LEASE_LOST
                     return
             except Exception as error:
                 if not self._lease().held():
-                    log.warning("lease not renewed in time (%s): stepping down", error)
+                    log.warning("lease not renewed in time (%s): stepping down", str(error) or type(error).__name__)
+                    self._why = metrics.StepDown.RENEWAL_LATE
                     return
-                log.warning("lease renewal failed: %s", error)
+                log.debug("lease renewal failed: %s", error)
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again."""
         if not await self._lease().active():
+            self._why = metrics.StepDown.LEASE_LOST
             self._step_down.set()
             raise asyncio.CancelledError
         update = Update.de_json(data, self.app.bot)
@@ -284,6 +324,7 @@ class Runner:
         finally:
             del self._outcomes[update.update_id]
         if result.fenced:
+            self._why = metrics.StepDown.FENCED
             self._step_down.set()
             return False
         if result.retry and last_try and update.callback_query is not None:
@@ -299,4 +340,18 @@ class Runner:
             result.fenced = True
         elif isinstance(context.error, RedisError):
             result.retry = True  # the consumer tries the update again
-            log.warning("update met a Redis failure: %s", context.error)
+            if isinstance(context.error, RedisConnectionError | RedisTimeoutError):
+                self.redis_health.failed(context.error)  # (told once, until Redis answers again)
+            else:
+                log.warning("update met a Redis failure: %s", context.error)
+
+
+def _store_kind(client: Any) -> str:
+    """``cheat_bot_info``'s ``store``: memory, cluster, sentinel or redis."""
+    kind = type(client).__name__.lower()
+    if "fake" in kind:
+        return "memory"
+    if "cluster" in kind:
+        return "cluster"
+    pool = getattr(client, "connection_pool", None)
+    return "sentinel" if "sentinel" in type(pool).__name__.lower() else "redis"

@@ -307,15 +307,36 @@ def _logged(count: int, message: str, *args: object) -> int:
     return count
 
 
+class SchemaError(Exception):
+    """The stored data is of a newer schema than this build knows: it must not write to it."""
+
+    def __init__(self, stored: int) -> None:
+        super().__init__(
+            f"the stored data is of schema {stored}, newer than this version knows ({SCHEMA}): "
+            "run the newer version (or restore the backup taken before the upgrade)"
+        )
+        self.stored = stored
+
+
+async def check_schema(redis: RedisClient, bot_id: str) -> None:
+    """Raise :class:`SchemaError` when the stored schema is newer than :data:`SCHEMA` (one GET)."""
+    stored = int(await redis.get(Keys(bot_prefix(bot_id)).schema()) or 0)
+    if stored > SCHEMA:
+        raise SchemaError(stored)
+
+
 async def migrate(redis: RedisClient, bot_id: str) -> int:
     """Bring the bot's storage to :data:`SCHEMA` (one process at a time, the active one); returns
     the keys and values changed (0 after one GET when the marker says it is done). Raises
-    ``ValueError`` for a ``bot_id`` that is not decimal digits, and what redis-py raises."""
+    ``ValueError`` for a ``bot_id`` that is not decimal digits, :class:`SchemaError` for stored data
+    of a newer schema, and what redis-py raises."""
     if not _DIGITS.fullmatch(bot_id):
         raise ValueError(f"bot id {bot_id!r} is not decimal digits")
     keys = Keys(bot_prefix(bot_id))
     current = int(await redis.get(keys.schema()) or 0)
-    if current >= SCHEMA:
+    if current > SCHEMA:
+        raise SchemaError(current)
+    if current == SCHEMA:
         return 0
     moved = await _move_all(redis, bot_id) if current < 2 else 0
     changed = _logged(moved, "storage schema 2: %d keys moved from %s:* to %s:%s:*", ROOT, ROOT, bot_id)

@@ -12,6 +12,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
+from tgbot.storage.timed import TimedRedis, fake_client
+
 log = logging.getLogger(__name__)
 
 #: Connections to one Redis per process (a blocking pool: a burst waits for a free one).
@@ -22,6 +24,12 @@ CLUSTER_CONNECTIONS = 1000
 #: A command that meets a broken connection or times out is sent again, up to 3 times, after
 #: 50 ms to 1 s. Resending a commit is safe: it records the update it applies.
 RETRY = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
+
+#: Seconds a command (or a connection) may take before it fails as a timeout (and is resent, see
+#: ``RETRY``): above the consumer's blocking read (1 s) so that read never times out, and equal to
+#: the lease (5 s), so that a Redis frozen for longer fails the round trips and the process steps
+#: down instead of waiting on it (its lease has lapsed by then anyway). redis-py's default, made explicit.
+COMMAND_TIMEOUT = 5.0
 
 #: The clients the bot works over: one Redis (or fakeredis), or a Redis Cluster.
 RedisClient = Redis | RedisCluster
@@ -36,9 +44,7 @@ async def connect(url: str) -> RedisClient:
     for Sentinel), ``ValueError`` for a malformed URL, another scheme, or a sentinel or a replica
     given as ``redis://``, and ``RedisClusterException`` when the cluster's nodes cannot be learnt."""
     if url in ("", "memory://") or url.startswith("memory:"):
-        import fakeredis
-
-        fake: Redis = fakeredis.FakeAsyncRedis(decode_responses=True)
+        fake = fake_client()  # (its commands timed: tgbot.storage.timed)
         await fake.ping()
         return fake
     scheme = urlsplit(url).scheme
@@ -56,9 +62,15 @@ async def connect(url: str) -> RedisClient:
 async def _connect_node(url: str) -> RedisClient:
     """:func:`connect` for a ``redis://`` URL: one Redis, or the Cluster that node is part of."""
     pool = BlockingConnectionPool.from_url(
-        url, decode_responses=True, retry=RETRY, max_connections=MAX_CONNECTIONS, timeout=20
+        url,
+        decode_responses=True,
+        retry=RETRY,
+        max_connections=MAX_CONNECTIONS,
+        timeout=20,
+        socket_timeout=COMMAND_TIMEOUT,
+        socket_connect_timeout=COMMAND_TIMEOUT,
     )
-    client = Redis.from_pool(pool)
+    client = TimedRedis.from_pool(pool)  # (its commands timed: tgbot.storage.timed)
     try:
         if not await _is_cluster(client):
             return client

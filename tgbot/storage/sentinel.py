@@ -15,6 +15,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
 from tgbot.settings import SentinelURL, parse_sentinel_url
+from tgbot.storage.timed import TimedRedis
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ class SentinelPool(SentinelConnectionPool):
         await super().release(connection)
 
 
-class SentinelRedis(Redis):
+class SentinelRedis(TimedRedis):
     """redis-py's client of the primary that also follows the sentinels' announcements of a
     fail-over (redis/redis-py#3867); :meth:`aclose` stops that and closes the sentinels' connections."""
 

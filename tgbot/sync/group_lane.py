@@ -258,7 +258,14 @@ class GroupLane:
         except RefusedError:
             return  # the game itself is gone
         if done.change.reply != Answer.UNCHANGED:
-            log.warning("group of %s %s: %s", game_id, done.change.reply, cause)
+            log.warning(
+                "game=%s chat=%s group %s: %s",
+                game_id,
+                done.change.table.chat_id,
+                done.change.reply,
+                cause,
+                extra={"game": game_id, "chat": done.change.table.chat_id},
+            )
 
     def close(self) -> None:
         self._posted.clear()

@@ -19,6 +19,8 @@ from typing import Any
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import BaseRateLimiter
 
+from tgbot import metrics
+
 __all__ = ["CLAIM_GRACE", "REPLY_WAIT", "SAFETY", "Priority", "RateLimiter", "ThrottledError", "counted", "priority_of"]
 
 log = logging.getLogger(__name__)
@@ -256,7 +258,8 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         most; a deferred call re-raises). Raises :class:`ThrottledError` (see the module docstring)."""
         await self._check_active(endpoint)
         if not counted(endpoint):
-            return await callback(*args, **kwargs)
+            with metrics.bot_api_call(endpoint):
+                return await callback(*args, **kwargs)
         defer = bool((rate_limit_args or {}).get("defer"))
         priority = priority_of(rate_limit_args)
         chat_id = data.get("chat_id")
@@ -265,7 +268,8 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
             windows = await self._admit(self._chat(chat_id, self._clock()), priority, defer)
             try:
                 await self._check_active(endpoint)  # again: the wait for a slot may have outlived the lease
-                return await callback(*args, **kwargs)
+                with metrics.bot_api_call(endpoint):
+                    return await callback(*args, **kwargs)
             except RetryAfter as error:
                 after = error.retry_after
                 seconds = after.total_seconds() if isinstance(after, timedelta) else after

@@ -132,12 +132,19 @@ class Syncer:
                     wait = retry_seconds(error)
                 except (BadRequest, Forbidden) as error:
                     # a message Telegram refuses as it is: the next committed change syncs again
-                    log.warning("sync %s/%s gave up: %s", game_id, lane, error)
+                    log.warning("game=%s sync %s gave up: %s", game_id, lane, error, extra={"game": game_id})
                 except Exception as error:
                     if isinstance(error, NetworkError | TelegramError):
-                        log.warning("sync %s/%s: %s; retrying in %.0f s", game_id, lane, error, delay)
+                        log.warning(
+                            "game=%s sync %s: %s; retrying in %.0f s",
+                            game_id,
+                            lane,
+                            error,
+                            delay,
+                            extra={"game": game_id},
+                        )
                     else:
-                        log.exception("sync %s/%s failed", game_id, lane)
+                        log.exception("game=%s sync %s failed", game_id, lane, extra={"game": game_id})
                     self._dirty.add(key)
                     wait, delay = delay, min(delay * 2, 30.0)
                 if wait:
