@@ -12,8 +12,9 @@ A decision, from the view and the game's public events only:
    scaled by how truthful its player's shown plays were.
 4. Each candidate is played in every determinisation; the next player answers as ``counting``
    does from their sampled hand, their challenge rate scaled to the one they showed (a proven
-   lie is always challenged); if they play on, the round is played on by :func:`quick_action`
-   to its showdown (at most :data:`ROLLOUT_STEPS` actions).
+   lie is always challenged); if they play on, the round is played on by ``counting`` for
+   every seat, each from its own view of the sampled state, to its showdown (at most
+   :data:`ROLLOUT_STEPS` actions).
 5. The positions reached are scored by a win model over hand sizes (:func:`win_chance`) and
    the candidate of best mean score is played.
 
@@ -41,11 +42,11 @@ __all__ = ["OpponentModel", "SearchPlayer", "quick_action", "win_chance"]
 
 #: Determinisations per decision.
 SAMPLES = 10
-#: Actions played on (by :func:`quick_action`) after the next player's answer, up to the
-#: showdown, per variant. None in classic: there the cheap policy misjudges the forced claims
-#: (tuning seeds, 200 games against three counting: 38% without, 31.5% with 8 steps).
+#: Actions played on after the next player's answer, up to the showdown, per variant.
 ROLLOUT_STEPS = {"russian": 8, "classic": 8}
-#: Roll out with ``counting`` itself (from each seat's view) rather than :func:`quick_action`.
+#: Roll out with ``counting`` itself (from each seat's view) rather than :func:`quick_action`:
+#: on tuning seed 90500, 400 games against three counting, russian 72% against 39.5%, classic
+#: 46% against 35% (no cheap rollout there: it misjudged the forced claims).
 FULL_ROLLOUT = True
 #: Steepness of the win model: each card in hand divides the odds of winning by exp(this).
 WIN_STEEPNESS = 0.2
@@ -250,8 +251,8 @@ class SearchPlayer:
         return value
 
     def _rollout(self, state: GameState, model: OpponentModel) -> float:
-        """Our win chance after playing on with :func:`quick_action` to the showdown (at most
-        :data:`ROLLOUT_STEPS` actions)."""
+        """Our win chance after playing on to the showdown (at most :data:`ROLLOUT_STEPS`
+        actions) with ``counting`` (:data:`FULL_ROLLOUT`) or :func:`quick_action`."""
         for _ in range(ROLLOUT_STEPS[state.variant.name]):
             seat = state.current
             if seat is None:
