@@ -279,8 +279,12 @@ class TunedPlayer(CountingPlayer):
 
     name = "tuned"
 
+    def configure(self, variant: str) -> None:
+        """Take ``variant``'s fitted constants (``act`` does this from the view)."""
+        for key, value in TUNED.get(variant, {}).items():
+            setattr(self, key, tuple(value) if isinstance(value, list) else value)
+
     def act(self, view: PlayerView, history: Sequence[Event] = ()) -> Action:
         """``counting``'s decision under the variant's fitted constants."""
-        for key, value in TUNED.get(view.public.variant, {}).items():
-            setattr(self, key, tuple(value) if isinstance(value, list) else value)
+        self.configure(view.public.variant)
         return super().act(view, history)
