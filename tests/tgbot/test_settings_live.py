@@ -15,9 +15,10 @@ import core
 from core.record import Record, replay
 from tests.tgbot.helpers import Fenced, play_on
 from tests.tgbot.live import cb, live_fixture
-from tgbot.game.table import Player, Status
+from tgbot.game.table import Answer, Player, Status
 from tgbot.owner.store import Store
 from tgbot.render.announcements import note
+from tgbot.render.answers import answer
 from tgbot.render.board import board, no_game
 from tgbot.render.text import name, plain, title
 from tgbot.storage import stats
@@ -172,6 +173,14 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     await b.send(group, "/kick", reply_to=target.message_id)
     await live.settle()
     assert not (await live.store.load(gid)).seats[2].by_ai
+    # refusals name who may: a plain member's /timer (admins only); /kick on someone not seated
+    await b.send(group, "/timer")
+    await live.settle()
+    assert emu.chat_messages(group.id, from_bot=True)[-1].text == answer(Answer.ADMINS_ONLY, "ru")
+    await d.send(group, "hello")
+    await a.send(group, "/kick", reply_to=_last_user_message(emu, group.id, d).message_id)
+    await live.settle()
+    assert emu.chat_messages(group.id, from_bot=True)[-1].text == answer(Answer.NOT_PLAYING, "ru")
     await a.send(group, "/kick", reply_to=target.message_id)
     await live.settle()
     t = await live.store.load(gid)
