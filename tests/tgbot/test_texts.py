@@ -16,9 +16,9 @@ from tgbot.game import play
 from tgbot.game.table import AnnouncementKind, Status, Table
 from tgbot.i18n import LANGUAGES, translator
 from tgbot.render.announcements import announcement
-from tgbot.render.board import no_game, result_line
+from tgbot.render.board import board, no_game, result_line
 from tgbot.render.panel import panel
-from tgbot.render.text import Rendered, name, rank_due, rank_short
+from tgbot.render.text import Rendered, marked, name, place_text, rank_due, rank_short
 
 
 def _in(table: Table, lang: str) -> Table:
@@ -165,6 +165,23 @@ def test_a_belief_at_the_final_check_stays_on_the_final_panels():
     assert over.status is Status.OVER and over.showdown["kind"] == AnnouncementKind.BELIEVED
     said = announcement(over, over.showdown).replace("\n", " ")
     assert said in panel(over, 0).text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_final_board_lists_the_seats_by_place_without_seat_numbers(lang):
+    """The final board once read «1. Алиса — 2-е место»: a seat number beside a place. Once the
+    game has a result, its rows go by place and carry no number."""
+    over, _ = _first(lambda t, _: t.status is Status.OVER, seed=1, steps=5000)  # places 4, 1, 3, 2
+    over = _in(over, lang)
+    places = over.state.result.places
+    rows = board(over, "bot").text.split("\n")
+    seat_rows = [
+        next(i for i, row in enumerate(rows) if row.startswith(marked(over, seat) + " — ")) for seat in range(4)
+    ]
+    by_place = sorted(range(4), key=lambda seat: (places[seat], seat))
+    assert sorted(seat_rows) == [seat_rows[seat] for seat in by_place]
+    for seat in range(4):
+        assert place_text(translator(lang), places[seat]) in rows[seat_rows[seat]]
 
 
 # -- 4. /board once the game has ended -------------------------------------------------------------

@@ -73,11 +73,7 @@ def board(table: Table, bot_username: str) -> Rendered:
         )
     public_view = core.public_view(table.state)
     rows = ["<b>" + translator.t("«I doubt it»") + "</b> · " + variant_name(translator, public_view.variant)]
-    for seat in range(public_view.players):
-        marker = "▶ " if public_view.current == seat else ""
-        place = "" if public_view.result is None else place_text(translator, public_view.result.places[seat]) + " · "
-        cards = translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
-        rows.append(f"{marker}{seat + 1}. {marked(table, seat)} — {place}{cards}")
+    rows += _seat_rows(table, public_view, translator)
     pile = translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size))
     rows += ["", pile + " · " + translator.t("plays: {plays}", plays=number(translator, public_view.plays))]
     if public_view.claims:
@@ -97,6 +93,24 @@ def board(table: Table, bot_username: str) -> Rendered:
     elif table.status is Status.OVER:
         keyboard = [[button(translator.t("Play again"), Tap(Op.AGAIN, table.id))]]
     return Rendered(lines(*rows), keyboard)
+
+
+def _seat_rows(table: Table, public_view: core.PublicView, translator: Translator) -> list[str]:
+    """One row per seat: in seat order with its number while the game runs; once it has a
+    result, by place (then seat) without the number, so that only the place is a rank."""
+    result = public_view.result
+    if result is None:
+        rows = []
+        for seat in range(public_view.players):
+            marker = "▶ " if public_view.current == seat else ""
+            cards = translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
+            rows.append(f"{marker}{seat + 1}. {marked(table, seat)} — {cards}")
+        return rows
+    return [
+        f"{marked(table, seat)} — {place_text(translator, result.places[seat])} · "
+        + translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
+        for seat in sorted(range(public_view.players), key=lambda seat: (result.places[seat], seat))
+    ]
 
 
 def _status_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:
