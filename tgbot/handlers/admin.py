@@ -100,12 +100,18 @@ async def _timer_menu(services: Services, chat_id: int, language: str) -> Render
     return timer_menu(language, chat_id, current, TIMER_CHOICES)
 
 
-async def _settings_menu(services: Services, chat_id: int, language: str | None = None) -> Rendered:
-    """The /settings menu as stored now, in the chat's language (``language`` is not used)."""
+async def _settings_menu(services: Services, chat_id: int, language: str) -> Rendered:
+    """The /settings menu as stored now, in the chat's language (``language`` until one is set:
+    :meth:`BotContext.group_language`)."""
     chat_settings = await services.store.records.chat_settings(chat_id)
     turn_timeout = await services.store.records.chat_turn_timeout(chat_id, services.settings.turn_timeout)
     return settings_menu(
-        i18n.pick_language(chat_settings.lang), chat_id, chat_settings, turn_timeout, TIMER_CHOICES, LONG_TIMER
+        i18n.pick_language(chat_settings.lang, language),
+        chat_id,
+        chat_settings,
+        turn_timeout,
+        TIMER_CHOICES,
+        LONG_TIMER,
     )
 
 
@@ -167,7 +173,7 @@ async def apply_setting(press: Press) -> TapDone:
         await store.records.set_chat_settings(chat_id, seating=value)
     else:
         await set_group_language(press.context, chat_id, message, value)
-    rendered = await _settings_menu(services, chat_id)
+    rendered = await _settings_menu(services, chat_id, await press.context.group_language(chat_id))
 
     async def redraw() -> None:
         if isinstance(message, Message):
