@@ -158,6 +158,18 @@ def test_every_panel_after_a_showdown_says_what_happened_until_the_next_play(lan
     assert all(said.replace("\n", " ") not in panel(after, seat).text for seat in range(4))
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_at_a_final_check_the_timer_line_says_the_automatic_answer_is_to_believe(lang):
+    """The panel once said only that an automatic move comes: at a final check that move is
+    «I believe», which hands the win over. The timer line says so, and only it (no duplicate)."""
+    table, _ = _first(lambda t, _: t.state.phase is core.Phase.FINAL_CHECK, steps=5000)
+    table = replace(_in(table, lang), turn_end=2_000_000_000.0, turn_timeout=60.0)
+    text = panel(table, table.state.current).text
+    believe = translator(lang).t("I believe")
+    timer = next(line for line in text.split("\n") if line.startswith("⏱"))
+    assert believe in timer and text.count(believe) == 1
+
+
 def test_a_belief_at_the_final_check_stays_on_the_final_panels():
     table, _ = _first(lambda t, _: t.state.phase is core.Phase.FINAL_CHECK, steps=5000)
     current = table.state.current

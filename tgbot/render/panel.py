@@ -136,9 +136,12 @@ def _turn(table: Table, player_view: core.PlayerView, picks: str, translator: Tr
             ]
         )
     if table.turn_end is not None:
-        timer = "⏱ " + translator.t(
-            "Automatic move {deadline} unless you move first.",
-            deadline=deadline(translator, table.turn_end, table.turn_timeout),
+        when = deadline(translator, table.turn_end, table.turn_timeout)
+        # answering a last play, the automatic move is to believe it (at a final check: their win)
+        timer = "⏱ " + (
+            translator.t("If you don't answer, I will say «I believe» {deadline}.", deadline=when)
+            if player_view.can_believe
+            else translator.t("Automatic move {deadline} unless you move first.", deadline=when)
         )
         rows.insert(head + 1 if player_view.can_play else len(rows), timer)
     return keyboard
