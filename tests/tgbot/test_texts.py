@@ -13,12 +13,12 @@ from core.cards import Hand
 from core.stats import SeatStats
 from tests.tgbot.helpers import ai_players, ai_step, started
 from tgbot.game import play
-from tgbot.game.table import AnnouncementKind, Status, Table
+from tgbot.game.table import AnnouncementKind, Player, Status, Table, with_seat
 from tgbot.i18n import LANGUAGES, translator
 from tgbot.render.announcements import announcement
 from tgbot.render.board import board, no_game, result_line
 from tgbot.render.panel import panel
-from tgbot.render.text import Rendered, marked, name, place_text, rank_due, rank_short
+from tgbot.render.text import AI_MARK, Rendered, marked, name, place_text, rank_count, rank_due, rank_short
 
 
 def _in(table: Table, lang: str) -> Table:
@@ -194,6 +194,39 @@ def test_the_final_board_lists_the_seats_by_place_without_seat_numbers(lang):
     assert sorted(seat_rows) == [seat_rows[seat] for seat in by_place]
     for seat in range(4):
         assert place_text(translator(lang), places[seat]) in rows[seat_rows[seat]]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_boards_round_list_keeps_the_last_claims(lang):
+    """A Classic round's list on the board once grew to 13 claims: it shows the last few, after
+    «…» when some are cut."""
+    table, _ = _first(lambda t, _: len(core.public_view(t.state).claims) > 5, variant="classic", steps=2000)
+    table, tr = _in(table, lang), translator(lang)
+    claims = [
+        tr.t("{player} — {claim}", player=name(table, c.seat), claim=rank_count(tr, c.count, c.claim))
+        for c in core.public_view(table.state).claims
+    ]
+    line = next(row for row in board(table, "bot").text.split("\n") if claims[-1] in row)
+    assert "…" in line and claims[0] not in line and all(claim in line for claim in claims[-4:])
+    assert line.count(" · ") == 4  # «…» and four claims
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_empty_pile_says_it_is_empty(lang):
+    """«В стопке: 0 карт» read oddly on every board after a showdown: an empty pile says so."""
+    table, _ = _first(lambda t, _: t.state.pile_size == 0 and t.state.plays > 0, steps=2000)
+    table, empty = _in(table, lang), translator(lang).t("Pile: empty")
+    assert empty in board(table, "bot").text and empty in panel(table, 0).text
+
+
+def test_the_ai_mark_is_for_people_the_ai_plays_for():
+    """«Бот Вася 🤖» said twice that a bot plays: the mark stands only beside a person whose seat
+    the AI plays for them; an AI player's name is enough."""
+    table, _ = started(4)
+    seats = with_seat(table.seats, 1, player=Player.BOT, name="Bot Vasya")
+    table = replace(table, seats=with_seat(seats, 2, player=Player.STAND_IN))
+    text = board(table, "bot").text
+    assert text.count(AI_MARK) == 1 and name(table, 2) + " " + AI_MARK in text
 
 
 # -- 4. /board once the game has ended -------------------------------------------------------------

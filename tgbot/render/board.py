@@ -15,11 +15,15 @@ from tgbot.render.text import (
     marked,
     name,
     number,
+    pile_text,
     place_text,
     rank_count,
     rank_due,
     variant_name,
 )
+
+#: The board shows the round's last claims only: a Classic round can run to a dozen.
+ROUND_CLAIMS_SHOWN = 4
 
 
 def lobby(table: Table) -> Rendered:
@@ -74,18 +78,10 @@ def board(table: Table, bot_username: str) -> Rendered:
     public_view = core.public_view(table.state)
     rows = ["<b>" + translator.t("«I doubt it»") + "</b> · " + variant_name(translator, public_view.variant)]
     rows += _seat_rows(table, public_view, translator)
-    pile = translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size))
+    pile = pile_text(translator, public_view.pile_size)
     rows += ["", pile + " · " + translator.t("plays: {plays}", plays=number(translator, public_view.plays))]
     if public_view.claims:
-        claims = " · ".join(
-            translator.t(
-                "{player} — {claim}",
-                player=name(table, claim.seat),
-                claim=rank_count(translator, claim.count, claim.claim),
-            )
-            for claim in public_view.claims
-        )
-        rows.append(translator.t("This round: {claims}", claims=claims))
+        rows.append(translator.t("This round: {claims}", claims=_round_claims(table, public_view, translator)))
     rows += ["", _status_line(table, public_view, translator)]
     keyboard = None
     if table.status is Status.PLAYING and bot_username:
@@ -111,6 +107,17 @@ def _seat_rows(table: Table, public_view: core.PublicView, translator: Translato
         + translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
         for seat in sorted(range(public_view.players), key=lambda seat: (result.places[seat], seat))
     ]
+
+
+def _round_claims(table: Table, public_view: core.PublicView, translator: Translator) -> str:
+    """The round's last :data:`ROUND_CLAIMS_SHOWN` claims, after «…» when there were more."""
+    shown = [
+        translator.t(
+            "{player} — {claim}", player=name(table, claim.seat), claim=rank_count(translator, claim.count, claim.claim)
+        )
+        for claim in public_view.claims[-ROUND_CLAIMS_SHOWN:]
+    ]
+    return " · ".join((["…"] if len(public_view.claims) > ROUND_CLAIMS_SHOWN else []) + shown)
 
 
 def _status_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:

@@ -23,6 +23,7 @@ from tgbot.render.text import (
     hand_text,
     lines,
     name,
+    pile_text,
     place_text,
     rank_count,
     rank_due,
@@ -69,7 +70,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         if player_view.hand.size
         else translator.t("You have no cards left."),
         translator.t("Hands: {sizes}", sizes=sizes),
-        translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size)),
+        pile_text(translator, public_view.pile_size),
     ]
     if public_view.claims:
         last = public_view.claims[-1]
