@@ -259,7 +259,7 @@ def test_set_seat_lang_and_panels_in_each_seats_language():
         .replace("Клуб", ""),
     )
     # the board stays in the table's language
-    assert "В стопке" in board(game, "bot").text
+    assert translator("ru").t("Pile: empty") in board(game, "bot").text
 
 
 def test_claims_use_rank_plurals_in_board_and_announcements():
