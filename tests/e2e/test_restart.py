@@ -14,8 +14,10 @@ from tests.fakes.botapi import BotAPIEmulator
 
 pytestmark = pytest.mark.e2e
 
-_SEAT = re.compile(r"^(?:▶ )?\d+\. .* — (?:\d+-е место · )?(\d+) карт", re.M)
-_PILE = re.compile(r"В стопке: (\d+) карт")
+#: A seat's row (numbered while the game runs; by place, unnumbered, once it has a result) and the
+#: pile's line («Стопка пуста» when empty).
+_SEAT = re.compile(r"^(?:▶ )?(?:\d+\. )?.* — (?:\d+-е место · )?(\d+) карт", re.M)
+_PILE = re.compile(r"В стопке: (\d+) карт|Стопка пуста")
 
 
 def board_cards(emu: BotAPIEmulator, group_id: int) -> int | None:
@@ -24,7 +26,7 @@ def board_cards(emu: BotAPIEmulator, group_id: int) -> int | None:
     if not boards:
         return None
     text = boards[-1].text
-    return sum(int(n) for n in _SEAT.findall(text)) + int(_PILE.search(text).group(1))
+    return sum(int(n) for n in _SEAT.findall(text)) + int(_PILE.search(text).group(1) or 0)
 
 
 @pytest.mark.parametrize("seed", [11])

@@ -39,8 +39,10 @@ GAMES = int(os.environ.get("SCALE_GAMES", "20"))
 SEED = int(os.environ.get("SCALE_SEED", "0"))
 #: Seconds of a turn (the reminder comes before): short, so dozing players meet it.
 TURN = 3.0
-_SEAT = re.compile(r"^(?:▶ )?\d+\. .* — (?:\d+-е место · )?(\d+) карт", re.M)
-_PILE = re.compile(r"В стопке: (\d+) карт")
+#: A seat's row (numbered while the game runs; by place, unnumbered, once it has a result) and the
+#: pile's line («Стопка пуста» when empty).
+_SEAT = re.compile(r"^(?:▶ )?(?:\d+\. )?.* — (?:\d+-е место · )?(\d+) карт", re.M)
+_PILE = re.compile(r"В стопке: (\d+) карт|Стопка пуста")
 _FIRED = re.compile(r"deadline of (\S+) fired: (\S+) \((\S+) due ([\d.]+), turn (\d+)\)")
 
 
@@ -50,7 +52,7 @@ def boards(emu: BotAPIEmulator, chat_id: int) -> list[int]:
     for c in emu.calls:
         text = c["params"].get("text") if c["ok"] and c["chat_id"] == chat_id else None
         if text and _PILE.search(text):
-            out.append(sum(int(n) for n in _SEAT.findall(text)) + int(_PILE.search(text).group(1)))
+            out.append(sum(int(n) for n in _SEAT.findall(text)) + int(_PILE.search(text).group(1) or 0))
     return out
 
 

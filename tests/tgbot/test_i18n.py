@@ -11,8 +11,9 @@ from babel.messages.pofile import read_po
 
 from core.cards import RANKS, Rank
 from tests.fakes.html import parse_html, utf16_len
+from tgbot.game.rights import RIGHTS, Action, Rule
 from tgbot.handlers.app import COMMANDS
-from tgbot.i18n import LANGUAGES, LOCALES_DIR, pick_language, new_seat_language, translator
+from tgbot.i18n import LANGUAGES, LOCALES_DIR, new_seat_language, pick_language, translator
 from tgbot.render.announcements import announcement
 from tgbot.render.board import board
 from tgbot.render.menus import help_text, language_menu, rules
@@ -258,7 +259,7 @@ def test_set_seat_lang_and_panels_in_each_seats_language():
         .replace("Клуб", ""),
     )
     # the board stays in the table's language
-    assert "В стопке" in board(game, "bot").text
+    assert translator("ru").t("Pile: empty") in board(game, "bot").text
 
 
 def test_claims_use_rank_plurals_in_board_and_announcements():
@@ -281,28 +282,45 @@ def test_claims_use_rank_plurals_in_board_and_announcements():
     )
 
 
-#: Who may use each group command, as the handlers check it today (handlers/admin.py, lobby.py,
-#: language.py, game/lobby.py ``_managed``), then the private chat's commands: /help's sections
-#: in this order. To be read from the handlers' table of rights once there is one.
-HELP_SECTIONS = (
-    {"start_game", "board", "leave", "stats", "top", "notify_me"},  # anyone in the group
-    {"add_bot", "stop_game", "kick"},  # the lobby's creator or a chat admin
-    {"timer", "settings", "language"},  # chat admins only
-    {"language", "forget_me", "rules", "help"},  # private chat
-)
+#: The action whose right each group command's handler checks (handlers/admin.py, lobby.py,
+#: language.py, game/lobby.py ``_managed``; ``None``: none, anyone may send it).
+COMMAND_ACTIONS: dict[str, Action | None] = {
+    "start_game": Action.OPEN_LOBBY,
+    "board": None,
+    "leave": None,  # acts on the sender's own seat only
+    "stats": None,
+    "top": None,
+    "notify_me": None,
+    "add_bot": Action.MANAGE_LOBBY,
+    "stop_game": Action.STOP_GAME,
+    "kick": Action.KICK,
+    "timer": Action.TIMER,
+    "settings": Action.SETTINGS,
+    "language": Action.GROUP_LANGUAGE,
+}
+
+
+def _help_sections() -> list[set[str]]:
+    """/help's sections as the table of rights makes them: the group commands by rule (anyone,
+    the lobby's creator or admins, admins only), then the private chat's commands."""
+    rule_of = {
+        command: Rule.ANYONE if action is None else RIGHTS[action] for command, action in COMMAND_ACTIONS.items()
+    }
+    group = [{command for command, rule in rule_of.items() if rule is each} for each in Rule]
+    return [section for section in group if section] + [{"language", "forget_me", "rules", "help"}]
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_help_lists_each_command_under_who_may_use_it(lang):
     """/help once listed /add_bot for everyone and /timer for the creator: each command now sits
-    under the heading of the people the handlers let use it."""
+    under the heading of the rule the table of rights gives its handler's action."""
     sections: list[set[str]] = []
     for line in help_text(lang).split("\n")[1:]:
         if re.fullmatch(r"<b>[^<]+</b>", line):
             sections.append(set())
         elif sections:
             sections[-1] |= set(re.findall(r"(?:^|· )/(\w+)", line))
-    assert [section for section in sections if section] == list(HELP_SECTIONS)
+    assert [section for section in sections if section] == _help_sections()
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

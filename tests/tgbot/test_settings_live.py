@@ -7,6 +7,7 @@ confirmation, /notify_me, /stats, /top, /forget_me."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
@@ -15,9 +16,11 @@ import core
 from core.record import Record, replay
 from tests.tgbot.helpers import Fenced, play_on
 from tests.tgbot.live import cb, live_fixture
-from tgbot.game.table import Player, Status
+from tgbot.game.table import Answer, Player, Status
+from tgbot.i18n import translator
 from tgbot.owner.store import Store
 from tgbot.render.announcements import note
+from tgbot.render.answers import answer
 from tgbot.render.board import board, no_game
 from tgbot.render.text import name, plain, title
 from tgbot.storage import stats
@@ -78,7 +81,9 @@ async def test_game_end_stats_once_play_again_and_record(live):
     await c.send(group, "/board")
     await live.settle()
     answer = emu.last_message(group.id).text
-    assert answer == no_game("ru", t) and plain(board(t, "x").text).split("\n")[-1] in answer
+    # (in c's language: a opened the game in hers, English, the group has no language set)
+    in_russian = replace(t, lang="ru")
+    assert answer == no_game("ru", t) and plain(board(in_russian, "x").text).split("\n")[-1] in answer
     assert "/start_game" in answer and "Здесь сейчас нет игры" not in answer
     # play again from the board: a new lobby with the same (reachable) players
     b.block_bot()  # b can no longer be reached: not seated again
@@ -172,6 +177,14 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     await b.send(group, "/kick", reply_to=target.message_id)
     await live.settle()
     assert not (await live.store.load(gid)).seats[2].by_ai
+    # refusals name who may: a plain member's /timer (admins only); /kick on someone not seated
+    await b.send(group, "/timer")
+    await live.settle()
+    assert emu.chat_messages(group.id, from_bot=True)[-1].text == answer(Answer.ADMINS_ONLY, "ru")
+    await d.send(group, "hello")
+    await a.send(group, "/kick", reply_to=_last_user_message(emu, group.id, d).message_id)
+    await live.settle()
+    assert emu.chat_messages(group.id, from_bot=True)[-1].text == answer(Answer.NOT_PLAYING, "ru")
     await a.send(group, "/kick", reply_to=target.message_id)
     await live.settle()
     t = await live.store.load(gid)
@@ -195,3 +208,32 @@ async def test_kick_stop_confirmation_notify_and_forget(live):
     await live.settle()
     assert not await live.store.redis.exists(f"cheat:user:{b.id}")
     assert not await live.store.redis.sismember(f"cheat:notify:{group.id}", str(b.id))
+
+
+async def test_a_new_group_follows_the_senders_language_until_an_admin_chooses(live):
+    """A new group once spoke Russian first to everyone. Until an admin sets its language, a
+    group's replies and lobbies follow the sender's Telegram language (one of ours); an anonymous
+    admin gives no hint (Russian), and nothing is stored before an admin's choice."""
+    emu = live.emu
+    a, b = _people(emu, 990, 2)
+    a.language_code, b.language_code = "fr-CA", "de"  # b's language is not one of ours
+    group = emu.add_group(-1009900, "Club", members=[a, b], admins=[a])
+    await emu.send_as_anonymous_admin(group, "/board")
+    await live.settle()
+    assert emu.last_message(group.id).text == no_game("ru")
+    await b.send(group, "/board")
+    await live.settle()
+    assert emu.last_message(group.id).text == no_game("ru")
+    await a.send(group, "/board")
+    await live.settle()
+    assert emu.last_message(group.id).text == no_game("fr")
+    await a.send(group, "/start_game")
+    await live.settle()
+    game = await live.store.chat_game(group.id, None)
+    assert game is not None and game.lang == "fr" and emu.last_message(group.id).text == plain(board(game, "").text)
+    assert (await live.store.records.chat_settings(group.id)).lang is None
+    # an admin's choice (as /language stores it) holds for everyone, whatever their app's language
+    await live.store.records.set_chat_settings(group.id, lang="it")
+    await a.send(group, "/timer")
+    await live.settle()
+    assert emu.last_message(group.id).text.startswith(translator("it").t("Time for a turn: {duration}. Choose:")[:12])

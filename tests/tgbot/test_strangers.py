@@ -113,7 +113,7 @@ async def test_only_creator_or_admin_add_and_remove_ai_seats(live):
     assert (await live.store.load(gid)).status is Status.PLAYING
 
 
-REFUSALS = {answer(code, "ru") for code in ("not_seated", "not_allowed", "admins_only", "not_for_you")}
+REFUSALS = {answer(code, "ru") for code in ("not_seated", "not_allowed", "players_only", "admins_only", "not_for_you")}
 
 
 async def _snapshot(live, gid, chat_id):
@@ -231,7 +231,7 @@ async def test_play_again_invites_and_seats_only_who_joins(live):
     # a member who did not play can't open it for them
     ans = await (await s.tap(board, cb(board, "n:")[0])).answer(15)
     await live.settle()
-    assert ans["text"] == answer("not_allowed", "ru") and (await live.store.chat_game(group.id, None)) is None
+    assert ans["text"] == answer("players_only", "ru") and (await live.store.chat_game(group.id, None)) is None
     # a player can: the AI seat comes along, the presser sits, the others are only invited
     since = len(emu.calls)
     await (await b.tap(board, cb(board, "n:")[0])).answer(15)

@@ -13,12 +13,12 @@ from core.cards import Hand
 from core.stats import SeatStats
 from tests.tgbot.helpers import ai_players, ai_step, started
 from tgbot.game import play
-from tgbot.game.table import AnnouncementKind, Status, Table
+from tgbot.game.table import AnnouncementKind, Player, Status, Table, with_seat
 from tgbot.i18n import LANGUAGES, translator
 from tgbot.render.announcements import announcement
-from tgbot.render.board import no_game, result_line
+from tgbot.render.board import board, no_game, result_line
 from tgbot.render.panel import panel
-from tgbot.render.text import Rendered, name, rank_due, rank_short
+from tgbot.render.text import AI_MARK, Rendered, marked, name, place_text, rank_count, rank_due, rank_short
 
 
 def _in(table: Table, lang: str) -> Table:
@@ -158,6 +158,18 @@ def test_every_panel_after_a_showdown_says_what_happened_until_the_next_play(lan
     assert all(said.replace("\n", " ") not in panel(after, seat).text for seat in range(4))
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_at_a_final_check_the_timer_line_says_the_automatic_answer_is_to_believe(lang):
+    """The panel once said only that an automatic move comes: at a final check that move is
+    «I believe», which hands the win over. The timer line says so, and only it (no duplicate)."""
+    table, _ = _first(lambda t, _: t.state.phase is core.Phase.FINAL_CHECK, steps=5000)
+    table = replace(_in(table, lang), turn_end=2_000_000_000.0, turn_timeout=60.0)
+    text = panel(table, table.state.current).text
+    believe = translator(lang).t("I believe")
+    timer = next(line for line in text.split("\n") if line.startswith("⏱"))
+    assert believe in timer and text.count(believe) == 1
+
+
 def test_a_belief_at_the_final_check_stays_on_the_final_panels():
     table, _ = _first(lambda t, _: t.state.phase is core.Phase.FINAL_CHECK, steps=5000)
     current = table.state.current
@@ -165,6 +177,56 @@ def test_a_belief_at_the_final_check_stays_on_the_final_panels():
     assert over.status is Status.OVER and over.showdown["kind"] == AnnouncementKind.BELIEVED
     said = announcement(over, over.showdown).replace("\n", " ")
     assert said in panel(over, 0).text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_final_board_lists_the_seats_by_place_without_seat_numbers(lang):
+    """The final board once read «1. Алиса — 2-е место»: a seat number beside a place. Once the
+    game has a result, its rows go by place and carry no number."""
+    over, _ = _first(lambda t, _: t.status is Status.OVER, seed=1, steps=5000)  # places 4, 1, 3, 2
+    over = _in(over, lang)
+    places = over.state.result.places
+    rows = board(over, "bot").text.split("\n")
+    seat_rows = [
+        next(i for i, row in enumerate(rows) if row.startswith(marked(over, seat) + " — ")) for seat in range(4)
+    ]
+    by_place = sorted(range(4), key=lambda seat: (places[seat], seat))
+    assert sorted(seat_rows) == [seat_rows[seat] for seat in by_place]
+    for seat in range(4):
+        assert place_text(translator(lang), places[seat]) in rows[seat_rows[seat]]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_boards_round_list_keeps_the_last_claims(lang):
+    """A Classic round's list on the board once grew to 13 claims: it shows the last few, after
+    «…» when some are cut."""
+    table, _ = _first(lambda t, _: len(core.public_view(t.state).claims) > 5, variant="classic", steps=2000)
+    table, tr = _in(table, lang), translator(lang)
+    claims = [
+        tr.t("{player} — {claim}", player=name(table, c.seat), claim=rank_count(tr, c.count, c.claim))
+        for c in core.public_view(table.state).claims
+    ]
+    line = next(row for row in board(table, "bot").text.split("\n") if claims[-1] in row)
+    assert "…" in line and claims[0] not in line and all(claim in line for claim in claims[-4:])
+    assert line.count(" · ") == 4  # «…» and four claims
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_empty_pile_says_it_is_empty(lang):
+    """«В стопке: 0 карт» read oddly on every board after a showdown: an empty pile says so."""
+    table, _ = _first(lambda t, _: t.state.pile_size == 0 and t.state.plays > 0, steps=2000)
+    table, empty = _in(table, lang), translator(lang).t("Pile: empty")
+    assert empty in board(table, "bot").text and empty in panel(table, 0).text
+
+
+def test_the_ai_mark_is_for_people_the_ai_plays_for():
+    """«Бот Вася 🤖» said twice that a bot plays: the mark stands only beside a person whose seat
+    the AI plays for them; an AI player's name is enough."""
+    table, _ = started(4)
+    seats = with_seat(table.seats, 1, player=Player.BOT, name="Bot Vasya")
+    table = replace(table, seats=with_seat(seats, 2, player=Player.STAND_IN))
+    text = board(table, "bot").text
+    assert text.count(AI_MARK) == 1 and name(table, 2) + " " + AI_MARK in text
 
 
 # -- 4. /board once the game has ended -------------------------------------------------------------

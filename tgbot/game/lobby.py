@@ -10,7 +10,7 @@ from typing import Any
 import core
 from core.rules import MAX_PLAYERS, MIN_PLAYERS
 from tgbot.game.play import schedule
-from tgbot.game.rights import Action, allowed
+from tgbot.game.rights import Action, allowed, refusal
 from tgbot.game.table import (
     AnnouncementKind,
     Answer,
@@ -59,7 +59,7 @@ def _touch(table: Table, now: float, timeout: float, **changes: Any) -> Table:
 def _managed(table: Table, user_id: int | None, is_admin: bool, action: Action = Action.MANAGE_LOBBY) -> None:
     """Refuse ``action`` (:data:`~tgbot.game.rights.RIGHTS`) unless ``user_id`` may."""
     if not allowed(action, table, user_id, is_admin):
-        raise RefusedError(Answer.NOT_ALLOWED)
+        raise RefusedError(refusal(action))
 
 
 def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
@@ -240,11 +240,13 @@ def cancel(table: Table, user_id: int | None, is_admin: bool, reason: Ending = E
 
 
 def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: float, timeout: float) -> Change:
-    """``/kick`` (creator or chat admin): ``target`` leaves as by :func:`leave`."""
+    """``/kick`` (creator or chat admin): ``target`` leaves as by :func:`leave`
+    (``NOT_PLAYING`` when they have no seat of their own)."""
     if not table.live:
         raise RefusedError(Answer.NOT_RUNNING)
     _managed(table, user_id, is_admin, Action.KICK)
-    return leave(table, target, now, timeout)
+    change = leave(table, target, now, timeout)
+    return replace(change, reply=Answer.NOT_PLAYING) if change.reply == Answer.NOT_SEATED else change
 
 
 def rematch(old: Table, game_id: str, creator: int, now: float, timeout: float, reachable: set[int]) -> Table:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from tgbot.game.table import Table
+from tgbot.game.table import Answer, Table
 
 
 class Rule(StrEnum):
@@ -45,6 +45,20 @@ RIGHTS: dict[Action, Rule] = {
     Action.SETTINGS: Rule.ADMIN,
     Action.GROUP_LANGUAGE: Rule.ADMIN,
 }
+
+
+#: The answer refusing an action, naming the people its rule lets do it.
+REFUSALS: dict[Rule, Answer] = {
+    Rule.SEATED: Answer.NOT_SEATED,
+    Rule.MANAGER: Answer.NOT_ALLOWED,
+    Rule.PLAYER: Answer.PLAYERS_ONLY,
+    Rule.ADMIN: Answer.ADMINS_ONLY,
+}
+
+
+def refusal(action: Action) -> Answer:
+    """The answer to someone who may not do ``action``: who may, by its rule."""
+    return REFUSALS[RIGHTS[action]]
 
 
 def allowed(action: Action, table: Table | None, user_id: int | None, is_admin: bool) -> bool:

@@ -12,7 +12,7 @@ import core
 from tgbot import i18n
 from tgbot.codec import Setting, person
 from tgbot.game import lobby as game_lobby
-from tgbot.game.rights import Action, allowed
+from tgbot.game.rights import Action, allowed, refusal
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import Press, TapDone, answered_question, chat_table, command_transact, current_chat
 from tgbot.handlers.context import BotContext, Services
@@ -37,7 +37,7 @@ async def stop_game(update: Update, context: BotContext) -> None:
     user_id, admin = await may_manage(context, table, update)
     if table.status is Status.PLAYING:
         if not allowed(Action.STOP_GAME, table, user_id, admin):
-            await context.reply(answer(Answer.NOT_ALLOWED, language))
+            await context.reply(answer(refusal(Action.STOP_GAME), language))
             return
         rendered = stop_confirm(table, user_id)
         await context.reply(rendered.text, rendered.markup)
@@ -53,7 +53,7 @@ async def confirm_stop(press: Press) -> TapDone:
     user_id, admin = await may_manage(press.context, table, press.update)
     if press.tap.arg != person(user_id) and not (press.tap.arg == person(0) and admin):
         raise RefusedError(
-            Answer.NOT_FOR_YOU if allowed(Action.STOP_GAME, table, user_id, admin) else Answer.NOT_ALLOWED
+            Answer.NOT_FOR_YOU if allowed(Action.STOP_GAME, table, user_id, admin) else refusal(Action.STOP_GAME)
         )
     done = await press.context.transact(table.id, lambda table: game_lobby.cancel(table, user_id, admin))
     return answered_question(press, TapDone(done.change.reply, done.change.table))
@@ -75,21 +75,21 @@ async def kick_command(update: Update, context: BotContext) -> None:
     change = await command_transact(
         context, table, language, lambda table: game_lobby.kick(table, target.id, user_id, admin, now, timeout)
     )
-    if change is not None and change.reply == Answer.NOT_SEATED:
-        await context.reply(answer(Answer.NOT_SEATED, language))
+    if change is not None and change.reply == Answer.NOT_PLAYING:
+        await context.reply(answer(Answer.NOT_PLAYING, language))
 
 
 Menu = Callable[[Services, int, str], Awaitable[Rendered]]
 
 
-async def _admin_menu(update: Update, context: BotContext, menu: Menu, action: Action, refusal: Answer) -> None:
+async def _admin_menu(update: Update, context: BotContext, menu: Menu, action: Action) -> None:
     """Post a chat admins' menu (``await menu(services, chat_id, language)``); to anyone else
-    the ``refusal`` answer."""
+    the refusal naming ``action``'s rule."""
     services, chat = context.services, update.effective_chat
     assert chat is not None
     language = await context.group_language(chat.id)
     if not allowed(action, None, actor_id(update), await is_admin(context, chat.id, update)):
-        await context.reply(answer(refusal, language))
+        await context.reply(answer(refusal(action), language))
         return
     rendered = await menu(services, chat.id, language)
     await context.reply(rendered.text, rendered.markup)
@@ -100,24 +100,30 @@ async def _timer_menu(services: Services, chat_id: int, language: str) -> Render
     return timer_menu(language, chat_id, current, TIMER_CHOICES)
 
 
-async def _settings_menu(services: Services, chat_id: int, language: str | None = None) -> Rendered:
-    """The /settings menu as stored now, in the chat's language (``language`` is not used)."""
+async def _settings_menu(services: Services, chat_id: int, language: str) -> Rendered:
+    """The /settings menu as stored now, in the chat's language (``language`` until one is set:
+    :meth:`BotContext.group_language`)."""
     chat_settings = await services.store.records.chat_settings(chat_id)
     turn_timeout = await services.store.records.chat_turn_timeout(chat_id, services.settings.turn_timeout)
     return settings_menu(
-        i18n.pick_language(chat_settings.lang), chat_id, chat_settings, turn_timeout, TIMER_CHOICES, LONG_TIMER
+        i18n.pick_language(chat_settings.lang, language),
+        chat_id,
+        chat_settings,
+        turn_timeout,
+        TIMER_CHOICES,
+        LONG_TIMER,
     )
 
 
 async def timer_command(update: Update, context: BotContext) -> None:
     """``/timer`` in a group (chat admins): the turn timer's choices as buttons."""
-    await _admin_menu(update, context, _timer_menu, Action.TIMER, Answer.NOT_ALLOWED)
+    await _admin_menu(update, context, _timer_menu, Action.TIMER)
 
 
 async def settings_command(update: Update, context: BotContext) -> None:
     """``/settings`` in a group (chat admins): the chat's variant, turn timer, language and
     seating as buttons on one message, edited in place by each choice."""
-    await _admin_menu(update, context, _settings_menu, Action.SETTINGS, Answer.ADMINS_ONLY)
+    await _admin_menu(update, context, _settings_menu, Action.SETTINGS)
 
 
 def _timer_seconds(arg: str) -> int:
@@ -128,21 +134,21 @@ def _timer_seconds(arg: str) -> int:
     return seconds
 
 
-async def _admins_chat(press: Press, action: Action, refusal: Answer) -> int:
+async def _admins_chat(press: Press, action: Action) -> int:
     """The chat a timer or settings button names (its id now), if the presser is its admin."""
     try:
         chat_id = await current_chat(press.services.store, int(press.tap.game_id))
     except ValueError:
         raise RefusedError(Answer.BAD_BUTTON) from None
     if not allowed(action, None, press.user_id, await is_admin(press.context, chat_id, press.update)):
-        raise RefusedError(refusal)
+        raise RefusedError(refusal(action))
     return chat_id
 
 
 async def set_timer(press: Press) -> TapDone:
     """A /timer choice: the chat's turn timer (30–600 s, or an hour)."""
     seconds = _timer_seconds(press.tap.arg)
-    chat_id = await _admins_chat(press, Action.TIMER, Answer.NOT_ALLOWED)
+    chat_id = await _admins_chat(press, Action.TIMER)
     await press.services.store.records.set_chat_turn_timeout(chat_id, seconds)
     return TapDone(Answer.TIMER_SET)
 
@@ -158,7 +164,7 @@ async def apply_setting(press: Press) -> TapDone:
     valid = {Setting.VARIANT: value in core.VARIANTS, Setting.SEATING: value in ("join", "shuffle")}
     if not valid.get(kind, True) or (kind is Setting.LANGUAGE and not i18n.supported(value)):
         raise RefusedError(Answer.BAD_BUTTON)
-    chat_id = await _admins_chat(press, Action.SETTINGS, Answer.ADMINS_ONLY)
+    chat_id = await _admins_chat(press, Action.SETTINGS)
     if kind is Setting.TIMER:
         await store.records.set_chat_turn_timeout(chat_id, seconds)
     elif kind is Setting.VARIANT:
@@ -167,7 +173,7 @@ async def apply_setting(press: Press) -> TapDone:
         await store.records.set_chat_settings(chat_id, seating=value)
     else:
         await set_group_language(press.context, chat_id, message, value)
-    rendered = await _settings_menu(services, chat_id)
+    rendered = await _settings_menu(services, chat_id, await press.context.group_language(chat_id))
 
     async def redraw() -> None:
         if isinstance(message, Message):

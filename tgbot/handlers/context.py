@@ -16,6 +16,7 @@ from telegram.ext import Application, CallbackContext, ExtBot, filters
 from tgbot import i18n
 from tgbot.game.table import Change, Table
 from tgbot.handlers.budget import Hush, ReplyBudget, hush
+from tgbot.handlers.identity import actor_id
 from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import Committed, Store, UpdateMark, game_id_for_update
 from tgbot.owner.timers import Timers
@@ -109,8 +110,15 @@ class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], d
         return i18n.message_language(own, group, user.language_code)
 
     async def group_language(self, chat_id: int) -> str:
-        """A group's language: its setting, else the default."""
-        return i18n.pick_language((await self.store.records.chat_settings(chat_id)).lang)
+        """A group's language: its setting; until an admin sets one, the sender's Telegram
+        language when they write as themselves (not as the chat or anonymously) and it is one of
+        ours (not stored); else the default."""
+        stored = (await self.store.records.chat_settings(chat_id)).lang
+        update, hint = self.current_update, None
+        if not i18n.supported(stored) and update is not None and actor_id(update):
+            user = update.effective_user
+            hint = user.language_code if user is not None and not user.is_bot else None
+        return i18n.pick_language(stored, hint)
 
     # -- replies ---------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from telegram.error import BadRequest
 
 from tgbot import i18n
 from tgbot.game import lobby as game_lobby
-from tgbot.game.rights import Action, allowed
+from tgbot.game.rights import Action, allowed, refusal
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import Press, TapDone
 from tgbot.handlers.context import BotContext
@@ -50,7 +50,7 @@ async def set_language(press: Press) -> TapDone:
     if group:
         admin = await is_admin(press.context, message.chat.id, press.update)
         if not allowed(Action.GROUP_LANGUAGE, None, press.user_id, admin):
-            raise RefusedError(Answer.ADMINS_ONLY)
+            raise RefusedError(refusal(Action.GROUP_LANGUAGE))
         await set_group_language(press.context, message.chat.id, message, language)
     else:
         await services.store.records.set_user_lang(press.user_id, language)

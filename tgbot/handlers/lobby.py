@@ -16,7 +16,7 @@ import core
 from tgbot import i18n
 from tgbot.codec import Op
 from tgbot.game import lobby as game_lobby
-from tgbot.game.rights import Action, allowed
+from tgbot.game.rights import Action, allowed, refusal
 from tgbot.game.table import Answer, Change, RefusedError, Status, Table
 from tgbot.handlers.common import (
     Press,
@@ -244,7 +244,7 @@ async def play_again(press: Press) -> TapDone:
     old = replace(old, chat_id=await current_chat(services.store, old.chat_id))  # a supergroup now?
     presser = actor_id(update)
     if not allowed(Action.PLAY_AGAIN, old, presser, False) and not await is_admin(press.context, old.chat_id, update):
-        raise RefusedError(Answer.NOT_ALLOWED)
+        raise RefusedError(refusal(Action.PLAY_AGAIN))
     game_id = context.new_game_id()
     if not await services.store.claim_chat(old.chat_id, old.thread_id, game_id):
         current = await services.store.chat_game(old.chat_id, old.thread_id)

@@ -57,6 +57,8 @@ _ANSWERS: dict[str, str] = {
     Answer.TRY_AGAIN: N_("Something went wrong: please tap again."),
     Answer.NOT_FOR_YOU: N_("This button is not for you."),
     Answer.NOT_A_MEMBER: N_("Join the group first: only its members can take a seat."),
+    Answer.PLAYERS_ONLY: N_("Only the last game's players or a chat admin can do that."),
+    Answer.NOT_PLAYING: N_("That person isn't playing in this game."),
 }
 
 

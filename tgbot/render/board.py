@@ -15,11 +15,15 @@ from tgbot.render.text import (
     marked,
     name,
     number,
+    pile_text,
     place_text,
     rank_count,
     rank_due,
     variant_name,
 )
+
+#: The board shows the round's last claims only: a Classic round can run to a dozen.
+ROUND_CLAIMS_SHOWN = 4
 
 
 def lobby(table: Table) -> Rendered:
@@ -73,23 +77,11 @@ def board(table: Table, bot_username: str) -> Rendered:
         )
     public_view = core.public_view(table.state)
     rows = ["<b>" + translator.t("«I doubt it»") + "</b> · " + variant_name(translator, public_view.variant)]
-    for seat in range(public_view.players):
-        marker = "▶ " if public_view.current == seat else ""
-        place = "" if public_view.result is None else place_text(translator, public_view.result.places[seat]) + " · "
-        cards = translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
-        rows.append(f"{marker}{seat + 1}. {marked(table, seat)} — {place}{cards}")
-    pile = translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size))
+    rows += _seat_rows(table, public_view, translator)
+    pile = pile_text(translator, public_view.pile_size)
     rows += ["", pile + " · " + translator.t("plays: {plays}", plays=number(translator, public_view.plays))]
     if public_view.claims:
-        claims = " · ".join(
-            translator.t(
-                "{player} — {claim}",
-                player=name(table, claim.seat),
-                claim=rank_count(translator, claim.count, claim.claim),
-            )
-            for claim in public_view.claims
-        )
-        rows.append(translator.t("This round: {claims}", claims=claims))
+        rows.append(translator.t("This round: {claims}", claims=_round_claims(table, public_view, translator)))
     rows += ["", _status_line(table, public_view, translator)]
     keyboard = None
     if table.status is Status.PLAYING and bot_username:
@@ -97,6 +89,35 @@ def board(table: Table, bot_username: str) -> Rendered:
     elif table.status is Status.OVER:
         keyboard = [[button(translator.t("Play again"), Tap(Op.AGAIN, table.id))]]
     return Rendered(lines(*rows), keyboard)
+
+
+def _seat_rows(table: Table, public_view: core.PublicView, translator: Translator) -> list[str]:
+    """One row per seat: in seat order with its number while the game runs; once it has a
+    result, by place (then seat) without the number, so that only the place is a rank."""
+    result = public_view.result
+    if result is None:
+        rows = []
+        for seat in range(public_view.players):
+            marker = "▶ " if public_view.current == seat else ""
+            cards = translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
+            rows.append(f"{marker}{seat + 1}. {marked(table, seat)} — {cards}")
+        return rows
+    return [
+        f"{marked(table, seat)} — {place_text(translator, result.places[seat])} · "
+        + translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
+        for seat in sorted(range(public_view.players), key=lambda seat: (result.places[seat], seat))
+    ]
+
+
+def _round_claims(table: Table, public_view: core.PublicView, translator: Translator) -> str:
+    """The round's last :data:`ROUND_CLAIMS_SHOWN` claims, after «…» when there were more."""
+    shown = [
+        translator.t(
+            "{player} — {claim}", player=name(table, claim.seat), claim=rank_count(translator, claim.count, claim.claim)
+        )
+        for claim in public_view.claims[-ROUND_CLAIMS_SHOWN:]
+    ]
+    return " · ".join((["…"] if len(public_view.claims) > ROUND_CLAIMS_SHOWN else []) + shown)
 
 
 def _status_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:

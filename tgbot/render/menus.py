@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tgbot.codec import Op, Tap, person
+from tgbot.game.rights import RIGHTS, Action, Rule
 from tgbot.game.table import Table
 from tgbot.i18n import LANGUAGE_NAMES, LANGUAGES, N_, translator as translator_for
 from tgbot.render.text import (
@@ -58,46 +59,79 @@ RULES = N_(
     "Be wary of a player who is about to run out of cards."
 )
 
-#: /help: how to use the bot, every command, the timer, automatic moves and AI seats.
-HELP = N_(
+#: /help's opening: how to play, step by step, and what the timer does.
+HELP_INTRO = N_(
     "<b>How to play with this bot</b>\n"
-    "1. Open a private chat with me and press «Start» once: your cards and buttons come there.\n"
-    "2. In a group, /start_game opens the lobby; press «Join». The creator or a chat admin presses «Start game» "
-    "when 3 to 6 are in; with 6 the game starts by itself. «Add a bot» seats the AI.\n"
-    "3. On your turn your private panel shows your cards: tap 1 to 4, say what they are if you open the round, play. "
-    "Or tap «I doubt it!».\n"
-    "4. The group sees the board, every showdown and the result.\n\n"
-    "<b>Time.</b> Your panel shows how long you have. A quarter before the end I remind you; then an automatic move "
-    "is made. After two in a row the AI plays for you: «Take my seat back» on your panel returns it.\n\n"
-    "<b>In a group</b>\n"
-    "/start_game: open a lobby\n"
-    "/board: show the board again\n"
-    "/add_bot: seat the AI in the lobby\n"
-    "/leave: leave the game (the AI plays your seat to the end)\n"
-    "/stats: your statistics (as a reply: someone else's)\n"
-    "/top: the best players of the chat\n"
-    "/notify_me: a private note when the next game opens\n"
-    "<b>For the creator or admins</b>\n"
-    "/stop_game: stop the game\n"
-    "/kick (as a reply): the AI takes that player's seat\n"
-    "/timer: the time for a turn\n"
-    "/settings: variant, timer, language, seating\n"
-    "/language: the group's language\n"
-    "<b>In private chat</b>\n"
-    "/language: your own language\n"
-    "/forget_me: delete everything I store about you\n"
-    "/rules: the rules · /help: this help"
+    "1. Open a private chat with me and press «Start» once: that is where your cards and buttons will appear.\n"
+    "2. In a group, send /start_game and tap «Join». A game has 3 to 6 seats, and AI players count. "
+    "The lobby's creator or a chat admin taps «Start game»; once all 6 seats are taken, the game starts by itself.\n"
+    "3. On your turn, pick 1 to 4 cards on your private panel and play them (when you open a round in the Russian "
+    "variant, claim a rank too). Or tap «I doubt it!». When someone plays their last cards, the next player answers "
+    "«I believe» or «I doubt it!».\n"
+    "4. The group sees the board, every showdown and the result. Then the last game's players or a chat admin can "
+    "tap «Play again» for a new lobby.\n\n"
+    "<b>Time.</b> Your panel shows how long you have left. With a quarter of the time left I remind you; then I move "
+    "for you: one card, or «I believe» when someone is going out, which hands them the win. After two such moves in "
+    "a row the AI takes over until you tap «Take my seat back»."
 )
+
+#: /help's headings: who may use the group commands below them, by the rule of
+#: :data:`~tgbot.game.rights.RIGHTS` that the handlers check (in /help's order).
+HELP_HEADINGS: dict[Rule, str] = {
+    Rule.ANYONE: N_("In a group, for everyone"),
+    Rule.MANAGER: N_("For the lobby's creator or chat admins"),
+    Rule.ADMIN: N_("For chat admins only"),
+}
+
+#: /help's group lines, each with the action whose right it states (``None``: the handler
+#: checks none, anyone in the group may send it; /leave acts on the sender's own seat only).
+HELP_GROUP_LINES: tuple[tuple[Action | None, str], ...] = (
+    (Action.OPEN_LOBBY, N_("/start_game: open a lobby")),
+    (None, N_("/board: show the board again")),
+    (None, N_("/leave: leave the game (the AI plays for you to the end)")),
+    (None, N_("/stats: your statistics (as a reply: someone else's)")),
+    (None, N_("/top: the best players in this chat")),
+    (None, N_("/notify_me: a private message when the next game opens")),
+    (Action.MANAGE_LOBBY, N_("the lobby's buttons: «Start game», «Close lobby», rules, AI players")),
+    (Action.MANAGE_LOBBY, N_("/add_bot: add an AI player to the lobby")),
+    (Action.STOP_GAME, N_("/stop_game: stop the game")),
+    (Action.KICK, N_("/kick (as a reply): the AI takes that player's seat")),
+    (Action.TIMER, N_("/timer: the turn timer")),
+    (Action.SETTINGS, N_("/settings: rules, turn timer, language, seating")),
+    (Action.GROUP_LANGUAGE, N_("/language: the group's language")),
+)
+
+#: /help's last section: the private chat's commands.
+HELP_PRIVATE = (
+    N_("In private chat"),
+    N_("/language: your own language"),
+    N_("/forget_me: delete everything I store about you"),
+    N_("/rules: the rules · /help: this help"),
+)
+
+
+def help_rule(action: Action | None) -> Rule:
+    """The rule under whose /help heading a group line with ``action`` stands."""
+    return Rule.ANYONE if action is None else RIGHTS[action]
+
+
+def help_text(lang: str | None) -> str:
+    """The /help text in ``lang`` (one message): the group commands under the heading of who
+    may use them (:data:`~tgbot.game.rights.RIGHTS`), then the private ones."""
+    t = translator_for(lang).t
+    parts = [t(HELP_INTRO), ""]
+    for rule, heading in HELP_HEADINGS.items():
+        commands = [t(line) for action, line in HELP_GROUP_LINES if help_rule(action) is rule]
+        if commands:
+            parts += ["<b>" + t(heading) + "</b>", *commands]
+    heading, *private = HELP_PRIVATE
+    parts += ["<b>" + t(heading) + "</b>", *(t(line) for line in private)]
+    return cap("\n".join(parts))
 
 
 def rules(lang: str | None) -> str:
     """The /rules text in ``lang`` (one message)."""
     return cap(translator_for(lang).t(RULES))
-
-
-def help_text(lang: str | None) -> str:
-    """The /help text in ``lang`` (one message)."""
-    return cap(translator_for(lang).t(HELP))
 
 
 def _language_buttons(op: Op, target: str, current: str | None = None, prefix: str = "") -> list[Button]:

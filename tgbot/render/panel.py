@@ -23,6 +23,7 @@ from tgbot.render.text import (
     hand_text,
     lines,
     name,
+    pile_text,
     place_text,
     rank_count,
     rank_due,
@@ -69,7 +70,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         if player_view.hand.size
         else translator.t("You have no cards left."),
         translator.t("Hands: {sizes}", sizes=sizes),
-        translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", public_view.pile_size)),
+        pile_text(translator, public_view.pile_size),
     ]
     if public_view.claims:
         last = public_view.claims[-1]
@@ -136,9 +137,12 @@ def _turn(table: Table, player_view: core.PlayerView, picks: str, translator: Tr
             ]
         )
     if table.turn_end is not None:
-        timer = "⏱ " + translator.t(
-            "Automatic move {deadline} unless you move first.",
-            deadline=deadline(translator, table.turn_end, table.turn_timeout),
+        when = deadline(translator, table.turn_end, table.turn_timeout)
+        # answering a last play, the automatic move is to believe it (at a final check: their win)
+        timer = "⏱ " + (
+            translator.t("If you don't answer, I will say «I believe» {deadline}.", deadline=when)
+            if player_view.can_believe
+            else translator.t("Automatic move {deadline} unless you move first.", deadline=when)
         )
         rows.insert(head + 1 if player_view.can_play else len(rows), timer)
     return keyboard

@@ -31,7 +31,8 @@ BOT_NAMES: tuple[str, ...] = (
     N_("Bot Fedya"),
     N_("Bot Zina"),
 )
-#: Marks an AI-played seat on the board and in the lobby.
+#: Marks a person's seat that the AI plays for them, on the board and in the lobby (an AI
+#: player's own name says what it is).
 AI_MARK = "🤖"
 #: Button styles (https://core.telegram.org/bots/api#inlinekeyboardbutton, ``style``): green
 #: for «Верю», red for «Не верю!», blue for the buttons that put cards on the pile.
@@ -150,8 +151,16 @@ def name(table: Table, seat: int, translator: Translator | None = None) -> str:
 
 
 def marked(table: Table, seat: int) -> str:
-    """The seat's name with the AI mark when the AI plays it."""
-    return name(table, seat) + (" " + AI_MARK if table.seats[seat].by_ai else "")
+    """The seat's name, with the AI mark when the AI plays a person's seat for them."""
+    stand_in = table.seats[seat].human and table.seats[seat].by_ai
+    return name(table, seat) + (" " + AI_MARK if stand_in else "")
+
+
+def pile_text(translator: Translator, size: int) -> str:
+    """The pile's line: how many cards it holds, or that it is empty."""
+    if not size:
+        return translator.t("Pile: empty")
+    return translator.t("Pile: {cards}", cards=translator.n("{n} card", "{n} cards", size))
 
 
 def plain_names(table: Table) -> list[str]:
