@@ -8,6 +8,8 @@ COPY pyproject.toml setup.py README.md LICENSE constraints.txt ./
 COPY core ./core
 COPY tgbot ./tgbot
 COPY locales ./locales
+# the playground (cheat-playground: the bot against the Bot API emulator, no Telegram needed)
+COPY playground ./playground
 RUN pip install -c constraints.txt . && useradd --system --no-create-home bot
 USER bot
 # The internal listener (/healthz, /metrics) on every interface of the container: the healthcheck

@@ -19,7 +19,7 @@ from playground.emulator.botapi import BotAPIEmulator
 from playground.page import Demo, Page, serve
 
 #: the bot's token in the playground: any ``<id>:<secret>`` the emulator is told to accept
-TOKEN = "700000:playground"
+TOKEN = "700000:AAplaygroundDemoToken-notSecret"
 #: id, first name, username, Telegram language; the first creates and administers the group
 PEOPLE = [(1001, "Алиса", "alice", "ru"), (1002, "Борис", "boris", "ru"), (1003, "Вера", "vera", "en")]
 GROUP_ID, GROUP_TITLE = -100, "Demo group"

@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     telegram_base_url: str = Field(
         default=DEFAULT_BASE_URL,
         validation_alias="TELEGRAM_BASE_URL",
-        description="the Bot API's base URL, ending in /bot (added when missing): a local Bot API server's",
+        description="the Bot API's base URL, ending in /bot (added when missing): Telegram's, a local Bot API server's or an emulator's",
     )
     webhook_url: str = Field(
         default="",
