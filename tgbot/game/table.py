@@ -277,7 +277,7 @@ class Table:
 
 
 #: Schema 2 → 3: the abbreviated keys spelled out.
-_RENAMED_IN_3 = {
+RENAMED_IN_3 = {
     "chat": "chat_id",
     "thread": "thread_id",
     "turn": "action_count",
@@ -299,7 +299,7 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     if version < 2:  # the schema field itself is new
         data = {**data, "schema": 2}
     if version < 3:  # keys spelled out; a seat's list a dict
-        data = {_RENAMED_IN_3.get(key, key): value for key, value in data.items()} | {"schema": 3}
+        data = {RENAMED_IN_3.get(key, key): value for key, value in data.items()} | {"schema": 3}
         data["seats"] = [_seat_3(*seat) for seat in data["seats"]]
     return data
 

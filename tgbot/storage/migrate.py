@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from tgbot.game.table import RENAMED_IN_3  # table JSON before its schema 3: abbreviated keys
 from tgbot.storage.keys import ROOT, GameField, Keys, TelegramField, bot_prefix
 from tgbot.storage.redis import RedisClient
 
@@ -39,18 +40,6 @@ TELEGRAM_FIELDS = {
     "x": TelegramField.TOLD_RETIRED,
     "b": TelegramField.BOARD_MESSAGE,
     "bh": TelegramField.BOARD_DIGEST,
-}
-#: Table JSON before its own schema 3 (no ``schema``: 1): abbreviated keys, seats as lists.
-TABLE_KEYS = {
-    "chat": "chat_id",
-    "thread": "thread_id",
-    "turn": "action_count",
-    "dk": "deadline_kind",
-    "te": "turn_end",
-    "tt": "turn_timeout",
-    "ad": "ai_delay",
-    "ap": "ai_pause",
-    "access": "group_access",
 }
 #: Outbox notes' kinds before schema 4 (the engine's event class names, ``auto``, ``remind``).
 NOTE_KINDS = {
@@ -258,7 +247,7 @@ def _table_3(raw: str) -> str | None:
     data = json.loads(raw)
     if data.get("schema", 1) >= 3 or "seats" not in data:
         return None
-    data = {TABLE_KEYS.get(key, key): value for key, value in data.items()} | {"schema": 3}
+    data = {RENAMED_IN_3.get(key, key): value for key, value in data.items()} | {"schema": 3}
     data["seats"] = [_seat_3(*seat) for seat in data["seats"]]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
