@@ -122,6 +122,7 @@ class StepDown(StrEnum):
     LEASE_LOST = "lease_lost"  # another process holds the lease
     RENEWAL_LATE = "renewal_late"  # not renewed in time (Redis slow or down)
     FENCED = "fenced"  # a commit met a newer epoch
+    REDIS = "redis"  # Redis failed under the work (refused, reset or timed out)
     SCHEMA = "schema"  # the stored data is of a newer schema than this build knows
     STOP = "stop"  # SIGTERM or SIGINT
     ERROR = "error"  # the work failed otherwise

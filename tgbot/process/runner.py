@@ -197,23 +197,24 @@ class Runner:
         self.role = Role.ACTIVE
         self._step_down.clear()
         lease = self._lease()
-        syncer, timers = await self._take_up(lease)
-        tasks: list[asyncio.Task[Any]] = []
+        self._why = metrics.StepDown.ERROR
+        # renewed from the moment it is held: a take-over longer than the lease keeps it
+        tasks: list[asyncio.Task[Any]] = [asyncio.create_task(self._renew(), name="lease")]
+        syncer = timers = None
         try:
+            syncer, timers = await self._take_up(lease)
             await self._take_over(syncer, timers)
             self.consumer = Consumer(self.ingest, self.redis, lease.holder, self._process)
             work = {
                 "consumer": self.consumer.run(),
-                "lease": self._renew(),
                 "stop": self._stop.wait(),
                 "step-down": self._step_down.wait(),
             }
             if not self.settings.webhook_url:
                 work["poller"] = Poller(self.app.bot, self.consumer, lease).run()
-            tasks = [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
+            tasks += [asyncio.create_task(coroutine, name=name) for name, coroutine in work.items()]
             log.info("bot @%s active (epoch %d, cheat-bot %s)", self.app.bot.username, lease.epoch, __version__)
             metrics.became_active(lease.epoch)
-            self._why = metrics.StepDown.ERROR
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 if task.get_name() == "stop":
@@ -221,6 +222,7 @@ class Runner:
                 elif not task.cancelled() and (error := task.exception()) is not None:
                     self._why = metrics.StepDown.ERROR
                     if isinstance(error, RedisError | OSError):  # (Redis trouble: told once by the watch)
+                        self._why = metrics.StepDown.REDIS
                         self.redis_health.failed(error)
                         log.warning("%s stopped: Redis failed", task.get_name())
                     else:
@@ -279,7 +281,7 @@ class Runner:
         metrics.games_resumed(resumed)
         log.info("take-over: %d game(s) to resume", len(live))
 
-    async def _hand_back(self, tasks: list[asyncio.Task[Any]], syncer: Syncer, timers: Timers) -> None:
+    async def _hand_back(self, tasks: list[asyncio.Task[Any]], syncer: Syncer | None, timers: Timers | None) -> None:
         """Stop the work at once and drop what is kept in memory."""
         store = self.store
         self.role = Role.STANDBY
@@ -289,8 +291,9 @@ class Runner:
             task.cancel()
         await _bounded(asyncio.gather(*tasks, return_exceptions=True), "the update processing")
         self.consumer = None
-        await _bounded(timers.close(), "the timers")
-        await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
+        if timers is not None and syncer is not None:  # (None: the take-over itself failed)
+            await _bounded(timers.close(), "the timers")
+            await _bounded(syncer.close(STOP_GRACE if self._stop.is_set() else 0.0), "the view sync")
         self.syncer = self.timers = None
         store.forget_tables()
         log.info("bot @%s no longer active", self.app.bot.username)
