@@ -11,7 +11,8 @@ from typing import Any
 import core
 from tgbot.i18n import pick_language
 
-#: The version of :meth:`Table.to_json`'s format (its ``schema`` field; absent: 1, b5f3182's).
+#: The version of :meth:`Table.to_json`'s format (its ``schema`` field); older ones are
+#: :mod:`tgbot.storage.migrate`'s to convert.
 TABLE_SCHEMA = 3
 #: Default bounds of the human-like pause before an AI seat acts (seconds).
 AI_PAUSE = (1.0, 3.0)
@@ -74,18 +75,11 @@ class AnnouncementKind(StrEnum):
 
     @classmethod
     def read(cls, stored: object) -> AnnouncementKind | None:
-        """The kind of a stored note, also as written before (engine event class names, ``auto``,
-        ``remind``); ``None`` for a kind this version does not know."""
-        return _STORED_KINDS.get(str(stored))
+        """The kind of a stored note; ``None`` for a kind this version does not know."""
+        return _KINDS.get(str(stored))
 
 
-_STORED_KINDS = {kind.value: kind for kind in AnnouncementKind} | {
-    "ChallengeResolved": AnnouncementKind.CHALLENGE_RESOLVED,
-    "Believed": AnnouncementKind.BELIEVED,
-    "GameEnded": AnnouncementKind.GAME_ENDED,
-    "auto": AnnouncementKind.AUTOMATIC_MOVE,
-    "remind": AnnouncementKind.REMINDER,
-}
+_KINDS = {kind.value: kind for kind in AnnouncementKind}
 
 
 #: What a tap or a transition came to: the code of the short answer the tapper sees
@@ -251,10 +245,10 @@ class Table:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Table:
-        """Inverse of :meth:`to_json`, of older versions too (:func:`_upgrade`). Raises
-        ``ValueError`` on malformed input or a ``schema`` newer than this code's."""
-        data = _upgrade(json.loads(text))
-        del data["schema"]
+        """Inverse of :meth:`to_json`; ``ValueError`` on malformed input or another ``schema``."""
+        data = json.loads(text)
+        if (schema := data.pop("schema", None)) != TABLE_SCHEMA:
+            raise ValueError(f"table schema {schema!r}: this code reads {TABLE_SCHEMA}")
         kind, state = data.get("deadline_kind"), data["state"]
         try:
             return cls(
@@ -274,56 +268,6 @@ class Table:
             )
         except TypeError as error:
             raise ValueError(f"table fields: {error}") from None
-
-
-#: Schema 2 → 3: the abbreviated keys spelled out.
-RENAMED_IN_3 = {
-    "chat": "chat_id",
-    "thread": "thread_id",
-    "turn": "action_count",
-    "dk": "deadline_kind",
-    "te": "turn_end",
-    "tt": "turn_timeout",
-    "ad": "ai_delay",
-    "ap": "ai_pause",
-    "access": "group_access",
-}
-
-
-def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """A stored table's dict in the current format (:data:`TABLE_SCHEMA`), one version step at a
-    time. Raises ``ValueError`` on a ``schema`` newer than this code's."""
-    version = data.get("schema", 1)
-    if not isinstance(version, int) or version > TABLE_SCHEMA:
-        raise ValueError(f"table schema {version!r}: this code reads up to {TABLE_SCHEMA}")
-    if version < 2:  # the schema field itself is new
-        data = {**data, "schema": 2}
-    if version < 3:  # keys spelled out; a seat's list a dict
-        data = {RENAMED_IN_3.get(key, key): value for key, value in data.items()} | {"schema": 3}
-        data["seats"] = [_seat_3(*seat) for seat in data["seats"]]
-    return data
-
-
-def _seat_3(user_id: int, name: str, flags: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A seat stored by schemas 1 and 2 (``[user_id, name, {lang, bot, ai, left, auto}]``) as schema 3's dict."""
-    flags = flags or {}
-    player = (
-        Player.BOT
-        if flags.get("bot")
-        else Player.LEFT
-        if flags.get("left")
-        else Player.STAND_IN
-        if flags.get("ai")
-        else Player.PERSON
-    )
-    seat = {
-        "user_id": user_id,
-        "name": name,
-        "lang": flags.get("lang"),
-        "player": player,
-        "auto_moves": flags.get("auto", 0),
-    }
-    return seat | ({"strategy": flags["bot"]} if flags.get("bot") else {})
 
 
 @dataclass

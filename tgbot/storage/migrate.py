@@ -13,7 +13,6 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from tgbot.game.table import RENAMED_IN_3  # table JSON before its schema 3: abbreviated keys
 from tgbot.storage.keys import ROOT, GameField, Keys, TelegramField, bot_prefix
 from tgbot.storage.redis import RedisClient
 
@@ -27,6 +26,18 @@ BATCH = 500
 GAME_FIELDS = {"v": "version", "t": "table"}
 CHAT_SETTINGS_FIELDS = {"lang": "language", "turn": "turn_timer"}
 USER_FIELDS = {"lang": "language", "dm": "reachable"}
+#: A table's JSON keys before its schema 3 (:data:`tgbot.game.table.TABLE_SCHEMA`), spelled out.
+TABLE_KEYS = {
+    "chat": "chat_id",
+    "thread": "thread_id",
+    "turn": "action_count",
+    "dk": "deadline_kind",
+    "te": "turn_end",
+    "tt": "turn_timeout",
+    "ad": "ai_delay",
+    "ap": "ai_pause",
+    "access": "group_access",
+}
 #: Schema 3's renames of a leaderboard's per-user fields ``<user>:<old>`` → ``<user>:<new>``.
 BOARD_FIELDS = {"g": "games", "w": "wins", "n": "name"}
 #: Telegram bookkeeping's names before issue 15: ``p<seat>`` …, ``b``, ``bh``.
@@ -247,7 +258,7 @@ def _table_3(raw: str) -> str | None:
     data = json.loads(raw)
     if data.get("schema", 1) >= 3 or "seats" not in data:
         return None
-    data = {RENAMED_IN_3.get(key, key): value for key, value in data.items()} | {"schema": 3}
+    data = {TABLE_KEYS.get(key, key): value for key, value in data.items()} | {"schema": 3}
     data["seats"] = [_seat_3(*seat) for seat in data["seats"]]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
