@@ -1,10 +1,4 @@
-"""``python -m tgbot`` / ``cheat-bot``: run the bot (long polling, or webhook with WEBHOOK_URL).
-
-``--help`` lists the settings (environment variables) and ``--version`` prints the version; both
-exit 0 without a token or the network. Otherwise every setting, the catalogs and the listen
-addresses are checked before any connection; then Redis and the token (``getMe``). A failure
-exits with code 2 and one ``cheat-bot:`` line naming what to fix, never showing a secret.
-"""
+"""``python -m tgbot`` / ``cheat-bot``: check every setting, then run the bot (docs/DESIGN.md, tgbot/)."""
 
 from __future__ import annotations
 

@@ -1,26 +1,7 @@
-"""The one codec for callback data: compact ASCII, at most 64 bytes (docs/DESIGN.md).
+"""The one codec for callback data: compact ASCII, at most 64 bytes (docs/DESIGN.md, tgbot/).
 
-A callback is ``code:game_id[:field…]``: ``code`` is the op's letter (:data:`_OPS`), ``game_id``
-the game's id. Ops whose meaning depends on the moment (pick, play, challenge, believe) carry
-``action_count``, the number of engine actions applied so far, so a stale or replayed tap is
-refused. ``lang`` carries ``0``, ``timer`` and ``settings`` a chat id in place of the game id.
-
-Telegram's limit: callback_data is 1–64 bytes (https://core.telegram.org/bots/api#inlinekeyboardbutton);
-PTB does not check it, so :func:`encode` does.
-
->>> data = encode(Tap(Op.PLAY, "Ab3_x-9Z", action_count=41, cards="77Q", claim="7"))
->>> data
+>>> encode(Tap(Op.PLAY, "Ab3_x-9Z", action_count=41, cards="77Q", claim="7"))
 'p:Ab3_x-9Z:41:77Q:7'
->>> decode(data) == Tap(Op.PLAY, "Ab3_x-9Z", action_count=41, cards="77Q", claim="7")
-True
->>> decode("j:Ab3_x-9Z").op
-<Op.JOIN: 'join'>
->>> pattern(Op.JOIN, Op.LEAVE).pattern
-'^[jl]:'
->>> decode("zzz")
-Traceback (most recent call last):
-...
-tgbot.codec.CallbackDataError: unknown callback data: 'zzz'
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""Translations: gettext catalogs in ``locales/<lang>/LC_MESSAGES/cheat.po``.
+"""Translations (gettext catalogs ``locales/<lang>/LC_MESSAGES/cheat.po``, compiled in memory with
+Babel) and the language rules (docs/DESIGN.md, i18n).
 
-The catalogs are compiled in memory at start-up with Babel, so there is no build step and no
-``.mo`` file to forget. The wheel carries them as ``tgbot/locales/`` (packaged from the top-level
-``locales/``, setup.py); a source tree or an editable install reads ``locales/`` beside ``tgbot/``.
-Message ids are English; Russian is the default language (docs/DESIGN.md,
-i18n). Plurals follow each catalog's ``Plural-Forms`` header (CLDR rules via Babel).
-
->>> russian = translator("ru")
->>> russian.n("{n} card", "{n} cards", 5)
-'5 карт'
->>> russian.n("{n} card", "{n} cards", 21)
+>>> translator("ru").n("{n} card", "{n} cards", 21)
 '21 карта'
->>> pick_language("de", "fr-CA")
-'fr'
 """
 
 from __future__ import annotations

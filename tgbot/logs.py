@@ -1,9 +1,5 @@
-"""The process's logging: nothing it prints shows a secret. Passwords in URLs (``redis://:***@host``),
-the bot token and the webhook secret are masked in every record at every level (a filter on the
-root logger's handlers), warnings and uncaught exceptions go through it too, and httpx's request
-lines (the token is in each URL) are logged at WARNING only. Times are UTC; ``LOG_FORMAT=json``
-gives one JSON object a line (``time``, ``level``, ``logger``, ``message``, and ``game``, ``chat``
-given as ``extra`` by a line about a game; ``error`` for a traceback)."""
+"""The process's logging, secrets masked in every record (URL passwords, the bot token, the webhook
+secret; httpx's request lines at WARNING only); UTC times, ``LOG_FORMAT=json`` one JSON object a line."""
 
 from __future__ import annotations
 

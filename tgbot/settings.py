@@ -1,9 +1,5 @@
-"""Settings from the environment (pydantic-settings), DESIGN.md: tgbot/. Each field's
-``description`` is its meaning; ``cheat-bot --help`` lists them all with their defaults.
-
-Everything that can be checked without a connection is checked here, so that a wrong setting
-ends the start before Redis or Telegram is contacted.
-"""
+"""Settings from the environment (pydantic-settings); each field's ``description`` is its meaning.
+Everything checkable without a connection is checked here, before Redis or Telegram is contacted."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""The HTTP listeners (aiohttp): the internal one, ``GET /healthz`` (every process, 200 with its
-role, epoch and whether Redis answers), ``GET /readyz`` (503 while Redis does not) and ``GET
-/metrics`` (Prometheus), and,
-in webhook mode, ``POST`` of the webhook's path: the update stored before the answer (403 for a
-wrong secret, 400 for no update, 500 when it cannot be stored: Telegram delivers it again)."""
+"""The HTTP listeners (aiohttp): the internal one (``GET /healthz`` with the role, epoch and whether
+Redis answers; ``/readyz``, 503 while it does not; ``/metrics``) and, in webhook mode, ``POST`` of the
+webhook's path: the update stored before the answer (403 for a wrong secret, 400 for no update, 500
+when it cannot be stored: Telegram delivers it again)."""
 
 from __future__ import annotations
 

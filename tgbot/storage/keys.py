@@ -1,9 +1,7 @@
-"""The Redis key and field layout: every key and hash field the bot stores is named here.
-
-Keys start with ``cheat:<bot id>`` (:func:`bot_prefix`). A hash tag puts the keys one Lua script
-changes together into one Cluster slot: ``{g<game>}`` a game's, ``{s<bot>}`` the statistics,
-``{b<bot>}`` the process's own (lease, ingest). Older layouts: :mod:`tgbot.storage.migrate`.
-"""
+"""The Redis key and field layout: every key and hash field the bot stores is named here. Keys
+start with ``cheat:<bot id>``; a hash tag puts the keys one Lua script changes together into one
+Cluster slot: ``{g<game>}`` a game's, ``{s<bot>}`` the statistics, ``{b<bot>}`` the process's own
+(lease, ingest). Older layouts: :mod:`tgbot.storage.migrate`."""
 
 from __future__ import annotations
 
