@@ -157,14 +157,14 @@ def test_announcements_of_timers_and_leaving():
 
     t = _game()
     for note in (
-        {"kind": "auto", "seat": 0, "ai": True},
+        {"kind": "automatic_move", "seat": 0, "ai": True},
         {"kind": "left", "seat": 1},
-        {"kind": "remind", "seat": 2, "to": 3, "end": 100.0},
+        {"kind": "reminder", "seat": 2, "to": 3, "end": 100.0},
         {"kind": "cancelled", "reason": "abandoned"},
     ):
         text = announcement(t, note)
         assert text and "{" not in text
-    remind = announcement(t, {"kind": "remind", "seat": 2, "to": 3, "end": 100.0})
+    remind = announcement(t, {"kind": "reminder", "seat": 2, "to": 3, "end": 100.0})
     assert '<tg-time unix="100" format="r">' in remind and not re.search(r"\d:\d\d", plain(remind))
     menu = timer_menu("ru", -100123, 90, (30, 60, 90, 180, 300, 600))
     datas = [b.callback_data for row in menu.markup.inline_keyboard for b in row]

@@ -116,7 +116,7 @@ def test_every_message_fits_telegram_as_telegram_counts(worst):
     table = _long_round(table, worst)
     texts = {"board": board(table, "bot").text}
     texts |= {f"panel{i}": panel(table, i).text for i in range(6)}
-    note = {"kind": "GameEnded", "places": [1, 2, 3, 4, 5, 6], "winner": 0, "draw": False, "capped": True}
+    note = {"kind": "game_ended", "places": [1, 2, 3, 4, 5, 6], "winner": 0, "draw": False, "capped": True}
     texts["result"] = announcement(table, note)
     longest = 0
     for what, text in texts.items():

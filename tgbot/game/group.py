@@ -14,7 +14,7 @@ UNWRITABLE_PROBE_EVERY = 60.0
 
 def group_unwritable(table: Table, now: float, grace: float) -> Change:
     """The group refused a message for now, at ``now`` (epoch seconds, Redis's clock): the table is
-    retired ``grace`` seconds later unless a message goes through first (``stale`` if known)."""
+    retired ``grace`` seconds later unless a message goes through first (``unchanged`` if known)."""
     if table.group_access is not GroupAccess.WRITABLE:
         return Change(table, reply=Answer.UNCHANGED)
     new = replace(table, group_access=GroupAccess.UNWRITABLE, unwritable_since=now, retire_at=now + grace)
@@ -22,7 +22,7 @@ def group_unwritable(table: Table, now: float, grace: float) -> Change:
 
 
 def group_writable(table: Table) -> Change:
-    """A message went through to the group that had refused them (``stale`` unless unwritable)."""
+    """A message went through to the group that had refused them (``unchanged`` unless unwritable)."""
     if table.group_access is not GroupAccess.UNWRITABLE:
         return Change(table, reply=Answer.UNCHANGED)
     new = replace(table, group_access=GroupAccess.WRITABLE, unwritable_since=None, retire_at=None)
@@ -31,7 +31,7 @@ def group_writable(table: Table) -> Change:
 
 def group_gone(table: Table, reason: Ending) -> Change:
     """The group is lost for good: the table is retired. A live one ends without result
-    (``ended`` = ``reason``, no timer, no group note); an ended one keeps its end (``stale`` if gone)."""
+    (``ended`` = ``reason``, no timer, no group note); an ended one keeps its end (``unchanged`` if gone)."""
     if table.group_access is GroupAccess.GONE:
         return Change(table, reply=Answer.UNCHANGED)
     new = replace(table, group_access=GroupAccess.GONE, retire_at=None)

@@ -38,6 +38,8 @@ _ANNOUNCED = {
     core.Believed: AnnouncementKind.BELIEVED,
     core.GameEnded: AnnouncementKind.GAME_ENDED,
 }
+#: The answer to a player's own action, by its type.
+_REPLIES = {core.Play: Answer.PLAYED, core.Challenge: Answer.CHALLENGED, core.Believe: Answer.BELIEVED}
 #: The events that turn a play over: their note stays on the table (``showdown``) for the panels.
 _SHOWDOWNS = (core.ChallengeResolved, core.Believed)
 
@@ -168,15 +170,9 @@ def _apply(table: Table, seat: int, action: core.Action, now: float | None, repl
                 new = replace(new, showdown=note)
     if state.result is not None:
         new = replace(new, status=Status.OVER, ended=Ending.FINISHED)
-    if reply is None:
-        reply = (
-            Answer.PLAYED
-            if isinstance(action, core.Play)
-            else Answer.CHALLENGED
-            if isinstance(action, core.Challenge)
-            else Answer.BELIEVED
-        )
-    return Change(schedule(new, now), log=[action_to_dict(seat, action)], outbox=notes, reply=reply)
+    return Change(
+        schedule(new, now), log=[action_to_dict(seat, action)], outbox=notes, reply=reply or _REPLIES[type(action)]
+    )
 
 
 def event_to_dict(event: core.Event) -> dict[str, Any]:

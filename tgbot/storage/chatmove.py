@@ -24,11 +24,7 @@ class GameMover(Protocol):
 
 async def move_chat(store: GameMover, old_chat_id: int, new_chat_id: int, also: tuple[str, ...] = ()) -> list[str]:
     """Move group ``old_chat_id``'s games (and ``also`` those ended but not yet shown) and data to
-    supergroup ``new_chat_id``. Returns the games moved.
-
-    First the record old → new (a finished game still naming the old id counts on the new board
-    and opens «Play again» there), then the games, the settings (the new chat's own kept), the
-    lobby notifications and the leaderboard."""
+    supergroup ``new_chat_id`` in docs/DESIGN.md's order; returns the games moved."""
     if old_chat_id == new_chat_id:
         return []
     records = store.records

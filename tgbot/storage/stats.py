@@ -6,13 +6,12 @@ so each step is one script. People only; a group's game since upgraded counts on
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, fields as dataclass_fields
-from typing import Protocol
 
 from core.cards import Hand
 from core.record import Record, action_from_dict
 from core.stats import SeatStats, game_stats
+from tgbot.game.table import Table
 from tgbot.storage.keys import BoardField, GameField, board_field
 from tgbot.storage.records import Records
 
@@ -97,34 +96,8 @@ class Totals:
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(Totals))
 
 
-class Seat(Protocol):
-    """What statistics read of a seat (:class:`tgbot.game.table.Seat`)."""
-
-    @property
-    def user_id(self) -> int: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def human(self) -> bool: ...
-
-
-class Game(Protocol):
-    """What statistics read of a table (:class:`tgbot.game.table.Table`)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def chat_id(self) -> int: ...
-    @property
-    def variant(self) -> str: ...
-    @property
-    def seed(self) -> int | None: ...
-    @property
-    def seats(self) -> Sequence[Seat]: ...
-
-
 def record_of_game(
-    table: Game, deal: list[str] | None, log: list[dict], names: list[str] | None = None
+    table: Table, deal: list[str] | None, log: list[dict], names: list[str] | None = None
 ) -> Record | None:
     """The game's ``cheat-record/1`` record (``names`` as its ``players`` when given), or ``None`` before the deal."""
     if deal is None:
@@ -134,14 +107,14 @@ def record_of_game(
     return Record(table.variant, hands, actions, players=tuple(names) if names else None, seed=table.seed)
 
 
-async def game_figures(records: Records, table: Game) -> list[SeatStats] | None:
+async def game_figures(records: Records, table: Table) -> list[SeatStats] | None:
     """Each seat's figures in the game (:func:`core.stats.game_stats` on its stored record)."""
     deal, log = await records.record(table.id)
     record = record_of_game(table, deal, log)
     return game_stats(record) if record is not None else None
 
 
-async def count_game(records: Records, table: Game) -> bool:
+async def count_game(records: Records, table: Table) -> bool:
     """Add a game's figures to its people's totals and its chat's board, exactly once, if it ended
     with a result; True when this call marked it counted. A failed call is finished by the next."""
     redis, keys = records.redis, records.keys
