@@ -1,7 +1,4 @@
-"""The Telegram adapter of the «Верю — не верю» bot: python-telegram-bot 22 + Redis.
-
-``python -m tgbot`` runs it; see README.md and DESIGN.md.
-"""
+"""The Telegram adapter of the «Верю — не верю» bot: python-telegram-bot 22 + Redis (docs/DESIGN.md)."""
 
 from importlib.metadata import PackageNotFoundError, version
 

@@ -1,7 +1,5 @@
-"""What one person's commands may make the bot post in a group (docs/DESIGN.md): a bystander of
-a running game gets nothing there, a person's identical command one reply per
-:data:`REPLY_WINDOW`, and at most :data:`REPLY_CAP` replies per group in that window. Kept in the
-active process's memory; the command's effect happens either way."""
+"""What one person's commands may make the bot post in a group (docs/DESIGN.md, tgbot/): nothing for a
+bystander of a running game, one reply per identical command per :data:`REPLY_WINDOW`, :data:`REPLY_CAP` in all."""
 
 from __future__ import annotations
 

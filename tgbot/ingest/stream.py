@@ -1,7 +1,5 @@
-"""Durable ingest (docs/DESIGN.md, Processes): one Lua script stores updates in the bot's stream
-before Telegram is told they arrived (a polled batch with its offset, only while the lease is
-held, acknowledging and reading back in the same round trip; a webhook's update before the HTTP
-answer), skipping an id among the last :data:`RECENT_UPDATES`."""
+"""Durable ingest (docs/DESIGN.md, Processes): one Lua script stores updates in the bot's stream before
+Telegram is told they arrived, skipping an id among the last :data:`RECENT_UPDATES`."""
 
 from __future__ import annotations
 

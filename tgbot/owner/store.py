@@ -1,7 +1,5 @@
-"""The per-game owner: each live game's table in memory, one lock per game, and the one
-transaction path: a pure transition applied in memory, committed by one Lua script (``_COMMIT``:
-version, log, outbox, fencing epoch, the update's mark so a second delivery applies nothing), then
-the indexes, each checked against the game when read. Records beside it: :mod:`tgbot.storage.records`."""
+"""The per-game owner: each live game's table in memory, one lock per game, and the one transaction
+path, committed by one Lua script (``_COMMIT``; docs/DESIGN.md, Processes). Records: :mod:`tgbot.storage.records`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""One asyncio timer per live game in the active process, at the table's next moment on Redis's
-clock (:func:`tgbot.game.play.next_timer`), fired through the same transaction as a tap, where the
-table checks its own deadline (a late or early fire changes nothing). A group that takes no
-message also wakes it every minute, to request a sync that tries the group again."""
+"""One asyncio timer per live game in the active process, at :func:`tgbot.game.play.next_timer` on
+Redis's clock, fired through the same transaction as a tap (docs/DESIGN.md, Timers)."""
 
 from __future__ import annotations
 

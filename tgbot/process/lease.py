@@ -1,6 +1,4 @@
-"""The active process's lease (docs/DESIGN.md, Processes): ``"<holder> <epoch>"`` under one key,
-expiring after :data:`LEASE_SECONDS` unless renewed; the epoch only grows and fences every commit.
-A holder counts itself active until :data:`MARGIN` before its lease could lapse, on its own clock."""
+"""The active process's lease and its fencing epoch (docs/DESIGN.md, Lease)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A bot process's life (docs/DESIGN.md, Processes): serve ``/healthz`` (and the webhook), stand by
-for the lease, take over (clock, migration, epochs raised, timers set, views synced), work, and
-step down at once when the lease or a commit is lost. The composition root: it builds each object
-with what it needs."""
+"""A bot process's life (docs/DESIGN.md, Processes): stand by for the lease, take over, work, step down
+at once when the lease or a commit is lost. The composition root: it builds each object with what it needs."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A basic group upgraded to a supergroup (Telegram gives it a new chat id): everything keyed by
-the old id moves to the new one. Each step may run again, or twice at once (the two service
-messages come in two chats), and changes nothing twice."""
+"""A basic group upgraded to a supergroup: everything keyed by the old chat id moves to the new one,
+each step safe to run again or twice at once (docs/DESIGN.md, A group upgraded to a supergroup)."""
 
 from __future__ import annotations
 

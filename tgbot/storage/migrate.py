@@ -1,8 +1,5 @@
-"""Storage schemas, brought up to date once by the active process at take-over, before it touches
-any game (the marker :meth:`~tgbot.storage.keys.Keys.schema` is set last); older formats are read
-here only. 2: every key under the bot's id (b5f3182's keys); 3: spelled-out hash fields; 4: the
-statistics in one slot ``{s<bot>}``, tables, Telegram bookkeeping and outboxes in today's format.
-Each step is idempotent: a rerun after a crash redoes what is left."""
+"""Storage schemas, brought up to date once by the active process at take-over (docs/DESIGN.md,
+Take-over); the only reader of older formats. Each step is idempotent: a rerun after a crash redoes what is left."""
 
 from __future__ import annotations
 

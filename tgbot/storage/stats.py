@@ -1,7 +1,5 @@
-"""Statistics' Redis side: a finished game's figures (:func:`core.stats.game_stats` on its record)
-counted once into its people's totals and its chat's leaderboard, read by /stats and /top, moved
-when a group becomes a supergroup, forgotten by /forget_me. Every key is in the slot ``{s<bot>}``,
-so each step is one script. People only; a group's game since upgraded counts on the new board."""
+"""Statistics' Redis side (docs/DESIGN.md, Statistics): a finished game counted once, read by /stats and
+/top, moved when a group becomes a supergroup, forgotten by /forget_me; every key in the slot ``{s<bot>}``."""
 
 from __future__ import annotations
 

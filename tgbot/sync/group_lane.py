@@ -1,7 +1,5 @@
-"""The group lane of the sync: the outbox (popped only once Telegram took a note; announcements
-that waited go out as one message, a note ``to`` a player privately), the unreachable notes, then
-the board. A group that refuses for now keeps its announcements and its table records since when
-(it is retired after the grace); a group gone retires its games (docs/DESIGN.md, Processes)."""
+"""The group lane of the sync: the outbox, the unreachable notes, then the board; a group that refuses
+or is gone (docs/DESIGN.md, A group that takes no message)."""
 
 from __future__ import annotations
 

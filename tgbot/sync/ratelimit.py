@@ -1,7 +1,5 @@
-"""Telegram's message limits (about 30 a second overall, 20 a minute per group, edits count), kept
-in the active process's memory: calls that send nothing go at once, a 429 blocks only its chat,
-a deferred call (the view sync) raises :class:`ThrottledError` instead of waiting, and game calls
-go before replies in a group (https://core.telegram.org/bots/faq#my-bot-is-hitting-limits-how-do-i-avoid-this)."""
+"""Telegram's message limits (docs/DESIGN.md, tgbot/), in the active process's memory: a 429 blocks
+only its chat, a deferred call raises :class:`ThrottledError` instead of waiting, game calls go before replies."""
 
 from __future__ import annotations
 
