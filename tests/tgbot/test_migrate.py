@@ -282,23 +282,10 @@ def test_a_table_of_another_schema_is_refused(schema: int | None) -> None:
         Table.from_json(json.dumps(raw))
 
 
-SPELLED_OUT = {
-    "chat": "chat_id",
-    "thread": "thread_id",
-    "turn": "action_count",
-    "dk": "deadline_kind",
-    "te": "turn_end",
-    "tt": "turn_timeout",
-    "ad": "ai_delay",
-    "ap": "ai_pause",
-    "access": "group_access",
-}
-
-
 def spelled_out(old: dict[str, Any]) -> dict[str, Any]:
     """A schema 1 or 2 table's dict as schema 3 stores it."""
     seats = [{"user_id": seat[0], "name": seat[1]} for seat in old["seats"]]  # (the fixture's seats are plain)
-    new = {SPELLED_OUT.get(key, key): value for key, value in old.items()} | {"schema": TABLE_SCHEMA, "seats": seats}
+    new = {mig.TABLE_KEYS.get(key, key): value for key, value in old.items()} | {"schema": TABLE_SCHEMA, "seats": seats}
     if (old.get("state") or {}).get("result"):  # a result's ending, which older records leave to be inferred
         new["state"] = json.loads(GameState.from_json(json.dumps(old["state"])).to_json())
     return new

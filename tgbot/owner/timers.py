@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 class Timers:
-    """The active process's game timers (see the module docstring)."""
+    """The active process's game timers."""
 
     def __init__(self, store: Store, clock: RedisClock, request_sync: Callable[[str], None]) -> None:
         """``request_sync(game_id)``: bring the game's views up to date (after a fire that
@@ -31,9 +31,7 @@ class Timers:
         self._closed = False
 
     def schedule(self, table: Table) -> None:
-        """Set game ``table.id``'s timer to the table's next moment (:func:`game_play.next_timer`:
-        its own deadline; while its group takes no message, also its retirement and the next try
-        of the group, an ended table's too), or none."""
+        """Set game ``table.id``'s timer to :func:`game_play.next_timer` (an ended table's too), or none."""
         old = self._handles.pop(table.id, None)
         if old is not None:
             old.cancel()
