@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import ConfigDict, PlainValidator, TypeAdapter
 
 import core
 from tgbot.i18n import pick_language
@@ -16,6 +18,11 @@ from tgbot.i18n import pick_language
 TABLE_SCHEMA = 3
 #: Default bounds of the human-like pause before an AI seat acts (seconds).
 AI_PAUSE = (1.0, 3.0)
+
+#: The engine state, as :meth:`Table.from_json` reads it.
+EngineState = Annotated[core.GameState, PlainValidator(core.GameState.from_dict)]
+#: Stored JSON with a field this code does not know is refused.
+_STRICT = ConfigDict(extra="forbid")
 
 
 class Status(StrEnum):
@@ -122,6 +129,8 @@ class Seat:
     time, ``lang`` of their private messages (``None``: the group's), who plays it now, the AI's
     ``strategy`` when the AI does, and the ``auto_moves`` the turn timer made for it in a row."""
 
+    __pydantic_config__: ClassVar[ConfigDict] = _STRICT
+
     user_id: int
     name: str
     lang: str | None = None
@@ -185,6 +194,8 @@ class Table:
       "pile_taken"}``), kept until the next play, so the panels can say what happened.
     """
 
+    __pydantic_config__: ClassVar[ConfigDict] = _STRICT
+
     id: str
     chat_id: int
     thread_id: int | None
@@ -194,7 +205,7 @@ class Table:
     status: Status = Status.LOBBY
     variant: str = "russian"
     seats: tuple[Seat, ...] = ()
-    state: core.GameState | None = None
+    state: EngineState | None = None
     action_count: int = 0
     version: int = 0
     deadline: float | None = None
@@ -249,25 +260,10 @@ class Table:
         data = json.loads(text)
         if (schema := data.pop("schema", None)) != TABLE_SCHEMA:
             raise ValueError(f"table schema {schema!r}: this code reads {TABLE_SCHEMA}")
-        kind, state = data.get("deadline_kind"), data["state"]
-        try:
-            return cls(
-                **{
-                    **data,
-                    "status": Status(data["status"]),
-                    "seats": tuple(
-                        Seat(**{**seat, "player": Player(seat.get("player", Player.PERSON))}) for seat in data["seats"]
-                    ),
-                    "state": core.GameState.from_dict(state) if state is not None else None,
-                    "deadline_kind": DeadlineKind(kind) if kind is not None else None,
-                    "ended": Ending(data["ended"]) if data.get("ended") else None,
-                    "ai_pause": tuple(data.get("ai_pause", AI_PAUSE)),
-                    "link_offers": tuple(int(user_id) for user_id in data.get("link_offers", ())),
-                    "group_access": GroupAccess(data.get("group_access", GroupAccess.WRITABLE)),
-                }
-            )
-        except TypeError as error:
-            raise ValueError(f"table fields: {error}") from None
+        return _TABLE.validate_python(data)  # (pydantic's ValidationError is a ValueError)
+
+
+_TABLE = TypeAdapter(Table)
 
 
 @dataclass
