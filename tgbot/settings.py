@@ -7,7 +7,7 @@ import logging
 from typing import NamedTuple, Self
 from urllib.parse import unquote, urlsplit
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasGenerator, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tgbot.logs import LogFormat, mask_url
@@ -28,16 +28,15 @@ def _listen(value: str, default_port: int) -> str:
 
 
 class Settings(BaseSettings):
-    """The bot's settings, read from the environment variables named by each alias."""
+    """The bot's settings, each read from the environment variable of its name in capitals."""
 
-    model_config = SettingsConfigDict(env_file=None, extra="ignore", case_sensitive=False)
-
-    bot_token: str = Field(
-        default="", validation_alias="BOT_TOKEN", description="the bot's token from @BotFather (required)"
+    model_config = SettingsConfigDict(
+        env_file=None, extra="ignore", case_sensitive=False, alias_generator=AliasGenerator(validation_alias=str.upper)
     )
+
+    bot_token: str = Field(default="", description="the bot's token from @BotFather (required)")
     redis_url: str = Field(
         default="memory://",
-        validation_alias="REDIS_URL",
         description="redis://[[user]:password@]host:port/db (rediss:// with TLS, unix://); memory:// runs on an "
         "embedded in-process store (nothing survives a restart); for a Redis Cluster the URL of any one node "
         "(database 0); for Redis Sentinel redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/"
@@ -45,72 +44,41 @@ class Settings(BaseSettings):
     )
     telegram_base_url: str = Field(
         default=DEFAULT_BASE_URL,
-        validation_alias="TELEGRAM_BASE_URL",
         description="the Bot API's base URL, ending in /bot (added when missing): Telegram's, a local Bot API server's or an emulator's",
     )
-    webhook_url: str = Field(
-        default="",
-        validation_alias="WEBHOOK_URL",
-        description="a public https:// URL: webhook mode instead of long polling (unset: long polling)",
-    )
-    webhook_listen: str = Field(
-        default="0.0.0.0:8443",
-        validation_alias="WEBHOOK_LISTEN",
-        description="host:port the webhook server listens on (webhook mode)",
-    )
+    webhook_url: str = Field(default="", description="a public https:// URL: webhook mode instead of long polling")
+    webhook_listen: str = Field(default="0.0.0.0:8443", description="host:port the webhook server listens on")
     # setWebhook's secret_token: 1-256 characters, only A-Z, a-z, 0-9, _ and - (Bot API)
     webhook_secret: str = Field(
         default="",
-        validation_alias="WEBHOOK_SECRET",
         pattern=r"^[A-Za-z0-9_-]{0,256}$",
         description="the secret Telegram sends in X-Telegram-Bot-Api-Secret-Token (1-256 of A-Za-z0-9_-; "
         "unset: one made once per bot and kept in Redis)",
     )
-    log_level: str = Field(
-        default="INFO", validation_alias="LOG_LEVEL", description="DEBUG, INFO, WARNING, ERROR or CRITICAL"
-    )
+    log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING, ERROR or CRITICAL")
     log_format: LogFormat = Field(
         default=LogFormat.TEXT,
-        validation_alias="LOG_FORMAT",
         description="text (lines of UTC time, level, logger, message) or json (one JSON object a line: time, level, "
         "logger, message; game and chat on a line about a game)",
     )
     lobby_timeout: float = Field(
         default=900.0,
-        validation_alias="LOBBY_TIMEOUT",
         gt=0,
         description="seconds an untouched lobby stays open, and a group may refuse the bot's messages before "
         "its game is retired",
     )
-    turn_timeout: float = Field(
-        default=90.0, validation_alias="TURN_TIMEOUT", gt=0, description="default seconds for a turn"
-    )
-    rate_group_max: int = Field(
-        default=20, validation_alias="RATE_GROUP_MAX", gt=0, description="messages to one group per RATE_GROUP_PERIOD"
-    )
-    rate_group_period: float = Field(
-        default=60.0, validation_alias="RATE_GROUP_PERIOD", gt=0, description="seconds of the group limit's window"
-    )
-    rate_global_max: int = Field(
-        default=30, validation_alias="RATE_GLOBAL_MAX", gt=0, description="messages in all per RATE_GLOBAL_PERIOD"
-    )
-    rate_global_period: float = Field(
-        default=1.0, validation_alias="RATE_GLOBAL_PERIOD", gt=0, description="seconds of the overall limit's window"
-    )
+    turn_timeout: float = Field(default=90.0, gt=0, description="default seconds for a turn")
+    rate_group_max: int = Field(default=20, gt=0, description="messages to one group per RATE_GROUP_PERIOD")
+    rate_group_period: float = Field(default=60.0, gt=0, description="seconds of the group limit's window")
+    rate_global_max: int = Field(default=30, gt=0, description="messages in all per RATE_GLOBAL_PERIOD")
+    rate_global_period: float = Field(default=1.0, gt=0, description="seconds of the overall limit's window")
     ai_pause_min: float = Field(
         default=1.0,
-        validation_alias="AI_PAUSE_MIN",
         ge=0,
         description="least seconds an AI seat pauses before acting (never less than the group's message spacing)",
     )
-    ai_pause_max: float = Field(
-        default=3.0, validation_alias="AI_PAUSE_MAX", ge=0, description="most seconds an AI seat pauses before acting"
-    )
-    http_listen: str = Field(
-        default="127.0.0.1:8080",
-        validation_alias="HTTP_LISTEN",
-        description="host:port of the internal listener: GET /healthz",
-    )
+    ai_pause_max: float = Field(default=3.0, ge=0, description="most seconds an AI seat pauses before acting")
+    http_listen: str = Field(default="127.0.0.1:8080", description="host:port of the internal listener: GET /healthz")
 
     @field_validator("telegram_base_url")
     @classmethod
