@@ -70,14 +70,8 @@ class Timers:
         if done.change.reply != Answer.UNCHANGED:
             before = done.before
             assert before is not None
-            log.info(
-                "deadline of %s fired: %s (%s due %.3f, turn %d)",
-                game_id,
-                done.change.reply,
-                before.deadline_kind,
-                before.deadline or 0.0,
-                before.action_count,
-            )
+            due = (before.deadline_kind, before.deadline or 0.0, before.action_count)
+            log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", game_id, done.change.reply, *due)
         elif table is done.before:
             self.schedule(table)  # nothing committed: a deadline that moved later
         self.request_sync(game_id)
