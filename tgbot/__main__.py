@@ -129,8 +129,7 @@ async def _serve(settings: Settings) -> None:
 
 
 def _start(settings: Settings) -> None:
-    """Check the settings, the catalogs, the listen addresses, Redis and the token, then serve.
-    Raises :class:`StartError`."""
+    """Check what can be checked (docs/DESIGN.md, tgbot/), then serve; raises :class:`StartError`."""
     if not settings.bot_token:
         raise StartError("BOT_TOKEN is not set (get a token from @BotFather and export BOT_TOKEN=...)")
     try:

@@ -102,9 +102,7 @@ def _read(lang: str) -> Catalog:
 
 
 def check_catalogs() -> None:
-    """Every language of :data:`LANGUAGES` has a catalog with translations (read once at start-up,
-    so that a broken install stops there instead of serving English msgids). Raises
-    :class:`CatalogError`."""
+    """Read every catalog once at start-up, so a broken install stops there; raises :class:`CatalogError`."""
     for lang in LANGUAGES:
         translator(lang)
 

@@ -21,8 +21,7 @@ class Timers:
     """The active process's game timers."""
 
     def __init__(self, store: Store, clock: RedisClock, request_sync: Callable[[str], None]) -> None:
-        """``request_sync(game_id)``: bring the game's views up to date (after a fire that
-        committed nothing, such as the minute's try of a group that takes no message)."""
+        """``request_sync(game_id)`` syncs a game's views after a fire that committed nothing."""
         self.store = store
         self.clock = clock
         self.request_sync = request_sync

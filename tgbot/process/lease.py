@@ -81,9 +81,8 @@ class Lease:
         return self.epoch > 0 and time.monotonic() < self._valid_until
 
     async def active(self) -> bool:
-        """Whether this process may act as the active one: held on its own clock or, when a
-        renewal is late (a starved CPU, a pause), confirmed by Redis. The check before every
-        commit and Bot API call, and before each update is processed."""
+        """Whether this process may act as the active one (before every commit, Bot API call and update):
+        held on its own clock or, when a renewal is late (a starved CPU, a pause), confirmed by Redis."""
         return self.held() or await self.confirm()
 
     async def confirm(self) -> bool:

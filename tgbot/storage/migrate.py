@@ -323,10 +323,8 @@ async def check_schema(redis: RedisClient, bot_id: str) -> None:
 
 
 async def migrate(redis: RedisClient, bot_id: str) -> int:
-    """Bring the bot's storage to :data:`SCHEMA` (one process at a time, the active one); returns
-    the keys and values changed (0 after one GET when the marker says it is done). Raises
-    ``ValueError`` for a ``bot_id`` that is not decimal digits, :class:`SchemaError` for stored data
-    of a newer schema, and what redis-py raises."""
+    """Bring the bot's storage to :data:`SCHEMA` (the active process only); returns the keys and values
+    changed (0 after one GET when done). Raises ``ValueError`` for a non-decimal ``bot_id``, :class:`SchemaError`."""
     if not _DIGITS.fullmatch(bot_id):
         raise ValueError(f"bot id {bot_id!r} is not decimal digits")
     keys = Keys(bot_prefix(bot_id))

@@ -90,9 +90,8 @@ class SentinelRedis(TimedRedis):
 
 
 async def connect_sentinel(url: str, retry: Retry | None = None) -> SentinelRedis:
-    """A :class:`SentinelRedis` of the primary a ``redis+sentinel://`` URL names, which answered a
-    PING and follows fail-overs. Raises ``ValueError`` for a malformed URL or a host that is not a
-    sentinel, ``MasterNotFoundError`` with a one-line reason when no sentinel names a primary."""
+    """A :class:`SentinelRedis` of the primary the URL names, which answered a PING and follows fail-overs.
+    Raises ``ValueError`` (a malformed URL, a host that is no sentinel), ``MasterNotFoundError`` (why, in one line)."""
     parts = parse_sentinel_url(url)
     sentinel = Sentinel(parts.sentinels, sentinel_kwargs=_sentinel_options(parts))
     try:
