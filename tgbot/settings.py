@@ -7,7 +7,7 @@ import logging
 from typing import NamedTuple, Self
 from urllib.parse import unquote, urlsplit
 
-from pydantic import AliasGenerator, Field, field_validator, model_validator
+from pydantic import AliasGenerator, Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tgbot.logs import LogFormat, mask_url
@@ -17,14 +17,6 @@ __all__ = ["DEFAULT_BASE_URL", "REDIS_SCHEMES", "Settings"]
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 #: The schemes REDIS_URL may have.
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "memory")
-
-
-def _listen(value: str, default_port: int) -> str:
-    """``host:port`` (either may be left out; the port a number from 0 to 65535, 0 any free one)."""
-    host, _, port = value.strip().rpartition(":")
-    if port and (not port.isdigit() or int(port) > 65535):
-        raise ValueError(f"not host:port with a port from 0 to 65535: {value!r}")
-    return f"{host or '0.0.0.0'}:{port or default_port}"
 
 
 class Settings(BaseSettings):
@@ -128,15 +120,15 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("webhook_listen")
+    @field_validator("webhook_listen", "http_listen")
     @classmethod
-    def _webhook_listen(cls, value: str) -> str:
-        return _listen(value, 8443)
-
-    @field_validator("http_listen")
-    @classmethod
-    def _http_listen(cls, value: str) -> str:
-        return _listen(value, 8080)
+    def _listen(cls, value: str, info: ValidationInfo) -> str:
+        """``host:port`` (either may be left out: the default's; the port from 0 to 65535, 0 any free one)."""
+        host, _, port = value.strip().rpartition(":")
+        if port and (not port.isdigit() or int(port) > 65535):
+            raise ValueError(f"not host:port with a port from 0 to 65535: {value!r}")
+        default_port = 8443 if info.field_name == "webhook_listen" else 8080
+        return f"{host or '0.0.0.0'}:{port or default_port}"
 
     @field_validator("log_level")
     @classmethod
