@@ -28,7 +28,14 @@ from tgbot.handlers.common import (
     new_seat,
 )
 from tgbot.handlers.context import BotContext, Services
-from tgbot.handlers.identity import actor_id, is_admin, may_manage, place, telegram_says_gone
+from tgbot.handlers.identity import (
+    actor_id,
+    is_admin,
+    is_anonymous_admin,
+    may_manage,
+    place,
+    telegram_says_gone,
+)
 from tgbot.render.announcements import note
 from tgbot.render.answers import answer
 from tgbot.render.menus import leave_confirm
@@ -94,9 +101,13 @@ async def notify_lobby(context: BotContext, table: Table, users: list[int]) -> N
 
 async def start_game(update: Update, context: BotContext) -> None:
     """``/start_game`` in a group: open a lobby (one live game per chat or forum topic)."""
-    services, chat = context.services, update.effective_chat
+    services, chat, message = context.services, update.effective_chat, update.effective_message
     assert chat is not None
     language, (_, thread) = await context.group_language(chat.id), place(update)
+    if message is not None and message.sender_chat is not None and not is_anonymous_admin(update):
+        # a channel persona: nobody but an admin could start or stop its lobby
+        await context.reply(note("as_channel", language))
+        return
     existing, game_id = await services.store.chat_game(chat.id, thread), context.new_game_id()
     if existing is not None or not await services.store.claim_chat(chat.id, thread, game_id):
         if existing is None or existing.id != game_id:  # (else this very update opened it, before a crash)

@@ -98,8 +98,10 @@ async def _private_text(update: Update, context: BotContext, text: Text) -> None
         await context.reply(text(language))
         return
     sent = user is not None and bool(actor_id(update)) and await context.tell(user.id, text(language))
+    # only a real block (a 403 recorded it) or a bot never started is "I can't write to you"
+    reachable = sent or (user is not None and bool(actor_id(update)) and await services.store.records.can_dm(user.id))
     if not await budget.game_running(services.store, chat.id):  # else the group's budget is the game's
-        await context.reply(private_hint(await context.group_language(chat.id), sent))
+        await context.reply(private_hint(await context.group_language(chat.id), sent, reachable))
 
 
 async def _answer_quietly(update: Update, context: BotContext, text: Text) -> None:

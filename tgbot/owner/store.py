@@ -9,6 +9,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -159,7 +160,9 @@ class Store:
         self.on_commit = on_commit or (lambda before, after: None)
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
-        self._locks: dict[str, asyncio.Lock] = {}
+        # a game's lock lives while someone holds or waits on it (they keep it referenced): no
+        # lock is kept per game ever played or per unknown game tapped
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._commit_script = redis.register_script(_COMMIT)
         self._raise_epoch = redis.register_script(_RAISE_EPOCH)
         self._set_if = redis.register_script(_SET_IF)
@@ -171,7 +174,10 @@ class Store:
 
     def lock(self, game_id: str) -> asyncio.Lock:
         """The game's lock: its transactions and its timer run one at a time."""
-        return self._locks.setdefault(game_id, asyncio.Lock())
+        lock = self._locks.get(game_id)
+        if lock is None:
+            lock = self._locks[game_id] = asyncio.Lock()
+        return lock
 
     async def load(self, game_id: str) -> Table | None:
         """The table of game ``game_id`` (from memory once loaded), or ``None`` if there is none. A
@@ -286,8 +292,6 @@ class Store:
         if not table.live:
             self._tables.pop(table.id, None)
             self._applied.pop(table.id, None)
-            if not self.lock(table.id).locked():
-                self._locks.pop(table.id, None)
             return
         self._tables[table.id] = table
         if mark:

@@ -150,6 +150,7 @@ _NOTES = {
     "forget_private": N_("Send /forget_me to me in private chat."),
     "kick_reply": N_("Reply with /kick to a message of the player to take off the table."),
     "no_record": N_("The record of this game is no longer available."),
+    "as_channel": N_("To open a game, write as yourself, not as a channel."),
 }
 
 

