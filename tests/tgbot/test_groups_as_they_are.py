@@ -11,11 +11,12 @@ import gc
 import pytest
 
 from tests.fakes.spec import ApiError
-from tests.tgbot.helpers import lobby as make_lobby
+from tests.tgbot.helpers import lobby as make_lobby, play_on
 from tests.tgbot.live import Live, cb, live_fixture
 from tgbot.game.table import Status
 from tgbot.render.announcements import note
 from tgbot.render.menus import private_hint
+from tgbot.render.text import AI_MARK, seat_names
 
 pytestmark = pytest.mark.e2e
 
@@ -123,3 +124,38 @@ async def test_the_store_keeps_no_lock_of_a_game_nobody_waits_on(live: Live):
     await live.settle()
     gc.collect()
     assert len(store._locks) == 0
+
+
+# -- item 7: equal names ------------------------------------------------------------------------
+
+
+def test_seat_names_tell_equal_names_apart_and_keep_the_ai_names_reserved():
+    seats = (("Саша", True), ("Bot Masha", False), ("саша", True), ("Bot Masha 🤖", True), ("Бот Вася", True))
+    assert seat_names(seats, "ru") == ("Саша", "Бот Маша", "саша (2)", "Bot Masha (2)", "Бот Вася (2)")
+    assert seat_names(seats, "en")[1:4] == ("AI Masha", "саша (2)", "Bot Masha (2)")
+    assert seat_names((("AI Masha", True),), "ru") == ("AI Masha (2)",)
+    # a literal «Саша (2)» does not make two of them
+    assert seat_names((("Саша (2)", True), ("Саша", True), ("Саша", True)), "ru") == ("Саша (2)", "Саша", "Саша (3)")
+    # an AI seat keeps its name; no person shows the AI mark
+    assert AI_MARK not in "".join(seat_names((("🤖", True), ("Глеб 🤖", True)), "ru"))
+
+
+async def test_equal_names_are_told_apart_on_every_screen(live: Live):
+    emu = live.emu
+    a, b, c = _people(emu, 2640, 3, names=("Саша", "Саша", "Bot Masha 🤖"))
+    group = emu.add_group(-1002640, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    board = emu.last_message(group.id, lambda m: (m.text or "").startswith("«Верю"))
+    rows = (board.text or "").splitlines()
+    assert any(row.endswith("Саша — 17 карт") or "1. ⁨Саша⁩ —" in row for row in rows), rows
+    assert any("Саша (2)" in row for row in rows) and any("Bot Masha (2)" in row for row in rows)
+    assert "🤖" not in board.text
+    for user in (a, b, c):
+        panel = live.panel(user, gid)
+        assert "Саша (2)" in panel.text and "🤖" not in panel.text
+    await play_on(live.store, gid)
+    live.app.bot_data["services"].syncer.request(gid)
+    await live.settle()
+    assert (await live.store.load(gid)).status is Status.OVER
+    result = emu.last_message(group.id, lambda m: "Игра окончена" in (m.text or ""))
+    assert result is not None and "Саша (2)" in result.text and "Bot Masha (2)" in result.text

@@ -18,7 +18,7 @@ from telegram.constants import MessageLimit
 from core.cards import Hand, Rank
 from tgbot.codec import Tap, encode
 from tgbot.game.table import Table
-from tgbot.i18n import N_, Np_, Translator, translator as translator_for
+from tgbot.i18n import LANGUAGES, N_, Np_, Translator, translator as translator_for
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -32,7 +32,7 @@ BOT_NAMES: tuple[str, ...] = (
     N_("Bot Zina"),
 )
 #: Marks a person's seat that the AI plays for them, on the board and in the lobby (an AI
-#: player's own name says what it is).
+#: player's own name says what it is). Reserved: no person's name shows it (:func:`seat_names`).
 AI_MARK = "🤖"
 #: Button styles (https://core.telegram.org/bots/api#inlinekeyboardbutton, ``style``): green
 #: for «Верю», red for «Не верю!», blue for the buttons that put cards on the pile.
@@ -139,15 +139,51 @@ def isolated(raw: str | None, fallback: str = "—") -> str:
 
 
 def name(table: Table, seat: int, translator: Translator | None = None) -> str:
-    """Seat ``seat``'s name, isolated (:func:`isolated`). Names are never declined: every
-    sentence puts them where the grammar needs no case ending. ``translator`` gives the
-    fallback "Player n" and bots' names (default: the table's language)."""
+    """Seat ``seat``'s name as every screen shows it (:func:`seat_names`), isolated. Names are
+    never declined: every sentence puts them where the grammar needs no case ending.
+    ``translator`` gives the fallback "Player n" and bots' names (default: the table's language)."""
     translator = translator or translator_for(table.lang)
-    fallback = translator.t("Player {n}", n=seat + 1)
-    raw = table.seats[seat].name
-    if not table.seats[seat].human:
-        raw = translator.t(raw) if raw else fallback
-    return isolated(raw, fallback)
+    seats = tuple((seat.name, seat.human) for seat in table.seats)
+    return "\u2068" + esc(seat_names(seats, translator.lang)[seat]) + "\u2069"
+
+
+def _name_key(text: str) -> str:
+    """What makes two names look the same: case, compatibility forms and spacing aside."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+@lru_cache(maxsize=1)
+def _ai_names() -> frozenset[str]:
+    """The AI players' names in every language (:data:`BOT_NAMES`): no person is shown as one."""
+    names = [translator_for(lang).t(bot) for lang in LANGUAGES for bot in BOT_NAMES]
+    return frozenset(_name_key(text) for text in (*names, *BOT_NAMES))  # (the msgids too: «Bot Masha»)
+
+
+@lru_cache(maxsize=4096)  # a pure function of a table's names, asked for every name shown
+def seat_names(seats: tuple[tuple[str, bool], ...], lang: str) -> tuple[str, ...]:
+    """Each seat's name (``seats``: (raw name, human) per seat) cleaned (:func:`clean_name`, not
+    escaped) and told apart, the one rule of how seats are named on every screen. The AI's
+    are reserved: an AI seat shows its own name (in ``lang``); a person's name loses the AI mark
+    (:data:`AI_MARK`), and one that repeats an earlier seat's, any AI seat's of the game or any
+    AI player's name in any language gets the first free number: «Саша», «Саша (2)»."""
+    translator = translator_for(lang)
+    shown = [""] * len(seats)
+    for seat, (raw, human) in enumerate(seats):
+        fallback = translator.t("Player {n}", n=seat + 1)
+        if human:
+            shown[seat] = clean_name((raw or "").replace(AI_MARK, " "), fallback)
+        else:
+            shown[seat] = clean_name(translator.t(raw) if raw else fallback, fallback)
+    taken = {_name_key(shown[seat]) for seat, (_, human) in enumerate(seats) if not human}
+    for seat, (_, human) in enumerate(seats):
+        if not human:
+            continue
+        base, number = shown[seat], 1
+        while _name_key(shown[seat]) in taken or (number == 1 and _name_key(base) in _ai_names()):
+            number += 1
+            shown[seat] = f"{base} ({number})"
+        taken.add(_name_key(shown[seat]))
+    return tuple(shown)
 
 
 def marked(table: Table, seat: int) -> str:
