@@ -7,13 +7,19 @@ the bot can no longer see)."""
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 
 import pytest
 
+import core
+
 from tests.fakes.spec import ApiError
-from tests.tgbot.helpers import lobby as make_lobby, play_on
+from tests.tgbot.helpers import ai_players, lobby as make_lobby, play_on, play_through, started
 from tests.tgbot.live import Live, cb, live_fixture
 from tgbot.game.table import Status
+from tgbot.i18n import translator
+from tgbot.render import board as board_module, text
+from tgbot.render.board import board as board_view
 from tgbot.render.announcements import note
 from tgbot.render.menus import private_hint
 from tgbot.render.text import AI_MARK, seat_names
@@ -159,3 +165,31 @@ async def test_equal_names_are_told_apart_on_every_screen(live: Live):
     assert (await live.store.load(gid)).status is Status.OVER
     result = emu.last_message(group.id, lambda m: "Игра окончена" in (m.text or ""))
     assert result is not None and "Саша (2)" in result.text and "Bot Masha (2)" in result.text
+
+
+# -- item 9: what a long board loses ------------------------------------------------------------
+
+
+def _long_round(claims: int = 6):
+    """A Classic game whose round holds at least ``claims`` claims, its players' names as long
+    as names get (32 characters of two UTF-16 units each)."""
+    table, _ = started(6, variant="classic")
+    players = ai_players(6, 3, "honest")
+    for _before, change in play_through(table, players):
+        table = change.table
+        if table.state is not None and len(core.public_view(table.state).claims) >= claims:
+            break
+    names = ["🂡" * 40 + str(seat) for seat in range(6)]
+    return replace(table, seats=tuple(replace(s, name=names[i]) for i, s in enumerate(table.seats)))
+
+
+@pytest.mark.parametrize("limit", [4096, 900, 500])
+def test_a_long_board_loses_its_history_never_its_status(monkeypatch, limit):
+    table = _long_round()
+    monkeypatch.setattr(text, "TEXT_LIMIT", limit)
+    shown = board_view(table, "cheat_test_bot").text
+    status = board_module._status_line(table, core.public_view(table.state), translator("ru"))
+    assert text.utf16_units(text.plain(shown)) <= limit
+    assert shown.endswith(status), shown[-300:]
+    if limit < 900:
+        assert "…" in shown

@@ -7,6 +7,7 @@ import hashlib
 import html
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, NotRequired, TypedDict
@@ -349,10 +350,21 @@ def _token_size(token: re.Match[str]) -> int:
     return 1 if token.group().startswith("&") and len(token.group()) > 1 else utf16_units(token.group())
 
 
-def cap(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> str:
-    """Keep a message within Telegram's limit as Telegram counts it (https://core.telegram.org/bots/api#sendmessage:
-    the text after entities parsing, in UTF-16 code units). A longer one is cut at a whole
-    character or entity, ends with «…», and every tag still open there is closed."""
+#: Telegram's limit of a message's text (https://core.telegram.org/bots/api#sendmessage: after
+#: entities parsing, in UTF-16 code units), read at each call.
+TEXT_LIMIT: int = MessageLimit.MAX_TEXT_LENGTH
+
+
+def shown_length(text: str) -> int:
+    """The length of our HTML ``text`` as Telegram counts it (:data:`TEXT_LIMIT`)."""
+    return utf16_units(plain(text))
+
+
+def cap(text: str, limit: int | None = None) -> str:
+    """Keep a message within Telegram's limit as Telegram counts it (:data:`TEXT_LIMIT`, or
+    ``limit``). A longer one is cut at a whole character or entity, ends with «…», and every tag
+    still open there is closed."""
+    limit = TEXT_LIMIT if limit is None else limit
     if utf16_units(text) <= limit:
         return text  # the usual case: the source is never shorter than what Telegram counts
     tokens = list(_HTML_TOKEN.finditer(text))
@@ -381,3 +393,25 @@ def cap(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> str:
 def lines(*parts: str) -> str:
     """Lines joined and capped (:func:`cap`)."""
     return cap("\n".join(parts))
+
+
+def fit(head: list[str], history: list[str], tail: list[str], shape: Callable[[list[str], bool], list[str]]) -> str:
+    """The one rule of what a message too long for Telegram loses: its ``history`` (the oldest
+    items first), never its ``tail`` (whose turn, what is due, the result). ``shape(kept, cut)``
+    turns the history items kept (``cut``: some were dropped) into lines. Past that, the
+    ``head`` is cut (:func:`cap`), still never the tail."""
+    kept = list(history)
+    while True:
+        text = "\n".join([*head, *shape(kept, len(kept) < len(history)), *tail])
+        if (
+            utf16_units(text) <= TEXT_LIMIT or shown_length(text) <= TEXT_LIMIT or not kept
+        ):  # (the source is never shorter)
+            break
+        kept.pop(0)
+    if shown_length(text) <= TEXT_LIMIT:
+        return text
+    ending = "\n".join(tail)
+    room = TEXT_LIMIT - shown_length(ending) - 1
+    if room < 2:
+        return cap(ending)
+    return cap("\n".join(head), room) + "\n" + ending
