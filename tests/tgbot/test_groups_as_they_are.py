@@ -193,3 +193,52 @@ def test_a_long_board_loses_its_history_never_its_status(monkeypatch, limit):
     assert shown.endswith(status), shown[-300:]
     if limit < 900:
         assert "…" in shown
+
+
+# -- item 6: a join link that arrives as a bare /start ------------------------------------------
+
+
+async def _offered(live: Live, user, lobby) -> None:
+    """``user`` (who never started the bot) taps Join and is answered with the join link."""
+    answer = await (await user.tap(lobby, cb(lobby, "j:")[0])).answer(15)
+    await live.settle()
+    assert answer.get("url", "").startswith("https://t.me/")
+
+
+async def test_a_bare_start_seats_the_one_lobby_that_offered_the_link(live: Live):
+    emu = live.emu
+    a, b, c = _people(emu, 2650, 3)
+    group = emu.add_group(-1002650, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b], start=False)
+    lobby = emu.last_message(group.id, lambda m: cb(m, "j:"))
+    await _offered(live, c, lobby)
+    since = _last_id(emu, c.id)
+    await c.start_bot()  # the client dropped the payload
+    await live.settle()
+    table = await live.store.load(gid)
+    assert table.seat_of(c.id) is not None
+    assert any("Клуб" in text for text in _texts(emu, c.id, since))
+
+
+async def test_a_bare_start_offered_by_two_lobbies_says_where_to_tap(live: Live):
+    emu = live.emu
+    a, b, c = _people(emu, 2660, 3)
+    one = emu.add_group(-1002660, "Клуб", members=[a, b, c], admins=[a])
+    two = emu.add_group(-1002661, "Пятничный покер", members=[a, b, c], admins=[a])
+    games = [await live.open_game(group, [a, b], start=False) for group in (one, two)]
+    for group in (one, two):
+        await _offered(live, c, emu.last_message(group.id, lambda m: cb(m, "j:")))
+    since = _last_id(emu, c.id)
+    await c.start_bot()
+    await live.settle()
+    for gid in games:
+        assert (await live.store.load(gid)).seat_of(c.id) is None
+    (reply,) = _texts(emu, c.id, since)
+    assert "Клуб" in reply and "Пятничный покер" in reply
+    # a bare /start from someone no lobby waits for is the greeting, as before
+    (d,) = _people(emu, 2669, 1)
+    since = _last_id(emu, d.id)
+    await d.start_bot()
+    await live.settle()
+    (greeting,) = _texts(emu, d.id, since)
+    assert "Клуб" not in greeting

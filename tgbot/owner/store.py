@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from tgbot.game.lobby import moved_to
-from tgbot.game.table import Answer, Change, RefusedError, Table
+from tgbot.game.lobby import link_offered_to, moved_to
+from tgbot.game.table import Answer, Change, RefusedError, Status, Table
 from tgbot.storage.records import DELETE_IF_EQUAL, Records
 from tgbot.storage.redis import RedisClient
 
@@ -138,6 +138,12 @@ class Committed:
 
     change: Change
     before: Table | None
+
+
+def _indexed_people(table: Table) -> set[int]:
+    """Who a table's entries in the users' games index stand for: its people, and the people
+    its open lobby offered a join link to."""
+    return {seat.user_id for seat in table.seats if seat.human} | set(table.link_offers)
 
 
 class Store:
@@ -304,8 +310,8 @@ class Store:
         """Bring the indexes in line with a committed table (one pipelined round trip, none for
         a change that moves no index, such as a play). Each index is checked against the game
         when read, so a crash between the commit and this leaves nothing wrong."""
-        now_in = {x.user_id for x in after.seats if x.human} if after.live else set()
-        was_in = {x.user_id for x in before.seats if x.human} if before is not None else set()
+        now_in = _indexed_people(after) if after.live else set()
+        was_in = _indexed_people(before) if before is not None else set()
         if before is not None and before.live == after.live and now_in == was_in and before.chat_id == after.chat_id:
             return
         pipe = self.redis.pipeline(transaction=False)
@@ -350,21 +356,38 @@ class Store:
             return False
         return bool(await self._set_if(keys=[key], args=[old or "", game_id]))
 
-    async def _indexed(self, key: str, belongs: Callable[[Table], bool]) -> list[Table]:
+    async def _indexed(
+        self, key: str, belongs: Callable[[Table], bool], kept: Callable[[Table], bool] | None = None
+    ) -> list[Table]:
         """The live tables of the index set ``key`` that ``belongs`` accepts, by id; the index's
-        other (stale) entries are dropped."""
+        stale entries (not live, or not ``kept``: by default not ``belongs``) are dropped."""
         out = []
         for game_id in sorted(await self.redis.smembers(key)):
             table = await self.load(game_id)
             if table is not None and table.live and belongs(table):
                 out.append(table)
-            else:
+            elif table is None or not table.live or not (kept or belongs)(table):
                 await self.redis.srem(key, game_id)
         return out
 
     async def user_games(self, user_id: int) -> list[Table]:
         """The live tables ``user_id`` is seated at."""
-        return await self._indexed(self.keys.user_games(user_id), lambda table: table.seat_of(user_id) is not None)
+        return await self._indexed(
+            self.keys.user_games(user_id),
+            lambda table: table.seat_of(user_id) is not None,
+            lambda table: user_id in _indexed_people(table),
+        )
+
+    async def offered_lobbies(self, user_id: int) -> list[Table]:
+        """The open lobbies that offered ``user_id`` their join link and have not seated them
+        (the user's games index holds them too: a bare /start finds them)."""
+        return await self._indexed(
+            self.keys.user_games(user_id),
+            lambda table: (
+                table.status is Status.LOBBY and link_offered_to(table, user_id) and table.seat_of(user_id) is None
+            ),
+            lambda table: user_id in _indexed_people(table),
+        )
 
     async def chat_games(self, chat_id: int) -> list[Table]:
         """Every live table of a chat, in all its forum topics."""

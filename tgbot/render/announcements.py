@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from babel.lists import format_list
+
 import core
 from core.cards import Rank
 from tgbot.game.play import REMIND_AT
@@ -157,6 +159,15 @@ _NOTES = {
 def note(code: str, lang: str | None, **params: str) -> str:
     """A short note by code (:data:`_NOTES`) in ``lang``."""
     return translator_for(lang).t(_NOTES[code], **params)
+
+
+def links_waiting(lang: str | None, tables: list[Table]) -> str:
+    """Private note to a bare /start from someone several open lobbies offered their link."""
+    translator = translator_for(lang)
+    groups = format_list([f"«{title(table)}»" for table in tables], locale=translator.lang)
+    return translator.t(
+        "Games in {groups} are waiting for you: tap «Join» again under the one you want.", groups=groups
+    )
 
 
 def unreachable(table: Table, seat: int, bot_username: str) -> str:
