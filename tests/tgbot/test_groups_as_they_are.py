@@ -242,3 +242,73 @@ async def test_a_bare_start_offered_by_two_lobbies_says_where_to_tap(live: Live)
     await live.settle()
     (greeting,) = _texts(emu, d.id, since)
     assert "Клуб" not in greeting
+
+
+# -- item 8: games longer than Telegram's 48-hour delete window ---------------------------------
+
+TWO_DAYS = 49 * 3600
+
+
+def _board_of(emu, group, gid):
+    """The group's messages that are (or were) a board of game ``gid`` (its «My cards» link, or
+    the pointer an old one became)."""
+    return [m for m in emu.chat_messages(group.id, from_bot=True) if (m.text or "").startswith(("«Верю", "⬇️"))]
+
+
+async def test_an_old_board_becomes_a_pointer_without_buttons(live: Live):
+    emu = live.emu
+    a, b, c = _people(emu, 2670, 3)
+    group = emu.add_group(-1002670, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    (old,) = [m for m in _board_of(emu, group, gid) if not m.deleted]
+    emu.age(TWO_DAYS)
+    await play_on(live.store, gid)  # the game ends two days on: its final board goes at the bottom
+    live.app.bot_data["services"].syncer.request(gid)
+    await live.settle()
+    final = [m for m in _board_of(emu, group, gid) if not m.deleted][-1]
+    assert final.message_id > old.message_id and cb(final, "n:")
+    assert old.text.startswith("⬇️") and not old.flat_buttons and len(old.text.splitlines()) == 1
+
+
+async def test_an_old_panel_becomes_a_pointer_on_a_new_turn_and_on_a_return(live: Live):
+    emu = live.emu
+    a, b, c = _people(emu, 2680, 3)
+    users = {u.id: u for u in (a, b, c)}
+    group = emu.add_group(-1002680, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    table = await live.store.load(gid)
+    following = users[table.seats[(table.state.current + 1) % 3].user_id]
+    before = live.panel(following, gid)
+    emu.age(TWO_DAYS)
+    await live.play_one(gid, users)
+    assert live.panel(following, gid).message_id > before.message_id
+    assert before.text.startswith("⬇️") and not before.flat_buttons and not before.deleted
+    # a returning player's old panel too
+    table = await live.store.load(gid)
+    idle = next(u for u in (a, b, c) if table.seats[table.state.current].user_id != u.id)
+    old = live.panel(idle, gid)
+    emu.age(TWO_DAYS)
+    idle.block_bot()
+    await live.settle()
+    await idle.start_bot()
+    await live.settle()
+    assert live.panel(idle, gid).message_id > old.message_id
+    assert old.text.startswith("⬇️") and not old.flat_buttons
+
+
+async def test_a_turn_reminder_goes_once_its_turn_has_passed(live: Live):
+    emu = live.emu
+    a, b, c = _people(emu, 2690, 3)
+    users = {u.id: u for u in (a, b, c)}
+    group = emu.add_group(-1002690, "Клуб", members=[a, b, c], admins=[a])
+    gid = await live.open_game(group, [a, b, c])
+    table = await live.store.load(gid)
+    player = users[table.seats[table.state.current].user_id]
+    await live.advance(table.turn_timeout * 0.8)
+    await live.settle()
+    reminder = await emu.wait_for(
+        lambda: next((m for m in emu.chat_messages(player.id, from_bot=True) if (m.text or "").startswith("⏰")), None)
+    )
+    assert not reminder.deleted
+    await live.play_one(gid, users)
+    assert reminder.deleted

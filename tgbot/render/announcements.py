@@ -15,6 +15,7 @@ from tgbot.game.table import AnnouncementKind, Ending, Table
 from tgbot.i18n import N_, Translator, translator as translator_for
 from tgbot.render.board import result_line
 from tgbot.render.text import (
+    Rendered,
     deadline,
     duration,
     esc,
@@ -159,6 +160,23 @@ _NOTES = {
 def note(code: str, lang: str | None, **params: str) -> str:
     """A short note by code (:data:`_NOTES`) in ``lang``."""
     return translator_for(lang).t(_NOTES[code], **params)
+
+
+def board_moved(table: Table) -> Rendered:
+    """An old board Telegram no longer deletes (48 hours), edited into a pointer to the new one."""
+    return Rendered("⬇️ " + translator_for(table.lang).t("This board is out of date: the game goes on below."))
+
+
+def panel_moved(table: Table, seat: int) -> Rendered:
+    """An old panel Telegram no longer deletes, edited into a pointer (the player's language)."""
+    return Rendered(
+        "⬇️ " + seat_translator(table, seat).t("Old cards: your current ones are in the newest message below.")
+    )
+
+
+def reminder_over(table: Table, seat: int) -> Rendered:
+    """A turn reminder whose turn passed, when Telegram no longer deletes it."""
+    return Rendered("⏰ " + seat_translator(table, seat).t("This turn in «{group}» is over.", group=title(table)))
 
 
 def links_waiting(lang: str | None, tables: list[Table]) -> str:
