@@ -182,7 +182,7 @@ def reminder_over(table: Table, seat: int) -> Rendered:
 def links_waiting(lang: str | None, tables: list[Table]) -> str:
     """Private note to a bare /start from someone several open lobbies offered their link."""
     translator = translator_for(lang)
-    groups = format_list([f"«{title(table)}»" for table in tables], locale=translator.lang)
+    groups = format_list([translator.t("«{group}»", group=title(table)) for table in tables], locale=translator.lang)
     return translator.t(
         "Games in {groups} are waiting for you: tap «Join» again under the one you want.", groups=groups
     )
