@@ -18,7 +18,7 @@ from tests.tgbot.helpers import ai_players, lobby as make_lobby, play_on, play_t
 from tests.tgbot.live import Live, cb, live_fixture
 from tgbot.game.table import Status
 from tgbot.i18n import translator
-from tgbot.render import board as board_module, text
+from tgbot.render import board as board_module, limits, text
 from tgbot.render.board import board as board_view
 from tgbot.render.announcements import note
 from tgbot.render.menus import private_hint
@@ -186,7 +186,7 @@ def _long_round(claims: int = 6):
 @pytest.mark.parametrize("limit", [4096, 900, 500])
 def test_a_long_board_loses_its_history_never_its_status(monkeypatch, limit):
     table = _long_round()
-    monkeypatch.setattr(text, "TEXT_LIMIT", limit)
+    monkeypatch.setattr(limits, "TEXT_LIMIT", limit)
     shown = board_view(table, "cheat_test_bot").text
     status = board_module._status_line(table, core.public_view(table.state), translator("ru"))
     assert text.utf16_units(text.plain(shown)) <= limit

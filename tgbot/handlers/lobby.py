@@ -163,7 +163,7 @@ async def join_offered(update: Update, context: BotContext) -> bool:
     offered by several, they are told where to tap. False when no lobby waits for them."""
     user = update.effective_user
     assert user is not None
-    offered = await context.store.offered_lobbies(user.id)
+    offered = await context.store.user_games(user.id, offered=True)
     if len(offered) == 1:
         await seat_by_link(update, context, offered[0].id)
     elif offered:

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from tgbot.game.lobby import link_offered_to, moved_to
-from tgbot.game.table import Answer, Change, RefusedError, Status, Table
+from tgbot.game.lobby import indexed_people, moved_to, waits_for
+from tgbot.game.table import Answer, Change, RefusedError, Table
 from tgbot.storage.records import DELETE_IF_EQUAL, Records
 from tgbot.storage.redis import RedisClient
 
@@ -140,12 +140,6 @@ class Committed:
     before: Table | None
 
 
-def _indexed_people(table: Table) -> set[int]:
-    """Who a table's entries in the users' games index stand for: its people, and the people
-    its open lobby offered a join link to."""
-    return {seat.user_id for seat in table.seats if seat.human} | set(table.link_offers)
-
-
 class Store:
     """Each live game's owner in this process (see the module docstring), over one redis-py
     asyncio client (``decode_responses=True``); ``records``: the users, chats and notes beside.
@@ -166,8 +160,7 @@ class Store:
         self.on_commit = on_commit or (lambda before, after: None)
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
-        # a game's lock lives while someone holds or waits on it (they keep it referenced): no
-        # lock is kept per game ever played or per unknown game tapped
+        # a game's lock lives while someone holds or waits on it (they keep it referenced)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._commit_script = redis.register_script(_COMMIT)
         self._raise_epoch = redis.register_script(_RAISE_EPOCH)
@@ -180,9 +173,7 @@ class Store:
 
     def lock(self, game_id: str) -> asyncio.Lock:
         """The game's lock: its transactions and its timer run one at a time."""
-        lock = self._locks.get(game_id)
-        if lock is None:
-            lock = self._locks[game_id] = asyncio.Lock()
+        lock = self._locks[game_id] = self._locks.get(game_id) or asyncio.Lock()
         return lock
 
     async def load(self, game_id: str) -> Table | None:
@@ -310,8 +301,8 @@ class Store:
         """Bring the indexes in line with a committed table (one pipelined round trip, none for
         a change that moves no index, such as a play). Each index is checked against the game
         when read, so a crash between the commit and this leaves nothing wrong."""
-        now_in = _indexed_people(after) if after.live else set()
-        was_in = _indexed_people(before) if before is not None else set()
+        now_in = indexed_people(after) if after.live else set()
+        was_in = indexed_people(before) if before is not None else set()
         if before is not None and before.live == after.live and now_in == was_in and before.chat_id == after.chat_id:
             return
         pipe = self.redis.pipeline(transaction=False)
@@ -370,24 +361,13 @@ class Store:
                 await self.redis.srem(key, game_id)
         return out
 
-    async def user_games(self, user_id: int) -> list[Table]:
-        """The live tables ``user_id`` is seated at."""
-        return await self._indexed(
-            self.keys.user_games(user_id),
-            lambda table: table.seat_of(user_id) is not None,
-            lambda table: user_id in _indexed_people(table),
-        )
-
-    async def offered_lobbies(self, user_id: int) -> list[Table]:
-        """The open lobbies that offered ``user_id`` their join link and have not seated them
-        (the user's games index holds them too: a bare /start finds them)."""
-        return await self._indexed(
-            self.keys.user_games(user_id),
-            lambda table: (
-                table.status is Status.LOBBY and link_offered_to(table, user_id) and table.seat_of(user_id) is None
-            ),
-            lambda table: user_id in _indexed_people(table),
-        )
+    async def user_games(self, user_id: int, offered: bool = False) -> list[Table]:
+        """The live tables ``user_id`` is seated at (``offered``: the open lobbies that offered
+        them their join link instead, :func:`waits_for`)."""
+        key, kept = self.keys.user_games(user_id), lambda table: user_id in indexed_people(table)
+        if offered:
+            return await self._indexed(key, lambda table: waits_for(table, user_id), kept)
+        return await self._indexed(key, lambda table: table.seat_of(user_id) is not None, kept)
 
     async def chat_games(self, chat_id: int) -> list[Table]:
         """Every live table of a chat, in all its forum topics."""

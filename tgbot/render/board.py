@@ -7,10 +7,10 @@ import core
 from tgbot.codec import Op, Tap
 from tgbot.game.table import Ending, Status, Table
 from tgbot.i18n import Translator, translator as translator_for
+from tgbot.render.limits import fit
 from tgbot.render.text import (
     Rendered,
     button,
-    fit,
     lines,
     link,
     marked,

@@ -1,25 +1,29 @@
 """The words and figures every view shares: escaping (:func:`name`, :func:`esc` for Telegram's HTML
-parse mode), names, numbers, durations, ranks, and the cap to Telegram's text limit."""
+parse mode), names, numbers, durations, ranks; the cap to Telegram's text limit is
+:mod:`tgbot.render.limits`'s (re-exported here)."""
 
 from __future__ import annotations
 
 import hashlib
 import html
-import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, NotRequired, TypedDict
 
 from babel.numbers import format_decimal
 from telegram import InlineKeyboardMarkup
-from telegram.constants import MessageLimit
 
 from core.cards import Hand, Rank
 from tgbot.codec import Tap, encode
 from tgbot.game.table import Table
 from tgbot.i18n import LANGUAGES, N_, Np_, Translator, translator as translator_for
+from tgbot.render.limits import (  # (re-exported: every view caps its texts)
+    cap as cap,
+    lines as lines,
+    plain as plain,
+    utf16_units as utf16_units,
+)
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -91,11 +95,6 @@ def button(text: str, tap: Tap, style: str | None = None) -> Button:
 def link(text: str, url: str) -> Button:
     """A button that opens ``url``."""
     return Button(text=text, url=url)
-
-
-def plain(text: str) -> str:
-    """The text Telegram shows for our HTML ``text`` (tags dropped, entities decoded)."""
-    return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
 def esc(text: str) -> str:
@@ -331,87 +330,3 @@ def variant_name(translator: Translator, variant: str) -> str:
 def variant_short(translator: Translator, variant: str) -> str:
     """The variant's name on a button of a row («По-русски», «Классика»)."""
     return translator.t("Russian rules") if variant == "russian" else translator.t("Classic rules")
-
-
-#: A token of the bot's HTML: a tag (group 1: "/" of a closing tag, group 2: its name), an
-#: entity (&amp; &lt; &gt; &quot; &#NN;), or one character.
-_HTML_TOKEN = re.compile(r"<(/?)([A-Za-z-]+)(?:\s[^>]*)?>|&(?:#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);|.", re.S)
-
-
-def utf16_units(text: str) -> int:
-    """Length in UTF-16 code units (Telegram's unit: an emoji outside the BMP counts 2)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _token_size(token: re.Match[str]) -> int:
-    """What one token counts in Telegram's length: a tag nothing, an entity one character."""
-    if token.group(2) is not None:
-        return 0
-    return 1 if token.group().startswith("&") and len(token.group()) > 1 else utf16_units(token.group())
-
-
-#: Telegram's limit of a message's text (https://core.telegram.org/bots/api#sendmessage: after
-#: entities parsing, in UTF-16 code units), read at each call.
-TEXT_LIMIT: int = MessageLimit.MAX_TEXT_LENGTH
-
-
-def shown_length(text: str) -> int:
-    """The length of our HTML ``text`` as Telegram counts it (:data:`TEXT_LIMIT`)."""
-    return utf16_units(plain(text))
-
-
-def cap(text: str, limit: int | None = None) -> str:
-    """Keep a message within Telegram's limit as Telegram counts it (:data:`TEXT_LIMIT`, or
-    ``limit``). A longer one is cut at a whole character or entity, ends with «…», and every tag
-    still open there is closed."""
-    limit = TEXT_LIMIT if limit is None else limit
-    if utf16_units(text) <= limit:
-        return text  # the usual case: the source is never shorter than what Telegram counts
-    tokens = list(_HTML_TOKEN.finditer(text))
-    sizes = [_token_size(token) for token in tokens]
-    if sum(sizes) <= limit:
-        return text
-    kept: list[str] = []
-    open_tags: list[str] = []
-    used = 0
-    for token, size in zip(tokens, sizes, strict=True):
-        tag = token.group(2)
-        if tag is not None:
-            if not token.group(1):
-                open_tags.append(tag.lower())
-            elif tag.lower() in open_tags:
-                del open_tags[len(open_tags) - 1 - open_tags[::-1].index(tag.lower())]
-        elif used + size > limit - 1:  # room for the ellipsis
-            break
-        used += size
-        kept.append(token.group())
-    kept.append("…")
-    kept.extend(f"</{tag}>" for tag in reversed(open_tags))
-    return "".join(kept)
-
-
-def lines(*parts: str) -> str:
-    """Lines joined and capped (:func:`cap`)."""
-    return cap("\n".join(parts))
-
-
-def fit(head: list[str], history: list[str], tail: list[str], shape: Callable[[list[str], bool], list[str]]) -> str:
-    """The one rule of what a message too long for Telegram loses: its ``history`` (the oldest
-    items first), never its ``tail`` (whose turn, what is due, the result). ``shape(kept, cut)``
-    turns the history items kept (``cut``: some were dropped) into lines. Past that, the
-    ``head`` is cut (:func:`cap`), still never the tail."""
-    kept = list(history)
-    while True:
-        text = "\n".join([*head, *shape(kept, len(kept) < len(history)), *tail])
-        if (
-            utf16_units(text) <= TEXT_LIMIT or shown_length(text) <= TEXT_LIMIT or not kept
-        ):  # (the source is never shorter)
-            break
-        kept.pop(0)
-    if shown_length(text) <= TEXT_LIMIT:
-        return text
-    ending = "\n".join(tail)
-    room = TEXT_LIMIT - shown_length(ending) - 1
-    if room < 2:
-        return cap(ending)
-    return cap("\n".join(head), room) + "\n" + ending
