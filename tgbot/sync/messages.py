@@ -3,7 +3,6 @@ Telegram's errors say of a group (:func:`group_refusal`)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import warnings
 from enum import StrEnum
@@ -150,10 +149,6 @@ class Messages:
             await self.store.records.set_dm(chat_id, False)
             return None
         return await self.send(chat_id, rendered, thread_id) if resend else None
-
-    async def delete(self, chat_id: int, message_id: int) -> None:
-        with contextlib.suppress(BadRequest, Forbidden):  # already gone, or too old to delete
-            await self.bot.delete_message(chat_id, message_id)
 
     async def retire(self, chat_id: int, message_id: int, pointer: Rendered) -> None:
         """Delete a message that is current no more (an old board, panel or reminder). Telegram
