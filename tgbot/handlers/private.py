@@ -34,7 +34,9 @@ async def start_private(update: Update, context: BotContext) -> None:
         translator.t(
             "Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; "
             "I will send your cards here. /rules explains the game."
-        ),
+        )
+        + "\n\n"
+        + translator.t("To join a game that is open, tap «Join» under its lobby in the group."),
     )
 
 

@@ -164,7 +164,7 @@ def note(code: str, lang: str | None, **params: str) -> str:
 
 def board_moved(table: Table) -> Rendered:
     """An old board Telegram no longer deletes (48 hours), edited into a pointer to the new one."""
-    return Rendered("⬇️ " + translator_for(table.lang).t("This board is out of date: the game goes on below."))
+    return Rendered("⬇️ " + translator_for(table.lang).t("This board is out of date: the current one is below."))
 
 
 def panel_moved(table: Table, seat: int) -> Rendered:
@@ -184,7 +184,7 @@ def links_waiting(lang: str | None, tables: list[Table]) -> str:
     translator = translator_for(lang)
     groups = format_list([translator.t("«{group}»", group=title(table)) for table in tables], locale=translator.lang)
     return translator.t(
-        "Games in {groups} are waiting for you: tap «Join» again under the one you want.", groups=groups
+        "Games in {groups} are waiting for you: tap «Join» again in the group you want to play in.", groups=groups
     )
 
 
