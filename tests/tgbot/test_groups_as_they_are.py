@@ -142,6 +142,8 @@ def test_seat_names_tell_equal_names_apart_and_keep_the_ai_names_reserved():
     assert seat_names((("AI Masha", True),), "ru") == ("AI Masha (2)",)
     # a literal «Саша (2)» does not make two of them
     assert seat_names((("Саша (2)", True), ("Саша", True), ("Саша", True)), "ru") == ("Саша (2)", "Саша", "Саша (3)")
+    # look-alike letters, case and spacing make no other name
+    assert seat_names((("Саша", True), ("Caшa", True), ("САША ", True)), "ru") == ("Саша", "Caшa (2)", "САША (3)")
     # an AI seat keeps its name; no person shows the AI mark
     assert AI_MARK not in "".join(seat_names((("🤖", True), ("Глеб 🤖", True)), "ru"))
 

@@ -147,9 +147,15 @@ def name(table: Table, seat: int, translator: Translator | None = None) -> str:
     return "\u2068" + esc(seat_names(seats, translator.lang)[seat]) + "\u2069"
 
 
+#: Letters that look alike in Latin, Greek and Cyrillic (after casefolding), folded together in
+#: :func:`_name_key`: «Caшa» (with Latin c and a) looks like «Саша».
+_LOOKALIKES = str.maketrans("aceopxykmhbtοαερκτχё", "асеорхукмнвтоаерктхе")
+
+
 def _name_key(text: str) -> str:
-    """What makes two names look the same: case, compatibility forms and spacing aside."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """What makes two names look the same: case, compatibility forms, look-alike letters and
+    spacing aside."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(_LOOKALIKES).split())
 
 
 @lru_cache(maxsize=1)
