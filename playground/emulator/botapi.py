@@ -70,6 +70,12 @@ CHAT_ACTIONS = {
 }
 #: GroupAnonymousBot: the sender of anonymous group admins' messages
 ANONYMOUS_ADMIN_ID = 1087968824
+#: The user id a channel persona's messages come from in a group (Channel_Bot, ``sender_chat``
+#: the channel), and the one of a linked channel's automatic forwards ("Telegram").
+CHANNEL_BOT_ID = 136817688
+TELEGRAM_ID = 777000
+#: Telegram deletes no message older than this (https://core.telegram.org/bots/api#deletemessage).
+DELETE_WINDOW = 48 * 3600
 #: InlineKeyboardButton.style: the values the Bot API documents (api.min.json). The Bot API
 #: server (telegram-bot-api, ``Client::get_button_style``) also lets "default", "" and other
 #: letter cases through; the emulator keeps to the documented three (never more lenient).
@@ -410,6 +416,12 @@ class BotAPIEmulator:
         self.deliveries: list[tuple[str, int, Any]] = []
         self._deliverer: asyncio.Task | None = None
         self.menu_buttons: dict[int | None, dict] = {}
+        #: test-only: seconds added to Telegram's wall clock (message dates, the 48-hour delete
+        #: rule), so a test can age the bot's messages without waiting: :meth:`age`
+        self.wall_offset = 0.0
+        #: test-only: messages ((chat id, message id)) whose taps carry an InaccessibleMessage
+        #: (date 0, no thread, no text), as Telegram sends for messages it no longer shows the bot
+        self.inaccessible: set[tuple[int, int]] = set()
 
         self._event = asyncio.Event()
         self._closing = False
@@ -731,7 +743,7 @@ class BotAPIEmulator:
     def _new_message(self, chat: SimChat, sender: SimUser | None, **fields: Any) -> MessageRecord:
         mid = self._next_mid.get(chat.id, 1)
         self._next_mid[chat.id] = mid + 1
-        rec = MessageRecord(self, chat.id, mid, sender, int(time.time()), **fields)
+        rec = MessageRecord(self, chat.id, mid, sender, int(self.wall_time()), **fields)
         self._messages.setdefault(chat.id, {})[mid] = rec
         return rec
 
@@ -970,7 +982,7 @@ class BotAPIEmulator:
             raise ApiError(400, NOT_MODIFIED)
         self._rate_check("editMessageText", chat)
         msg.text, msg.html, msg.entities, msg.reply_markup = plain, params["text"], ents, markup
-        msg.edit_date = int(time.time())
+        msg.edit_date = int(self.wall_time())
         msg.edited_count += 1
         self._rate_consume("editMessageText", chat)
         return msg.to_dict()
@@ -986,7 +998,7 @@ class BotAPIEmulator:
             raise ApiError(400, NOT_MODIFIED)
         self._rate_check("editMessageReplyMarkup", chat)
         msg.reply_markup = markup
-        msg.edit_date = int(time.time())
+        msg.edit_date = int(self.wall_time())
         msg.edited_count += 1
         self._rate_consume("editMessageReplyMarkup", chat)
         return msg.to_dict()
@@ -994,6 +1006,8 @@ class BotAPIEmulator:
     def _api_deleteMessage(self, params: dict) -> bool:
         chat, msg = self._target_message(params, action="delete")
         if not msg.from_bot and chat.type != "private" and chat.bot_status != "administrator":
+            raise ApiError(400, "Bad Request: message can't be deleted")
+        if self.wall_time() - msg.date >= DELETE_WINDOW:  # "sent less than 48 hours ago" only
             raise ApiError(400, "Bad Request: message can't be deleted")
         msg.deleted = True
         return True
@@ -1326,7 +1340,7 @@ class BotAPIEmulator:
         m = _COMMAND_RE.match(text)
         rec.text = text
         rec.entities = [{"type": "bot_command", "offset": 0, "length": m.end()}] if m else []
-        rec.edit_date = int(time.time())
+        rec.edit_date = int(self.wall_time())
         rec.edited_count += 1
         if not self._bot_in(chat) or not self._sees(chat, rec, text):
             return None
@@ -1342,6 +1356,43 @@ class BotAPIEmulator:
             raise ValueError(f"no topic {thread_id} in {chat.title}")
         anon = SimUser(self, ANONYMOUS_ADMIN_ID, "Group", "GroupAnonymousBot", None, is_bot=True)
         return self._user_message(anon, chat, text, thread_id=thread_id, sender_chat=chat.id)
+
+    def wall_time(self) -> float:
+        """Telegram's wall clock (epoch seconds): the real one plus :attr:`wall_offset`."""
+        return time.time() + self.wall_offset
+
+    def age(self, seconds: float) -> None:
+        """Move Telegram's wall clock ``seconds`` ahead: every message is that much older."""
+        self.wall_offset += seconds
+
+    def add_channel(self, chat_id: int, title: str) -> SimChat:
+        """A channel (negative id) that people may write as, or that forwards its posts to a
+        linked group. The bot is not in it."""
+        if chat_id >= 0 or chat_id in self.chats:
+            raise ValueError(f"bad or duplicate channel id {chat_id}")
+        chat = SimChat(self, chat_id, "channel", title=title, bot_status="left")
+        self.chats[chat_id] = chat
+        return chat
+
+    async def send_as_channel(
+        self, user: SimUser, chat: Any, channel: SimChat, text: str, *, thread_id: int | None = None
+    ) -> int | None:
+        """``user`` writes ``text`` in ``chat`` as their ``channel`` (the «send as» persona):
+        Telegram sends it from Channel_Bot with ``sender_chat`` = the channel."""
+        chat = self.chats[_chat_id_of(chat)]
+        if user.id not in chat.members:
+            raise ValueError(f"{user.first_name} is not a member of {chat.title}")
+        persona = SimUser(self, CHANNEL_BOT_ID, "Channel", "Channel_Bot", None, is_bot=True)
+        return self._user_message(persona, chat, text, thread_id=thread_id, sender_chat=channel.id)
+
+    def forward_from_channel(self, chat: Any, channel: SimChat, text: str) -> MessageRecord:
+        """A post of ``channel`` forwarded automatically to its linked discussion group ``chat``:
+        from "Telegram" (777000) with ``sender_chat`` the channel and ``is_automatic_forward``."""
+        chat = self.chats[_chat_id_of(chat)]
+        telegram = SimUser(self, TELEGRAM_ID, "Telegram", None, None)
+        return self._new_message(
+            chat, telegram, text=text, sender_chat=channel.id, service={"is_automatic_forward": True}
+        )
 
     def _tap(self, user: SimUser, message: Any, button: Any, *, strict: bool) -> TapResult:
         if isinstance(message, MessageRecord):
@@ -1393,7 +1444,11 @@ class BotAPIEmulator:
             {
                 "id": qid,
                 "from": user.to_dict(),
-                "message": msg.to_dict(),
+                "message": (
+                    {"chat": self.chats[msg.chat_id].to_dict(), "message_id": msg.message_id, "date": 0}
+                    if (msg.chat_id, msg.message_id) in self.inaccessible
+                    else msg.to_dict()
+                ),
                 "chat_instance": chat_instance,
                 "data": found["callback_data"],
             },
@@ -1436,7 +1491,7 @@ class BotAPIEmulator:
             {
                 "chat": chat.to_dict(),
                 "from": by if isinstance(by, dict) else by.to_dict(),
-                "date": int(time.time()),
+                "date": int(self.wall_time()),
                 "old_chat_member": self._member_status(chat, old, bot),
                 "new_chat_member": self._member_status(chat, new, bot),
             },
@@ -1593,7 +1648,7 @@ class BotAPIEmulator:
             {
                 "chat": chat.to_dict(),
                 "from": (by or user).to_dict(),
-                "date": int(time.time()),
+                "date": int(self.wall_time()),
                 "old_chat_member": old_d,
                 "new_chat_member": self._member_status(chat, new, u),
             },

@@ -90,6 +90,17 @@ def link_offered_to(table: Table, user_id: int) -> bool:
     return user_id in table.link_offers or table.seat_of(user_id) is not None
 
 
+def indexed_people(table: Table) -> set[int]:
+    """Whom the users' games index lists a table for: its people, and those its lobby offered
+    a join link to (a bare /start finds it: :func:`waits_for`)."""
+    return {seat.user_id for seat in table.seats if seat.human} | set(table.link_offers)
+
+
+def waits_for(table: Table, user_id: int) -> bool:
+    """Whether the open lobby offered ``user_id`` its join link and has not seated them yet."""
+    return table.status is Status.LOBBY and user_id in table.link_offers and table.seat_of(user_id) is None
+
+
 def join_by_link(table: Table, seat: Seat, now: float, timeout: float) -> Change:
     """``/start j<id>``: seat the person the link was offered to; anyone else: ``link_not_yours``."""
     if not link_offered_to(table, seat.user_id):

@@ -82,10 +82,13 @@ def place(update: Update) -> tuple[int, int | None]:
 
 def replied_user(update: Update) -> User | None:
     """The user the message explicitly replies to (/kick, /stats), or ``None``; the implicit
-    reply to a forum topic's creation message is no reply."""
+    reply to a forum topic's creation message is no reply, nor is a message sent on behalf of a
+    chat (a channel's automatic forward comes from "Telegram", a persona from Channel_Bot)."""
     message = update.effective_message
     replied = message.reply_to_message if message is not None else None
     if message is None or replied is None or replied.from_user is None or replied.forum_topic_created is not None:
+        return None
+    if replied.sender_chat is not None:  # a channel's post or persona, an anonymous admin: no person
         return None
     if (
         message.is_topic_message

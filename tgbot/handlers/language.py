@@ -32,12 +32,19 @@ async def language_command(update: Update, context: BotContext) -> None:
 async def set_group_language(
     context: BotContext, chat_id: int, message: MaybeInaccessibleMessage | None, language: str
 ) -> None:
-    """Store the group's language; the open lobby of the message's topic follows it."""
+    """Store the group's language; the open lobby of the message's topic follows it (every open
+    lobby of the chat when the message is inaccessible: its topic is unknown)."""
     await context.store.records.set_chat_settings(chat_id, lang=language)
-    thread = message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
-    table = await context.store.chat_game(chat_id, thread)
-    if table is not None and table.status is Status.LOBBY:
-        await context.transact(table.id, lambda table: game_lobby.set_lang(table, language))
+    if isinstance(message, Message) and message.is_accessible:  # (PTB parses an inaccessible one as a Message too)
+        thread = message.message_thread_id if message.is_topic_message else None
+        table = await context.store.chat_game(chat_id, thread)
+        tables = [table] if table is not None else []
+    else:
+        tables = await context.store.chat_games(chat_id)
+    for table in tables:
+        if table.status is Status.LOBBY:
+            with contextlib.suppress(RefusedError):  # (started or closed meanwhile)
+                await context.transact(table.id, lambda table: game_lobby.set_lang(table, language))
 
 
 async def set_language(press: Press) -> TapDone:

@@ -18,6 +18,7 @@ from tgbot.codec import Op
 from tgbot.game import lobby as game_lobby
 from tgbot.game.rights import Action, allowed, refusal
 from tgbot.game.table import Answer, Change, RefusedError, Status, Table
+from tgbot.handlers.chat import unseat_everywhere
 from tgbot.handlers.common import (
     Press,
     TapDone,
@@ -28,8 +29,15 @@ from tgbot.handlers.common import (
     new_seat,
 )
 from tgbot.handlers.context import BotContext, Services
-from tgbot.handlers.identity import actor_id, is_admin, may_manage, place, telegram_says_gone
-from tgbot.render.announcements import note
+from tgbot.handlers.identity import (
+    actor_id,
+    is_admin,
+    is_anonymous_admin,
+    may_manage,
+    place,
+    telegram_says_gone,
+)
+from tgbot.render.announcements import links_waiting, note
 from tgbot.render.answers import answer
 from tgbot.render.menus import leave_confirm
 from tgbot.render.text import BOT_NAMES, title
@@ -94,9 +102,13 @@ async def notify_lobby(context: BotContext, table: Table, users: list[int]) -> N
 
 async def start_game(update: Update, context: BotContext) -> None:
     """``/start_game`` in a group: open a lobby (one live game per chat or forum topic)."""
-    services, chat = context.services, update.effective_chat
+    services, chat, message = context.services, update.effective_chat, update.effective_message
     assert chat is not None
     language, (_, thread) = await context.group_language(chat.id), place(update)
+    if message is not None and message.sender_chat is not None and not is_anonymous_admin(update):
+        # a channel persona: nobody but an admin could start or stop its lobby
+        await context.reply(note("as_channel", language))
+        return
     existing, game_id = await services.store.chat_game(chat.id, thread), context.new_game_id()
     if existing is not None or not await services.store.claim_chat(chat.id, thread, game_id):
         if existing is None or existing.id != game_id:  # (else this very update opened it, before a crash)
@@ -114,6 +126,49 @@ async def start_game(update: Update, context: BotContext) -> None:
     users = await open_lobby(context, table)
     if users:
         context.background(notify_lobby(context, table, users))
+
+
+async def seat_by_link(update: Update, context: BotContext, game_id: str) -> None:
+    """The join link of lobby ``game_id`` opened in private chat: seat the sender if the lobby
+    offered them the link and Telegram does not say they left the group since; anyone else is
+    refused and sees nothing of the group."""
+    services, user = context.services, update.effective_user
+    assert user is not None
+    lobby = await services.store.load(game_id)
+    try:
+        if lobby is None:
+            raise RefusedError(Answer.NO_GAME)
+        if not game_lobby.link_offered_to(lobby, user.id):
+            raise RefusedError(Answer.LINK_NOT_YOURS)
+        if await telegram_says_gone(context, lobby.chat_id, user.id):
+            await unseat_everywhere(context, lobby.chat_id, user.id)  # the bot missed their leaving
+            raise RefusedError(Answer.LINK_NOT_YOURS)
+        seat = await new_seat(context, update, lobby.chat_id)
+        now, timeout = services.now(), services.settings.lobby_timeout
+        done = await context.transact(game_id, lambda table: game_lobby.join_by_link(table, seat, now, timeout))
+    except RefusedError as refusal:
+        await context.reply(answer(refusal.code, await context.language()))
+        return
+    table = done.change.table
+    seat_index = table.seat_of(user.id)
+    assert seat_index is not None
+    translator = i18n.translator(table.seat_language(seat_index))
+    await context.reply(translator.t("You joined the game in «{group}».", group=title(table)))
+    await maybe_autostart(context, table)
+
+
+async def join_offered(update: Update, context: BotContext) -> bool:
+    """A bare ``/start`` (an older client drops a link's payload, or Start was pressed by hand):
+    the one open lobby that offered the sender its link seats them (:func:`seat_by_link`);
+    offered by several, they are told where to tap. False when no lobby waits for them."""
+    user = update.effective_user
+    assert user is not None
+    offered = await context.store.user_games(user.id, offered=True)
+    if len(offered) == 1:
+        await seat_by_link(update, context, offered[0].id)
+    elif offered:
+        await context.reply(links_waiting(await context.language(), offered))
+    return bool(offered)
 
 
 async def add_bot_command(update: Update, context: BotContext) -> None:

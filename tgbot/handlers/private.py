@@ -9,18 +9,14 @@ from telegram import Update
 from telegram.constants import ChatType
 
 from tgbot import i18n
-from tgbot.game import lobby as game_lobby
-from tgbot.game.table import Answer, RefusedError
 from tgbot.handlers import budget
-from tgbot.handlers.chat import set_reachable, unseat_everywhere
-from tgbot.handlers.common import new_seat
+from tgbot.handlers.chat import set_reachable
 from tgbot.handlers.context import BotContext
-from tgbot.handlers.identity import actor_id, replied_user, telegram_says_gone
-from tgbot.handlers.lobby import maybe_autostart
+from tgbot.handlers.identity import actor_id, replied_user
+from tgbot.handlers.lobby import join_offered, seat_by_link
 from tgbot.render.announcements import note
-from tgbot.render.answers import answer
 from tgbot.render.menus import help_text, private_hint, rules, stats_text, top_text
-from tgbot.render.text import group_title, title
+from tgbot.render.text import group_title
 from tgbot.storage import stats
 
 Text = Callable[[str], str]
@@ -31,43 +27,26 @@ async def start_private(update: Update, context: BotContext) -> None:
     services, user = context.services, update.effective_user
     assert user is not None
     await set_reachable(services, user.id, True, user.language_code)
+    if await join_offered(update, context):  # a join link that arrived without its payload
+        return
     translator = i18n.translator(await context.language())
     await context.reply(
         translator.t(
             "Hi! I run «I doubt it» card games in groups. Add me to a group and send /start_game there; "
             "I will send your cards here. /rules explains the game."
-        ),
+        )
+        + "\n\n"
+        + translator.t("To join a game that is open, tap «Join» under its lobby in the group."),
     )
 
 
 async def join_by_link(update: Update, context: BotContext) -> None:
-    """``/start j<game id>``: seat the sender if the lobby offered them the link and Telegram does
-    not say they left the group since; anyone else is refused and sees nothing of the group."""
+    """``/start j<game id>``: seat the sender if the lobby offered them the link
+    (:func:`lobby.seat_by_link`)."""
     services, user = context.services, update.effective_user
     assert user is not None and context.args
     await set_reachable(services, user.id, True, user.language_code)
-    game_id = context.args[0][1:]
-    lobby = await services.store.load(game_id)
-    try:
-        if lobby is None:
-            raise RefusedError(Answer.NO_GAME)
-        if not game_lobby.link_offered_to(lobby, user.id):
-            raise RefusedError(Answer.LINK_NOT_YOURS)
-        if await telegram_says_gone(context, lobby.chat_id, user.id):
-            await unseat_everywhere(context, lobby.chat_id, user.id)  # the bot missed their leaving
-            raise RefusedError(Answer.LINK_NOT_YOURS)
-        seat = await new_seat(context, update, lobby.chat_id)
-        now, timeout = services.now(), services.settings.lobby_timeout
-        done = await context.transact(game_id, lambda table: game_lobby.join_by_link(table, seat, now, timeout))
-    except RefusedError as refusal:
-        await context.reply(answer(refusal.code, await context.language()))
-        return
-    table = done.change.table
-    seat_index = table.seat_of(user.id)
-    assert seat_index is not None
-    translator = i18n.translator(table.seat_language(seat_index))
-    await context.reply(translator.t("You joined the game in «{group}».", group=title(table)))
-    await maybe_autostart(context, table)
+    await seat_by_link(update, context, context.args[0][1:])
 
 
 async def group_only(update: Update, context: BotContext) -> None:
@@ -98,8 +77,10 @@ async def _private_text(update: Update, context: BotContext, text: Text) -> None
         await context.reply(text(language))
         return
     sent = user is not None and bool(actor_id(update)) and await context.tell(user.id, text(language))
+    # only a real block (a 403 recorded it) or a bot never started is "I can't write to you"
+    reachable = sent or (user is not None and bool(actor_id(update)) and await services.store.records.can_dm(user.id))
     if not await budget.game_running(services.store, chat.id):  # else the group's budget is the game's
-        await context.reply(private_hint(await context.group_language(chat.id), sent))
+        await context.reply(private_hint(await context.group_language(chat.id), sent, reachable))
 
 
 async def _answer_quietly(update: Update, context: BotContext, text: Text) -> None:

@@ -7,11 +7,12 @@ import asyncio
 import base64
 import hashlib
 import json
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from tgbot.game.lobby import moved_to
+from tgbot.game.lobby import indexed_people, moved_to, waits_for
 from tgbot.game.table import Answer, Change, RefusedError, Table
 from tgbot.storage.records import DELETE_IF_EQUAL, Records
 from tgbot.storage.redis import RedisClient
@@ -157,7 +158,8 @@ class Store:
         self.on_commit = on_commit or (lambda before, after: None)
         self._tables: dict[str, Table] = {}
         self._applied: dict[str, dict[str, None]] = {}  # per game, the marks its commits recorded (oldest first)
-        self._locks: dict[str, asyncio.Lock] = {}
+        # a game's lock lives while someone holds or waits on it (they keep it referenced)
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._commit_script = redis.register_script(_COMMIT)
         self._raise_epoch = redis.register_script(_RAISE_EPOCH)
         self._set_if = redis.register_script(_SET_IF)
@@ -169,7 +171,8 @@ class Store:
 
     def lock(self, game_id: str) -> asyncio.Lock:
         """The game's lock: its transactions and its timer run one at a time."""
-        return self._locks.setdefault(game_id, asyncio.Lock())
+        lock = self._locks[game_id] = self._locks.get(game_id) or asyncio.Lock()
+        return lock
 
     async def load(self, game_id: str) -> Table | None:
         """The table of game ``game_id`` (from memory once loaded), or ``None`` if there is none. A
@@ -284,8 +287,6 @@ class Store:
         if not table.live:
             self._tables.pop(table.id, None)
             self._applied.pop(table.id, None)
-            if not self.lock(table.id).locked():
-                self._locks.pop(table.id, None)
             return
         self._tables[table.id] = table
         if mark:
@@ -298,8 +299,8 @@ class Store:
         """Bring the indexes in line with a committed table (one pipelined round trip, none for
         a change that moves no index, such as a play). Each index is checked against the game
         when read, so a crash between the commit and this leaves nothing wrong."""
-        now_in = {x.user_id for x in after.seats if x.human} if after.live else set()
-        was_in = {x.user_id for x in before.seats if x.human} if before is not None else set()
+        now_in = indexed_people(after) if after.live else set()
+        was_in = indexed_people(before) if before is not None else set()
         if before is not None and before.live == after.live and now_in == was_in and before.chat_id == after.chat_id:
             return
         pipe = self.redis.pipeline(transaction=False)
@@ -344,21 +345,27 @@ class Store:
             return False
         return bool(await self._set_if(keys=[key], args=[old or "", game_id]))
 
-    async def _indexed(self, key: str, belongs: Callable[[Table], bool]) -> list[Table]:
+    async def _indexed(
+        self, key: str, belongs: Callable[[Table], bool], kept: Callable[[Table], bool] | None = None
+    ) -> list[Table]:
         """The live tables of the index set ``key`` that ``belongs`` accepts, by id; the index's
-        other (stale) entries are dropped."""
+        stale entries (not live, or not ``kept``: by default not ``belongs``) are dropped."""
         out = []
         for game_id in sorted(await self.redis.smembers(key)):
             table = await self.load(game_id)
             if table is not None and table.live and belongs(table):
                 out.append(table)
-            else:
+            elif table is None or not table.live or not (kept or belongs)(table):
                 await self.redis.srem(key, game_id)
         return out
 
-    async def user_games(self, user_id: int) -> list[Table]:
-        """The live tables ``user_id`` is seated at."""
-        return await self._indexed(self.keys.user_games(user_id), lambda table: table.seat_of(user_id) is not None)
+    async def user_games(self, user_id: int, offered: bool = False) -> list[Table]:
+        """The live tables ``user_id`` is seated at (``offered``: the open lobbies that offered
+        them their join link instead, :func:`waits_for`)."""
+        key, kept = self.keys.user_games(user_id), lambda table: user_id in indexed_people(table)
+        if offered:
+            return await self._indexed(key, lambda table: waits_for(table, user_id), kept)
+        return await self._indexed(key, lambda table: table.seat_of(user_id) is not None, kept)
 
     async def chat_games(self, chat_id: int) -> list[Table]:
         """Every live table of a chat, in all its forum topics."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from babel.lists import format_list
+
 import core
 from core.cards import Rank
 from tgbot.game.play import REMIND_AT
@@ -13,6 +15,7 @@ from tgbot.game.table import AnnouncementKind, Ending, Table
 from tgbot.i18n import N_, Translator, translator as translator_for
 from tgbot.render.board import result_line
 from tgbot.render.text import (
+    Rendered,
     deadline,
     duration,
     esc,
@@ -150,12 +153,39 @@ _NOTES = {
     "forget_private": N_("Send /forget_me to me in private chat."),
     "kick_reply": N_("Reply with /kick to a message of the player to take off the table."),
     "no_record": N_("The record of this game is no longer available."),
+    "as_channel": N_("To open a game, write as yourself, not as a channel."),
 }
 
 
 def note(code: str, lang: str | None, **params: str) -> str:
     """A short note by code (:data:`_NOTES`) in ``lang``."""
     return translator_for(lang).t(_NOTES[code], **params)
+
+
+def board_moved(table: Table) -> Rendered:
+    """An old board Telegram no longer deletes (48 hours), edited into a pointer to the new one."""
+    return Rendered("⬇️ " + translator_for(table.lang).t("This board is out of date: the current one is below."))
+
+
+def panel_moved(table: Table, seat: int) -> Rendered:
+    """An old panel Telegram no longer deletes, edited into a pointer (the player's language)."""
+    return Rendered(
+        "⬇️ " + seat_translator(table, seat).t("Old cards: your current ones are in the newest message below.")
+    )
+
+
+def reminder_over(table: Table, seat: int) -> Rendered:
+    """A turn reminder whose turn passed, when Telegram no longer deletes it."""
+    return Rendered("⏰ " + seat_translator(table, seat).t("This turn in «{group}» is over.", group=title(table)))
+
+
+def links_waiting(lang: str | None, tables: list[Table]) -> str:
+    """Private note to a bare /start from someone several open lobbies offered their link."""
+    translator = translator_for(lang)
+    groups = format_list([translator.t("«{group}»", group=title(table)) for table in tables], locale=translator.lang)
+    return translator.t(
+        "Games in {groups} are waiting for you: tap «Join» again in the group you want to play in.", groups=groups
+    )
 
 
 def unreachable(table: Table, seat: int, bot_username: str) -> str:

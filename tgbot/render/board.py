@@ -7,6 +7,7 @@ import core
 from tgbot.codec import Op, Tap
 from tgbot.game.table import Ending, Status, Table
 from tgbot.i18n import Translator, translator as translator_for
+from tgbot.render.limits import fit
 from tgbot.render.text import (
     Rendered,
     button,
@@ -80,15 +81,27 @@ def board(table: Table, bot_username: str) -> Rendered:
     rows += _seat_rows(table, public_view, translator)
     pile = pile_text(translator, public_view.pile_size)
     rows += ["", pile + " · " + translator.t("plays: {plays}", plays=number(translator, public_view.plays))]
-    if public_view.claims:
-        rows.append(translator.t("This round: {claims}", claims=_round_claims(table, public_view, translator)))
-    rows += ["", _status_line(table, public_view, translator)]
+    claims = [
+        translator.t(
+            "{player} — {claim}", player=name(table, claim.seat), claim=rank_count(translator, claim.count, claim.claim)
+        )
+        for claim in public_view.claims[-ROUND_CLAIMS_SHOWN:]
+    ]
+    earlier = len(public_view.claims) > ROUND_CLAIMS_SHOWN
+
+    def round_line(kept: list[str], cut: bool) -> list[str]:
+        """The round's claims kept, after «…» when there were more."""
+        if not claims:
+            return []
+        return [translator.t("This round: {claims}", claims=" · ".join((["…"] if earlier or cut else []) + kept))]
+
+    text = fit(rows, claims, ["", _status_line(table, public_view, translator)], round_line)
     keyboard = None
     if table.status is Status.PLAYING and bot_username:
         keyboard = [[link(translator.t("My cards (private chat)"), f"https://t.me/{bot_username}")]]
     elif table.status is Status.OVER:
         keyboard = [[button(translator.t("Play again"), Tap(Op.AGAIN, table.id))]]
-    return Rendered(lines(*rows), keyboard)
+    return Rendered(text, keyboard)
 
 
 def _seat_rows(table: Table, public_view: core.PublicView, translator: Translator) -> list[str]:
@@ -107,17 +120,6 @@ def _seat_rows(table: Table, public_view: core.PublicView, translator: Translato
         + translator.n("{n} card", "{n} cards", public_view.hand_sizes[seat])
         for seat in sorted(range(public_view.players), key=lambda seat: (result.places[seat], seat))
     ]
-
-
-def _round_claims(table: Table, public_view: core.PublicView, translator: Translator) -> str:
-    """The round's last :data:`ROUND_CLAIMS_SHOWN` claims, after «…» when there were more."""
-    shown = [
-        translator.t(
-            "{player} — {claim}", player=name(table, claim.seat), claim=rank_count(translator, claim.count, claim.claim)
-        )
-        for claim in public_view.claims[-ROUND_CLAIMS_SHOWN:]
-    ]
-    return " · ".join((["…"] if len(public_view.claims) > ROUND_CLAIMS_SHOWN else []) + shown)
 
 
 def _status_line(table: Table, public_view: core.PublicView, translator: Translator) -> str:

@@ -163,11 +163,14 @@ def language_set(lang: str, group: bool) -> str:
     return translator.t("Your private messages are now in {language}.", language=language)
 
 
-def private_hint(lang: str | None, sent: bool) -> str:
-    """The short group reply to /rules or /help outside a running game."""
+def private_hint(lang: str | None, sent: bool, reachable: bool = False) -> str:
+    """The short group reply to /rules or /help outside a running game: sent, not sent for
+    now (Telegram failed, the private chat works: ``reachable``), or the bot may not write."""
     translator = translator_for(lang)
     if sent:
         return translator.t("I sent it to you in private chat.")
+    if reachable:
+        return translator.t("I couldn't send it to you in private chat just now: ask again in a minute.")
     return translator.t("I can't write to you privately: open a chat with me, press «Start» and ask again.")
 
 

@@ -1,11 +1,11 @@
 """The words and figures every view shares: escaping (:func:`name`, :func:`esc` for Telegram's HTML
-parse mode), names, numbers, durations, ranks, and the cap to Telegram's text limit."""
+parse mode), names, numbers, durations, ranks; the cap to Telegram's text limit is
+:mod:`tgbot.render.limits`'s (re-exported here)."""
 
 from __future__ import annotations
 
 import hashlib
 import html
-import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -13,12 +13,17 @@ from typing import Any, NotRequired, TypedDict
 
 from babel.numbers import format_decimal
 from telegram import InlineKeyboardMarkup
-from telegram.constants import MessageLimit
 
 from core.cards import Hand, Rank
 from tgbot.codec import Tap, encode
 from tgbot.game.table import Table
-from tgbot.i18n import N_, Np_, Translator, translator as translator_for
+from tgbot.i18n import LANGUAGES, N_, Np_, Translator, translator as translator_for
+from tgbot.render.limits import (  # (re-exported: every view caps its texts)
+    cap as cap,
+    lines as lines,
+    plain as plain,
+    utf16_units as utf16_units,
+)
 
 #: Names are cut to this many characters on screen.
 MAX_NAME = 32
@@ -32,7 +37,7 @@ BOT_NAMES: tuple[str, ...] = (
     N_("Bot Zina"),
 )
 #: Marks a person's seat that the AI plays for them, on the board and in the lobby (an AI
-#: player's own name says what it is).
+#: player's own name says what it is). Reserved: no person's name shows it (:func:`seat_names`).
 AI_MARK = "🤖"
 #: Button styles (https://core.telegram.org/bots/api#inlinekeyboardbutton, ``style``): green
 #: for «Верю», red for «Не верю!», blue for the buttons that put cards on the pile.
@@ -92,11 +97,6 @@ def link(text: str, url: str) -> Button:
     return Button(text=text, url=url)
 
 
-def plain(text: str) -> str:
-    """The text Telegram shows for our HTML ``text`` (tags dropped, entities decoded)."""
-    return html.unescape(re.sub(r"<[^>]+>", "", text))
-
-
 def esc(text: str) -> str:
     """Escape a user-supplied string for HTML parse mode."""
     return html.escape(text, quote=False)
@@ -139,15 +139,57 @@ def isolated(raw: str | None, fallback: str = "—") -> str:
 
 
 def name(table: Table, seat: int, translator: Translator | None = None) -> str:
-    """Seat ``seat``'s name, isolated (:func:`isolated`). Names are never declined: every
-    sentence puts them where the grammar needs no case ending. ``translator`` gives the
-    fallback "Player n" and bots' names (default: the table's language)."""
+    """Seat ``seat``'s name as every screen shows it (:func:`seat_names`), isolated. Names are
+    never declined: every sentence puts them where the grammar needs no case ending.
+    ``translator`` gives the fallback "Player n" and bots' names (default: the table's language)."""
     translator = translator or translator_for(table.lang)
-    fallback = translator.t("Player {n}", n=seat + 1)
-    raw = table.seats[seat].name
-    if not table.seats[seat].human:
-        raw = translator.t(raw) if raw else fallback
-    return isolated(raw, fallback)
+    seats = tuple((seat.name, seat.human) for seat in table.seats)
+    return "\u2068" + esc(seat_names(seats, translator.lang)[seat]) + "\u2069"
+
+
+#: Letters that look alike in Latin, Greek and Cyrillic (after casefolding), folded together in
+#: :func:`_name_key`: «Caшa» (with Latin c and a) looks like «Саша».
+_LOOKALIKES = str.maketrans("aceopxykmhbtοαερκτχё", "асеорхукмнвтоаерктхе")
+
+
+def _name_key(text: str) -> str:
+    """What makes two names look the same: case, compatibility forms, look-alike letters and
+    spacing aside."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().translate(_LOOKALIKES).split())
+
+
+@lru_cache(maxsize=1)
+def _ai_names() -> frozenset[str]:
+    """The AI players' names in every language (:data:`BOT_NAMES`): no person is shown as one."""
+    names = [translator_for(lang).t(bot) for lang in LANGUAGES for bot in BOT_NAMES]
+    return frozenset(_name_key(text) for text in (*names, *BOT_NAMES))  # (the msgids too: «Bot Masha»)
+
+
+@lru_cache(maxsize=4096)  # a pure function of a table's names, asked for every name shown
+def seat_names(seats: tuple[tuple[str, bool], ...], lang: str) -> tuple[str, ...]:
+    """Each seat's name (``seats``: (raw name, human) per seat) cleaned (:func:`clean_name`, not
+    escaped) and told apart, the one rule of how seats are named on every screen. The AI's
+    are reserved: an AI seat shows its own name (in ``lang``); a person's name loses the AI mark
+    (:data:`AI_MARK`), and one that repeats an earlier seat's, any AI seat's of the game or any
+    AI player's name in any language gets the first free number: «Саша», «Саша (2)»."""
+    translator = translator_for(lang)
+    shown = [""] * len(seats)
+    for seat, (raw, human) in enumerate(seats):
+        fallback = translator.t("Player {n}", n=seat + 1)
+        if human:
+            shown[seat] = clean_name((raw or "").replace(AI_MARK, " "), fallback)
+        else:
+            shown[seat] = clean_name(translator.t(raw) if raw else fallback, fallback)
+    taken = {_name_key(shown[seat]) for seat, (_, human) in enumerate(seats) if not human}
+    for seat, (_, human) in enumerate(seats):
+        if not human:
+            continue
+        base, number = shown[seat], 1
+        while _name_key(shown[seat]) in taken or (number == 1 and _name_key(base) in _ai_names()):
+            number += 1
+            shown[seat] = f"{base} ({number})"
+        taken.add(_name_key(shown[seat]))
+    return tuple(shown)
 
 
 def marked(table: Table, seat: int) -> str:
@@ -294,54 +336,3 @@ def variant_name(translator: Translator, variant: str) -> str:
 def variant_short(translator: Translator, variant: str) -> str:
     """The variant's name on a button of a row («По-русски», «Классика»)."""
     return translator.t("Russian rules") if variant == "russian" else translator.t("Classic rules")
-
-
-#: A token of the bot's HTML: a tag (group 1: "/" of a closing tag, group 2: its name), an
-#: entity (&amp; &lt; &gt; &quot; &#NN;), or one character.
-_HTML_TOKEN = re.compile(r"<(/?)([A-Za-z-]+)(?:\s[^>]*)?>|&(?:#[0-9]+|#x[0-9A-Fa-f]+|[A-Za-z]+);|.", re.S)
-
-
-def utf16_units(text: str) -> int:
-    """Length in UTF-16 code units (Telegram's unit: an emoji outside the BMP counts 2)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _token_size(token: re.Match[str]) -> int:
-    """What one token counts in Telegram's length: a tag nothing, an entity one character."""
-    if token.group(2) is not None:
-        return 0
-    return 1 if token.group().startswith("&") and len(token.group()) > 1 else utf16_units(token.group())
-
-
-def cap(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> str:
-    """Keep a message within Telegram's limit as Telegram counts it (https://core.telegram.org/bots/api#sendmessage:
-    the text after entities parsing, in UTF-16 code units). A longer one is cut at a whole
-    character or entity, ends with «…», and every tag still open there is closed."""
-    if utf16_units(text) <= limit:
-        return text  # the usual case: the source is never shorter than what Telegram counts
-    tokens = list(_HTML_TOKEN.finditer(text))
-    sizes = [_token_size(token) for token in tokens]
-    if sum(sizes) <= limit:
-        return text
-    kept: list[str] = []
-    open_tags: list[str] = []
-    used = 0
-    for token, size in zip(tokens, sizes, strict=True):
-        tag = token.group(2)
-        if tag is not None:
-            if not token.group(1):
-                open_tags.append(tag.lower())
-            elif tag.lower() in open_tags:
-                del open_tags[len(open_tags) - 1 - open_tags[::-1].index(tag.lower())]
-        elif used + size > limit - 1:  # room for the ellipsis
-            break
-        used += size
-        kept.append(token.group())
-    kept.append("…")
-    kept.extend(f"</{tag}>" for tag in reversed(open_tags))
-    return "".join(kept)
-
-
-def lines(*parts: str) -> str:
-    """Lines joined and capped (:func:`cap`)."""
-    return cap("\n".join(parts))

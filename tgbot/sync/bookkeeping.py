@@ -40,6 +40,11 @@ def told_retired(seat: int) -> str:
     return f"told_retired:{seat}"
 
 
+def reminder(seat: int) -> str:
+    """The seat's turn reminder shown: ``<message id> <turn end>`` (retired once that turn passed)."""
+    return f"reminder:{seat}"
+
+
 def seat_of(field: str) -> int | None:
     """The seat of a per-seat field (``unreachable:2`` → 2), ``None`` for a game-wide one."""
     _, _, seat = field.partition(":")

@@ -16,7 +16,7 @@ from core.stats import SeatStats
 from tgbot.game import group as game_group
 from tgbot.game.table import AnnouncementKind, Answer, Change, Ending, GroupAccess, RefusedError, Table
 from tgbot.owner.store import Store
-from tgbot.render.announcements import announcement, unreachable
+from tgbot.render.announcements import announcement, board_moved, reminder_over, unreachable
 from tgbot.render.board import board
 from tgbot.render.text import Rendered, utf16_units
 from tgbot.sync import bookkeeping as fields
@@ -42,6 +42,15 @@ class GameHooks:
     figures: Callable[[Table], Awaitable[list[SeatStats] | None]]  # each seat's, for the result
     shown: Callable[[Table], Awaitable[object]]  # an ended game shown to its end (its statistics)
     migrated: Callable[[Table, int], Awaitable[object]]  # its group is now this supergroup
+
+
+def _turn_passed(table: Table, seat: object, end: object) -> bool:
+    """Whether the turn of ``seat`` that ends at ``end`` (a reminder's) is over: another turn,
+    or the game, or the person's own hands no longer on it (the AI plays the seat)."""
+    if end is None or not isinstance(seat, int):
+        return False
+    current = table.state.current if table.state is not None and table.live else None
+    return current != seat or table.turn_end != end or table.seats[seat].by_ai
 
 
 class GroupLane:
@@ -71,6 +80,7 @@ class GroupLane:
         return board(table, self._username())
 
     async def sync(self, table: Table) -> None:
+        await self._retire_reminders(table)
         if table.group_access is GroupAccess.GONE:
             await self.store.records.outbox_clear(table.id)  # nothing calls the group again
             await self._finish(table)
@@ -126,7 +136,8 @@ class GroupLane:
             if note.get("to") is not None:  # a private note: the group's before it go first
                 refused = refused or await self._post_announcements(table, waiting, kept)
                 waiting = []
-                await self._tell_player(table, int(note["to"]), announcement(table, note) or "")
+                if not _turn_passed(table, note.get("seat"), note.get("end")):  # (a reminder too late is dropped)
+                    await self._tell_player(table, note, announcement(table, note) or "")
                 await self.store.records.outbox_drop(game_id, [raw])
             elif refused is not None:
                 kept.append(raw)
@@ -184,15 +195,34 @@ class GroupLane:
         await self.store.records.outbox_drop(table.id, [raw for raw, _ in waiting])
         return None
 
-    async def _tell_player(self, table: Table, user_id: int, text: str) -> None:
-        """A note to one player privately (the turn reminder); a lost private chat is recorded,
-        a note Telegram refuses as it is is dropped."""
+    async def _tell_player(self, table: Table, note: dict[str, Any], text: str) -> None:
+        """A note to one player privately (the turn reminder: kept in the bookkeeping, to be
+        retired when its turn passes); a lost private chat is recorded, a note Telegram refuses
+        as it is is dropped."""
+        user_id = int(note["to"])
         if not text:
             return
         try:
-            await self.messages.send(user_id, Rendered(text))  # (a 403 is recorded there)
+            shown = await self.messages.send(user_id, Rendered(text))  # (a 403 is recorded there)
         except BadRequest as error:
             log.error("private note of %s to %s dropped: %s", table.id, user_id, error)
+            return
+        if shown is not None and note.get("end") is not None and isinstance(note.get("seat"), int):
+            await self.bookkeeping.write(table.id, {fields.reminder(note["seat"]): f"{shown} {note['end']!r}"})
+
+    async def _retire_reminders(self, table: Table) -> None:
+        """Delete each turn reminder whose turn has passed (a countdown to a moment gone by is
+        no reminder), or edit it so when Telegram no longer deletes it."""
+        bookkeeping = await self.bookkeeping.of(table.id)
+        for seat in range(len(table.seats)):
+            shown = bookkeeping.get(fields.reminder(seat))
+            if not shown:
+                continue
+            message_id, _, end = shown.partition(" ")
+            if not _turn_passed(table, seat, float(end)):
+                continue
+            await self.messages.retire(table.seats[seat].user_id, int(message_id), reminder_over(table, seat))
+            await self.bookkeeping.write(table.id, {fields.reminder(seat): None})
 
     async def _post_unreachable_notes(self, table: Table) -> None:
         """Tell the group of each player marked unreachable (1, then 2): once per player per
@@ -234,7 +264,7 @@ class GroupLane:
         if shown is not None:
             await self.bookkeeping.write(table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest})
         if old:
-            await self.messages.delete(table.chat_id, int(old))
+            await self.messages.retire(table.chat_id, int(old), board_moved(table))
 
     async def refused(self, table: Table, refusal: GroupRefusal, cause: TelegramError | str) -> None:
         """The group refused a message: for now (the table records since when; it is retired

@@ -3,7 +3,6 @@ Telegram's errors say of a group (:func:`group_refusal`)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import warnings
 from enum import StrEnum
@@ -151,9 +150,26 @@ class Messages:
             return None
         return await self.send(chat_id, rendered, thread_id) if resend else None
 
-    async def delete(self, chat_id: int, message_id: int) -> None:
-        with contextlib.suppress(BadRequest, Forbidden):  # already gone, or too old to delete
+    async def retire(self, chat_id: int, message_id: int, pointer: Rendered) -> None:
+        """Delete a message that is current no more (an old board, panel or reminder). Telegram
+        deletes none sent 48 hours ago or more (400 "message can't be deleted"): that one is
+        edited into ``pointer``, one line without buttons, so no live button stays above the
+        current message. A message already gone, or a chat lost, is left as it is."""
+        try:
             await self.bot.delete_message(chat_id, message_id)
+        except Forbidden:
+            return
+        except BadRequest as error:
+            if not says(error, "can't be deleted"):
+                return
+            try:  # (waits for the chat's slot like the delete; a pointer not drawn stays a stale message)
+                await self.bot.do_api_request(
+                    "editMessageText",
+                    api_kwargs={**self._defaults, "chat_id": chat_id, "message_id": message_id, "text": pointer.text},
+                    rate_limit_args={"priority": "game"},
+                )
+            except TelegramError as refused:
+                log.info("old message %s in %s neither deleted nor edited: %s", message_id, chat_id, refused)
 
 
 async def answer_tap(query: CallbackQuery, text: str | None = None, url: str | None = None) -> bool:

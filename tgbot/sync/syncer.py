@@ -19,7 +19,7 @@ from telegram.ext import ExtBot
 
 from tgbot.game.table import RETIRED, Table
 from tgbot.owner.store import Store
-from tgbot.render.announcements import retired_note
+from tgbot.render.announcements import panel_moved, retired_note
 from tgbot.render.panel import panel, panel_state, turn_now
 from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
@@ -212,7 +212,7 @@ class Syncer:
             written[fields.turn_panel_sent(seat)] = table.action_count
         await self.bookkeeping.write(table.id, written)
         if turn_panel and message_id is not None:
-            await self.messages.delete(chat_id, message_id)
+            await self.messages.retire(chat_id, message_id, panel_moved(table, seat))
         return True
 
     async def _mark_unreachable(self, table: Table, seat: int) -> bool:
@@ -260,7 +260,7 @@ class Syncer:
             assert seat is not None
             old = (await self.bookkeeping.of(table.id)).get(fields.panel_message(seat))
             if old:
-                await self.messages.delete(user_id, int(old))  # its buttons are stale
+                await self.messages.retire(user_id, int(old), panel_moved(table, seat))  # its buttons are stale
             per_seat = (
                 fields.panel_message,
                 fields.panel_state,
