@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import time
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -22,6 +23,8 @@ from tgbot.owner.store import UpdateMark
 from tgbot.storage.keys import Keys
 
 LEASE_VALUE = "holder-1 1"
+#: The stream, the recent ids, the offset, the lease, the dead letters (and the last reply).
+KEYS = Keys("cheat:9").ingest()
 
 
 def update(update_id: int, text: str = "/start") -> dict:
@@ -38,9 +41,9 @@ def update(update_id: int, text: str = "/start") -> dict:
 
 
 async def ready(redis) -> Ingest:
-    ingest = Ingest(redis, Keys("cheat:9").ingest())
+    ingest = Ingest(redis, KEYS)
     await redis.xgroup_create(ingest.stream, GROUP, id="0", mkstream=True)
-    await redis.set(ingest.keys.lease, LEASE_VALUE)
+    await redis.set(KEYS[3], LEASE_VALUE)
     return ingest
 
 
@@ -112,7 +115,7 @@ async def test_a_resent_write_returns_what_the_first_took(redis, monkeypatch):
     hands the consumer the same entries (else they sit pending until a take-over)."""
     ingest = await ready(redis)
     await ingest.pushed(update(6, "/help"))  # an entry not of the batch, read back as JSON
-    monkeypatch.setattr(stream.secrets, "token_hex", lambda size: "call-1")
+    monkeypatch.setattr(secrets, "token_hex", lambda size: "call-1")
     first = await ingest.polled([update(7)], LEASE_VALUE, 8, "holder-1", [])
     again = await ingest.polled([update(7)], LEASE_VALUE, 8, "holder-1", [])
     assert [(entry_id, data["update_id"]) for entry_id, data in again] == [
@@ -120,7 +123,7 @@ async def test_a_resent_write_returns_what_the_first_took(redis, monkeypatch):
     ]
     assert [data["update_id"] for _, data in first] == [6, 7]
     assert await redis.xlen(ingest.stream) == 2
-    monkeypatch.setattr(stream.secrets, "token_hex", lambda size: "call-2")
+    monkeypatch.setattr(secrets, "token_hex", lambda size: "call-2")
     assert await ingest.polled([update(7)], LEASE_VALUE, 8, "holder-1", []) == []  # a new call: nothing new
 
 
@@ -129,7 +132,7 @@ async def test_an_update_that_is_no_valid_unicode_is_set_aside_at_once(redis, ca
     before = metrics.dead_letters()
     entries = await ingest.polled([update(30, "/start\ud800"), update(31, "/rules")], LEASE_VALUE, 32, "holder-1", [])
     assert [data["update_id"] for _, data in entries] == [31]  # the batch goes on
-    (_, dead), *more = await redis.xrange(ingest.keys.dead_letters)
+    (_, dead), *more = await redis.xrange(KEYS[4])
     assert not more and dead["update_id"] == "30" and "surrogates not allowed" in dead["error"]
     assert json.loads(dead["update"])["message"]["text"] == "/start\ud800"
     assert metrics.dead_letters() == before + 1
@@ -143,11 +146,11 @@ async def test_the_recent_ids_are_trimmed_by_arrival_so_a_lower_id_is_kept(redis
     second delivery is skipped (trimmed by id, the lowest went at once)."""
     ingest = await ready(redis)
     now_ms = int(time.time() * 1000)
-    await redis.zadd(ingest.keys.recent, {str(900_000 + i): now_ms - 60_000 + i for i in range(stream.RECENT_UPDATES)})
+    await redis.zadd(KEYS[1], {str(900_000 + i): now_ms - 60_000 + i for i in range(stream.RECENT_UPDATES)})
     assert len(await ingest.polled([update(5)], LEASE_VALUE, 6, "holder-1", [])) == 1
     assert await ingest.polled([update(5)], LEASE_VALUE, 6, "holder-1", []) == []
-    assert await redis.zcard(ingest.keys.recent) == stream.RECENT_UPDATES
-    assert await redis.zscore(ingest.keys.recent, "900000") is None  # the oldest arrival went
+    assert await redis.zcard(KEYS[1]) == stream.RECENT_UPDATES
+    assert await redis.zscore(KEYS[1], "900000") is None  # the oldest arrival went
 
 
 async def test_an_id_stored_more_than_a_day_ago_is_a_new_update(redis):
@@ -155,7 +158,7 @@ async def test_an_id_stored_more_than_a_day_ago_is_a_new_update(redis):
     comes after 24 hours, so those are new updates."""
     ingest = await ready(redis)
     now_ms = int(time.time() * 1000)
-    await redis.zadd(ingest.keys.recent, {"5": now_ms - 8 * 24 * 3600 * 1000, "6": now_ms - 3600 * 1000})
+    await redis.zadd(KEYS[1], {"5": now_ms - 8 * 24 * 3600 * 1000, "6": now_ms - 3600 * 1000})
     assert [
         data["update_id"] for _, data in await ingest.polled([update(5), update(6)], LEASE_VALUE, 7, "holder-1", [])
     ] == [5]
@@ -202,7 +205,7 @@ async def test_a_poison_update_is_set_aside_at_once_and_its_chat_goes_on(redis, 
         assert await consumer.polled([update(40), update(41, "/rules")], LEASE_VALUE, 42)
         await asyncio.wait_for(consumer.idle(), 10)
         assert processed == [41]
-        (_, dead), *more = await redis.xrange(ingest.keys.dead_letters)
+        (_, dead), *more = await redis.xrange(KEYS[4])
         assert not more and dead["update_id"] == "40" and dead["error"].startswith("TypeError: telegram._user")
         assert json.loads(dead["update"]) == update(40)
         assert metrics.dead_letters() == before + 1
@@ -227,7 +230,7 @@ async def test_only_a_redis_failure_is_tried_again(redis):
         assert await consumer.polled([update(50)], LEASE_VALUE, 51)
         await asyncio.wait_for(consumer.idle(), 10)
         assert tries == [50, 50]
-        assert await redis.xlen(ingest.keys.dead_letters) == 0
+        assert await redis.xlen(KEYS[4]) == 0
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -236,8 +239,8 @@ async def test_only_a_redis_failure_is_tried_again(redis):
 async def test_an_entry_left_pending_is_processed_while_the_consumer_runs(redis, monkeypatch):
     """A read whose reply was lost leaves its entries pending for this consumer: a sweep claims
     them after a few seconds; one in processing is never handed out twice."""
-    monkeypatch.setattr(consumer_module, "SWEEP_EVERY", 0.05)
-    monkeypatch.setattr(consumer_module, "STALE_AFTER", 0.1)
+    monkeypatch.setattr(consumer_module, "SWEEP_EVERY", 0.05, raising=False)
+    monkeypatch.setattr(consumer_module, "STALE_AFTER", 0.1, raising=False)
     started, release = asyncio.Event(), asyncio.Event()
     processed: list[int] = []
 
