@@ -225,7 +225,7 @@ async def test_only_a_redis_failure_is_tried_again(redis):
             raise RedisConnectionError("Connection closed by server.")
         return True
 
-    ingest, consumer, task = await _consuming(redis, process)
+    _, consumer, task = await _consuming(redis, process)
     try:
         assert await consumer.polled([update(50)], LEASE_VALUE, 51)
         await asyncio.wait_for(consumer.idle(), 10)
