@@ -71,7 +71,8 @@ UPDATE_RETRIES = Counter(
 )
 UPDATES_SET_ASIDE = Counter(
     f"{PREFIX}_updates_set_aside_total",
-    "Updates given up after failing for the whole retry time (dead letters: acknowledged, not applied).",
+    "Updates set aside (dead letters: acknowledged, not applied): PTB could not parse them, a handler "
+    "failed, they were no valid Unicode, or Redis failed for the whole retry time.",
     ["kind"],
 )
 INGEST_BACKLOG = Gauge(
@@ -263,6 +264,18 @@ def _update_seconds(kind: str) -> Any:
 def update_processing(update: dict[str, object]) -> AbstractContextManager[None]:
     """Time the processing of one update, all its tries (its kind from :func:`update_kind`)."""
     return _Timed(_update_seconds(update_kind(update)), _no_failure)
+
+
+def dead_letters() -> int:
+    """The updates this process set aside since it started (``/healthz``'s ``dead_letters``)."""
+    return int(
+        sum(
+            sample.value
+            for family in UPDATES_SET_ASIDE.collect()
+            for sample in family.samples
+            if sample.name.endswith("_total")
+        )
+    )
 
 
 # -- the Bot API ------------------------------------------------------------------------------

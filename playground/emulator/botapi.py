@@ -1247,6 +1247,16 @@ class BotAPIEmulator:
         self._notify()
         return update_id
 
+    def inject(self, kind: str, payload: Any) -> int:
+        """Test-only: queue an update of ``kind`` whose body is ``payload`` exactly as given (a
+        malformed one too, as a self-hosted Bot API or an attacker may send); its update_id."""
+        return self._queue_update(kind, payload)
+
+    def reset_update_ids(self, next_id: int) -> None:
+        """Test-only: restart update ids at ``next_id``, lower than before, as Telegram does after
+        a week without updates (https://core.telegram.org/bots/api#update)."""
+        self._next_update = next_id
+
     def _bot_in(self, chat: SimChat) -> bool:
         return chat.type == "private" or chat.bot_status in ("member", "administrator")
 

@@ -74,7 +74,8 @@ FINISHED_TTL = 7 * 24 * 3600
 
 # KEYS: 1 the game hash, 2 its log, 3 its outbox, 4 its tg hash, 5 its applied updates. ARGV: 1
 # expected version ('' for a creation), 2 new version, 3 table JSON, 4 deal JSON ('' none), 5 ttl
-# s (0 none), 6 epoch, 7 update mark ('' none), 8 its score, 9 number of log entries, then the
+# s (0 none), 6 epoch, 7 update mark ('' none), 8 its score (the new version: the marks are
+# trimmed by arrival, as Telegram may restart its update ids lower), 9 number of log entries, then the
 # log entries, then the outbox notes. Returns 1 committed, 0 version conflict, -1 fenced (a
 # newer epoch wrote the game), -2 the update was applied already.
 _COMMIT = f"""
@@ -256,7 +257,7 @@ class Store:
             str(FINISHED_TTL if not new.live else 0),
             str(self.fence.epoch),
             mark[0] if mark else "",
-            mark[1] if mark else 0,
+            version if mark else 0,
             str(len(change.log)),
             *[json.dumps(a, separators=(",", ":")) for a in change.log],
             *[json.dumps(o, ensure_ascii=False, separators=(",", ":")) for o in change.outbox],

@@ -63,11 +63,13 @@ async def _bounded(work: Awaitable[Any], what: str, seconds: float = 10.0) -> No
 
 class Outcome:
     """How the processing of one update went: ``retry`` when it met a failure of Redis (try
-    again), ``fenced`` when a commit found a newer active process."""
+    again), ``fenced`` when a commit found a newer active process, ``error`` any other failure
+    (a handler's bug: the update is set aside)."""
 
     def __init__(self) -> None:
         self.retry = False
         self.fenced = False
+        self.error: BaseException | None = None
 
 
 class Runner:
@@ -95,7 +97,7 @@ class Runner:
 
     def health(self) -> dict[str, Any]:
         """``/healthz``'s body: this process's role, the epoch of the lease it holds, the bot,
-        the version and whether Redis answers."""
+        the version, whether Redis answers and the updates it set aside (dead letters)."""
         active = self.role is Role.ACTIVE and self.lease is not None and self.lease.held()
         return {
             "role": Role.ACTIVE if active else Role.STANDBY,
@@ -103,6 +105,7 @@ class Runner:
             "bot": self._username(),
             "version": __version__,
             "redis": "ok" if self.redis_health.up() else "down",
+            "dead_letters": metrics.dead_letters(),
         }
 
     def _username(self) -> str:
@@ -313,7 +316,8 @@ class Runner:
                 log.debug("lease renewal failed: %s", error)
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
-        """Process one stored update through the Application's handlers; False to try again."""
+        """Process one stored update through the Application's handlers; False to try again (a
+        Redis failure). Raises what PTB's parsing or a handler raised (the consumer sets it aside)."""
         if not await self._lease().active():
             self._why = metrics.StepDown.LEASE_LOST
             self._step_down.set()
@@ -324,6 +328,8 @@ class Runner:
             await self.app.process_update(update)
         finally:
             del self._outcomes[update.update_id]
+        if result.error is not None and not result.retry and not result.fenced:
+            raise result.error
         if result.fenced:
             self._why = metrics.StepDown.FENCED
             self._step_down.set()
@@ -345,6 +351,8 @@ class Runner:
                 self.redis_health.failed(context.error)  # (told once, until Redis answers again)
             else:
                 log.warning("update met a Redis failure: %s", context.error)
+        elif context.error is not None:
+            result.error = context.error  # (the consumer logs it once and sets the update aside)
 
 
 def _store_kind(client: Any) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 #: The first segment of every key.
 ROOT = "cheat"
@@ -84,6 +85,17 @@ class TelegramField(StrEnum):
     def of(self, seat: int) -> str:
         """This field of seat ``seat``."""
         return f"{self}:{seat}"
+
+
+class IngestKeys(NamedTuple):
+    """The keys the ingest script writes together (slot ``{b<bot>}``)."""
+
+    stream: str  # stream: the updates stored and not yet processed
+    recent: str  # sorted set: the update ids stored lately, scored by arrival (ms on Redis's clock)
+    offset: str  # string: the next getUpdates offset
+    lease: str  # string: the lease, checked by the script
+    dead_letters: str  # stream, capped: the updates set aside (update_id, error, update)
+    last_reply: str  # string: the last polled write's call id and what it took (a resend returns it)
 
 
 @dataclass(frozen=True)
@@ -181,10 +193,17 @@ class Keys:
     def _bot(self, name: str) -> str:
         return f"{self.prefix}:{{b{self.prefix.rpartition(':')[2]}}}:{name}"
 
-    def ingest(self) -> tuple[str, str, str, str]:
+    def ingest(self) -> IngestKeys:
         """Slot ``{b<bot>}``: the update stream, the recent update ids, the next getUpdates offset,
-        and the lease (checked by the same script)."""
-        return self._bot("updates"), self._bot("recent"), self._bot("offset"), self._bot("lease")
+        the lease (checked by the same script), the dead letters and the last polled write's reply."""
+        return IngestKeys(
+            self._bot("updates"),
+            self._bot("recent"),
+            self._bot("offset"),
+            self._bot("lease"),
+            self._bot("dead"),
+            self._bot("ingested"),
+        )
 
     def lease(self) -> tuple[str, str, str]:
         """Slot ``{b<bot>}``: the lease, its epoch, the time it was last renewed."""
