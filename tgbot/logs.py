@@ -12,12 +12,22 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from types import TracebackType
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["MASK", "JSONFormatter", "LogFormat", "SecretFilter", "mask", "mask_url", "setup", "url_passwords"]
+__all__ = [
+    "MASK",
+    "JSONFormatter",
+    "LogFormat",
+    "SecretFilter",
+    "Throttled",
+    "mask",
+    "mask_url",
+    "setup",
+    "url_passwords",
+]
 
 MASK = "***"
 
@@ -115,6 +125,32 @@ class JSONFormatter(logging.Formatter):
         if record.exc_text:
             line["error"] = record.exc_text
         return json.dumps(line, ensure_ascii=False, default=str)
+
+
+class Throttled:
+    """Rate-limited WARNING lines for things that can come in floods (refused connections, bad
+    requests): one line per kind a ``period``, the first at once; the others of that period are
+    counted and their number told by the kind's next line."""
+
+    def __init__(self, logger: logging.Logger, period: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.logger = logger
+        self.period = period
+        self._clock = clock
+        self._next: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def warning(self, kind: str, message: str, *args: object) -> bool:
+        """Log ``message % args`` unless a line of ``kind`` was logged within the period (then
+        count it); whether it was logged."""
+        now = self._clock()
+        if now < self._next.get(kind, now):
+            self._held[kind] = self._held.get(kind, 0) + 1
+            return False
+        self._next[kind] = now + self.period
+        held = self._held.pop(kind, 0)
+        more = f" (and {held} more since the last such line)" if held else ""
+        self.logger.warning(message + more, *args)
+        return True
 
 
 def setup(level: str, secrets: Iterable[str], form: LogFormat = LogFormat.TEXT) -> None:
