@@ -12,7 +12,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from tgbot.storage.timed import TimedRedis, fake_client
+from tgbot.storage.timed import TimedRedis, TimedRedisCluster, fake_client
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ async def _connect_node(url: str) -> RedisClient:
         await client.aclose()
         raise
     await client.aclose()
-    nodes = RedisCluster.from_url(url, decode_responses=True, max_connections=CLUSTER_CONNECTIONS)
+    nodes = TimedRedisCluster.from_url(url, decode_responses=True, max_connections=CLUSTER_CONNECTIONS)  # (timed too)
     try:
         await nodes.ping()
     except BaseException:
