@@ -12,17 +12,20 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from enum import StrEnum
 from types import TracebackType
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 __all__ = [
     "MASK",
+    "GameLogger",
     "JSONFormatter",
     "LogFormat",
     "SecretFilter",
     "Throttled",
+    "about_game",
     "mask",
     "mask_url",
     "setup",
@@ -93,6 +96,23 @@ class LogFormat(StrEnum):
 
 #: The keys a line about a game carries (``extra=``), also in JSON.
 CONTEXT_KEYS = ("game", "chat")
+
+
+class GameLogger(logging.LoggerAdapter[logging.Logger]):
+    """A logger for lines about one game: each starts ``game=<id> chat=<id>`` (the chat where it
+    is known), for ``grep``, and carries both as ``extra``, JSON's ``game`` and ``chat`` keys."""
+
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
+        where = dict(self.extra or {})
+        prefix = " ".join(f"{key}={value}" for key, value in where.items()).replace("%", "%%")
+        kwargs["extra"] = {**where, **kwargs.get("extra", {})}
+        return f"{prefix} {msg}", kwargs
+
+
+def about_game(logger: logging.Logger, game: str, chat: int | None = None) -> GameLogger:
+    """``logger`` for lines about game ``game`` in chat ``chat`` (:class:`GameLogger`): every
+    line about a game goes through it."""
+    return GameLogger(logger, {"game": game} if chat is None else {"game": game, "chat": chat})
 
 
 def _utc_time(record: logging.LogRecord) -> str:

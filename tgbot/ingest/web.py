@@ -164,6 +164,60 @@ async def start_internal(listen: str, health: Callable[[], dict[str, Any]], read
     return await _start(app, listen, 8080, INTERNAL_CONNECTIONS, Throttled(log))
 
 
+class _Webhook:
+    """The webhook's ``POST``: the secret checked, the body read in time, the update stored."""
+
+    def __init__(
+        self, secret: str, ingest: Callable[[dict[str, Any]], Awaitable[None]], body: float, refusals: Throttled
+    ) -> None:
+        self.expected = secret.encode()
+        self.ingest = ingest
+        self.body = body
+        self.refusals = refusals
+
+    async def receive(self, request: web.Request) -> web.Response:
+        given = request.headers.get(SECRET_HEADER, "")
+        # (a header of other bytes than ASCII is no secret Telegram sends: refused as wrong)
+        if not given.isascii() or not hmac.compare_digest(given.encode(), self.expected):
+            _refused(self.refusals, Refusal.SECRET, "webhook POST refused (403): no or a wrong %s", SECRET_HEADER)
+            return web.Response(status=403)
+        update = await self._update(request)
+        if isinstance(update, web.Response):
+            return update
+        try:
+            await self.ingest(update)
+        except (RedisError, OSError, TimeoutError) as error:  # (Redis trouble: its own lines tell it)
+            _refused(
+                self.refusals, Refusal.NOT_STORED, "update not stored (500; Telegram delivers it again): %r", error
+            )
+            return web.Response(status=500)
+        except Exception:
+            metrics.WEBHOOK_REFUSALS.labels(reason=Refusal.NOT_STORED.value).inc()
+            log.exception("update %s not stored; Telegram will deliver it again", update.get("update_id"))
+            return web.Response(status=500)
+        return web.Response(status=200)
+
+    async def _update(self, request: web.Request) -> dict[str, Any] | web.Response:
+        """The update in the request's body, or the refusal: 408 (the body did not come in
+        time, the connection closed), 400 (no update)."""
+        try:
+            async with asyncio.timeout(self.body):
+                data = await request.read()
+        except TimeoutError:
+            _refused(self.refusals, Refusal.SLOW, "webhook POST refused (408): its body took over %g s", self.body)
+            response = web.Response(status=408)
+            response.force_close()
+            return response
+        try:
+            update = json.loads(data)
+            if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+                raise ValueError("not an update")
+        except ValueError:
+            _refused(self.refusals, Refusal.MALFORMED, "webhook POST refused (400): no update in its body")
+            return web.Response(status=400)
+        return update
+
+
 async def start_webhook(
     listen: str,
     path: str,
@@ -173,49 +227,14 @@ async def start_webhook(
     connections: int = WEBHOOK_CONNECTIONS,
     idle: float = IDLE_SECONDS,
     body: float = BODY_SECONDS,
-    refusals: Throttled | None = None,
 ) -> web.AppRunner:
     """Serve the webhook on ``listen`` at ``path``: each update is checked against ``secret``,
     passed to ``await ingest(update)``, and only then answered 200. At most ``connections`` held,
     each closed after ``idle`` seconds without a request, a body given ``body`` seconds;
-    ``refusals``: where refusals are logged (once a minute per kind)."""
+    refusals logged once a minute per kind."""
     app = web.Application(client_max_size=1 << 20)
-    expected = secret.encode()
-    refusals = refusals or Throttled(log)
-
-    async def receive(request: web.Request) -> web.Response:
-        given = request.headers.get(SECRET_HEADER, "")
-        # (a header of other bytes than ASCII is no secret Telegram sends: refused as wrong)
-        if not given.isascii() or not hmac.compare_digest(given.encode(), expected):
-            _refused(refusals, Refusal.SECRET, "webhook POST refused (403): no or a wrong %s", SECRET_HEADER)
-            return web.Response(status=403)
-        try:
-            async with asyncio.timeout(body):
-                data = await request.read()
-        except TimeoutError:
-            _refused(refusals, Refusal.SLOW, "webhook POST refused (408): its body took over %g s", body)
-            response = web.Response(status=408)
-            response.force_close()
-            return response
-        try:
-            update = json.loads(data)
-            if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
-                raise ValueError("not an update")
-        except ValueError:
-            _refused(refusals, Refusal.MALFORMED, "webhook POST refused (400): no update in its body")
-            return web.Response(status=400)
-        try:
-            await ingest(update)
-        except (RedisError, OSError, TimeoutError) as error:  # (Redis trouble: its own lines tell it)
-            _refused(refusals, Refusal.NOT_STORED, "update not stored (500; Telegram delivers it again): %r", error)
-            return web.Response(status=500)
-        except Exception:
-            metrics.WEBHOOK_REFUSALS.labels(reason=Refusal.NOT_STORED.value).inc()
-            log.exception("update %s not stored; Telegram will deliver it again", update.get("update_id"))
-            return web.Response(status=500)
-        return web.Response(status=200)
-
-    app.router.add_post("/" + path.lstrip("/"), receive)
+    refusals = Throttled(log)
+    app.router.add_post("/" + path.lstrip("/"), _Webhook(secret, ingest, body, refusals).receive)
     return await _start(app, listen, 8443, connections, refusals, idle)
 
 
