@@ -86,9 +86,12 @@ _TABLES = {"table", "after", "before", "game"}
 
 
 def _names_a_game(node: ast.AST) -> bool:
-    """Whether ``node`` mentions a game's id (``game_id``, ``table.id``, ``done.change.table.id``…)."""
+    """Whether ``node`` mentions a game's id (``game_id``, ``tap.game_id``, ``table.id``,
+    ``done.change.table.id``…)."""
     for part in ast.walk(node):
-        if isinstance(part, ast.Name) and part.id in _GAME_IDS:
+        if (isinstance(part, ast.Name) and part.id in _GAME_IDS) or (
+            isinstance(part, ast.Attribute) and part.attr in _GAME_IDS
+        ):
             return True
         if isinstance(part, ast.Attribute) and part.attr == "id":
             owner = part.value
