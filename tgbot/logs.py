@@ -3,7 +3,9 @@ the bot token and the webhook secret are masked in every record at every level (
 root logger's handlers), warnings and uncaught exceptions go through it too, and httpx's request
 lines (the token is in each URL) are logged at WARNING only. Times are UTC; ``LOG_FORMAT=json``
 gives one JSON object a line (``time``, ``level``, ``logger``, ``message``, and ``game``, ``chat``
-given as ``extra`` by a line about a game; ``error`` for a traceback)."""
+given as ``extra`` by a line about a game; ``error`` for a traceback). Every line about a game goes
+through :func:`about_game` (``game=<id> chat=<id>`` first); lines that come in floods are rate-limited
+(:class:`Throttled`, and :class:`FloodFilter` for asyncio's failed accepts)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 __all__ = [
+    "ASYNCIO_FLOODS",
     "MASK",
+    "FloodFilter",
     "GameLogger",
     "JSONFormatter",
     "LogFormat",
@@ -159,18 +163,54 @@ class Throttled:
         self._next: dict[str, float] = {}
         self._held: dict[str, int] = {}
 
-    def warning(self, kind: str, message: str, *args: object) -> bool:
-        """Log ``message % args`` unless a line of ``kind`` was logged within the period (then
-        count it); whether it was logged."""
+    def due(self, kind: str) -> int | None:
+        """Whether a line of ``kind`` is due now: None when one was logged within the period (this
+        one is counted), else how many were held back since the last one."""
         now = self._clock()
         if now < self._next.get(kind, now):
             self._held[kind] = self._held.get(kind, 0) + 1
-            return False
+            return None
         self._next[kind] = now + self.period
-        held = self._held.pop(kind, 0)
-        more = f" (and {held} more since the last such line)" if held else ""
-        self.logger.warning(message + more, *args)
+        return self._held.pop(kind, 0)
+
+    def warning(self, kind: str, message: str, *args: object) -> bool:
+        """Log ``message % args`` unless a line of ``kind`` was logged within the period (then
+        count it); whether it was logged."""
+        held = self.due(kind)
+        if held is None:
+            return False
+        self.logger.warning(message + _more(held), *args)
         return True
+
+
+def _more(held: int) -> str:
+    return f" (and {held} more since the last such line)" if held else ""
+
+
+#: What asyncio logs, with a traceback, at every failed ``accept()`` of a listener once the process
+#: is out of files (thousands of lines a second): let through once a minute.
+ASYNCIO_FLOODS = ("socket.accept() out of system resource",)
+
+
+class FloodFilter(logging.Filter):
+    """Lets a record whose message starts with one of ``floods`` through once a minute (the next
+    one says how many were dropped); every other record passes."""
+
+    def __init__(
+        self, floods: Iterable[str] = ASYNCIO_FLOODS, period: float = 60.0, clock: Callable[[], float] = time.monotonic
+    ):
+        super().__init__()
+        self.floods = tuple(floods)
+        self._throttle = Throttled(logging.getLogger(__name__), period, clock)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = next((flood for flood in self.floods if str(record.msg).startswith(flood)), None)
+        if kind is None:
+            return True
+        held = self._throttle.due(kind)
+        if held:
+            record.msg = str(record.msg).replace(kind, kind + _more(held), 1)
+        return held is not None
 
 
 def setup(level: str, secrets: Iterable[str], form: LogFormat = LogFormat.TEXT) -> None:
@@ -184,6 +224,10 @@ def setup(level: str, secrets: Iterable[str], form: LogFormat = LogFormat.TEXT) 
         handler.addFilter(secret_filter)
         handler.setFormatter(formatter)
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    floods = logging.getLogger("asyncio")
+    for earlier in [f for f in floods.filters if isinstance(f, FloodFilter)]:
+        floods.removeFilter(earlier)
+    floods.addFilter(FloodFilter())
     logging.captureWarnings(True)
 
     def uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:

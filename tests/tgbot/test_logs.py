@@ -15,7 +15,7 @@ from tgbot.game.table import Ending, Seat, Status, Table
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.helpers import play_on
 from tests.tgbot.live import running
-from tgbot.logs import LogFormat, about_game, setup
+from tgbot.logs import FloodFilter, LogFormat, about_game, setup
 from tgbot.process.watch import game_committed
 
 TOKEN = "123456:" + "A" * 35
@@ -159,3 +159,34 @@ async def test_the_lines_of_a_played_game_carry_its_ids(caplog):
     for record in about:
         assert record.getMessage().startswith(f"game={gid} chat={group.id} "), record.getMessage()
         assert (record.game, record.chat) == (gid, group.id)
+
+
+def test_asyncio_s_failed_accepts_are_logged_once_a_minute(captured):
+    """A process out of files: asyncio logs every failed accept() with a traceback (10 MB in 30 s
+    in the webhook flood of issue 26); one line a minute gets through."""
+    setup("INFO", [], LogFormat.TEXT)
+    for _ in range(50):
+        try:
+            raise OSError(24, "Too many open files")
+        except OSError as error:
+            logging.getLogger("asyncio").error(
+                "socket.accept() out of system resource\nsocket: <fd=9>", exc_info=(type(error), error, None)
+            )
+    logging.getLogger("asyncio").error("another error")
+    output = captured.getvalue()
+    assert output.count("out of system resource") == 1 and output.count("Too many open files") == 1
+    assert "another error" in output
+
+
+def test_a_flood_s_next_line_says_how_many_were_dropped():
+    now = [0.0]
+    flood = FloodFilter(period=60, clock=lambda: now[0])
+
+    def record() -> logging.LogRecord:
+        return logging.LogRecord("asyncio", logging.ERROR, "x", 1, "socket.accept() out of system resource", None, None)
+
+    passed = [flood.filter(record()) for _ in range(4)]
+    now[0] = 61
+    last = record()
+    assert passed == [True, False, False, False] and flood.filter(last)
+    assert last.getMessage() == "socket.accept() out of system resource (and 3 more since the last such line)"

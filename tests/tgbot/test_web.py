@@ -28,8 +28,19 @@ class Hook:
         self.stored: list[dict[str, Any]] = []
         self.release = asyncio.Event()
         self.release.set()
+        self.storing = 0  # updates handed to ingest
+        self.changed = asyncio.Event()
+
+    async def until_storing(self, count: int, timeout: float = 10) -> None:
+        """Wait until ``count`` updates have been handed to ingest."""
+        async with asyncio.timeout(timeout):
+            while self.storing < count:
+                self.changed.clear()
+                await self.changed.wait()
 
     async def ingest(self, update: dict[str, Any]) -> None:
+        self.storing += 1
+        self.changed.set()
         await self.release.wait()
         self.stored.append(update)
 
@@ -111,16 +122,11 @@ async def test_a_connection_is_refused_when_every_held_one_is_busy(serve):
     served = await serve(connections=3)
     served.release.clear()  # the three updates wait to be stored: their connections are busy
     busy = [asyncio.create_task(served.post(i)) for i in range(3)]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 10
-    while len([t for t in busy if not t.done()]) == 3 and served.stored == [] and loop.time() < end:
-        await asyncio.sleep(0.05)  # (until the three requests are being handled: polled, no fixed sleep)
-        refused = await served.post(9, timeout=2)
-        if refused is None:
-            break
-    assert refused is None
+    await served.until_storing(3)
+    assert await served.post(9) is None  # closed unanswered
     served.release.set()
     assert await asyncio.gather(*busy) == [200, 200, 200]
+    assert served.storing == 3
 
 
 @pytest.mark.parametrize(
