@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from tests.redis_server import free_port
 from tgbot.ingest.web import start_webhook
@@ -108,22 +109,30 @@ async def test_a_body_that_does_not_come_is_a_408(serve):
     writer.close()
 
 
+def refusals(reason: str) -> float:
+    return REGISTRY.get_sample_value("cheat_webhook_refusals_total", {"reason": reason}) or 0
+
+
 async def test_a_new_connection_closes_an_idle_one_when_all_are_held(serve):
     served = await serve(connections=5)
+    before = refusals("idle_closed")
     idle = [await served.connect(b"POST /hook HTTP/1.1\r\n" if i % 2 else b"") for i in range(5)]
     assert await served.post(7) == 200  # the update goes through, the longest idle was closed
     assert served.stored == [{"update_id": 7}]
     assert await closed(idle[0][0]) == b""
+    assert refusals("idle_closed") == before + 1
     for _, writer in idle:
         writer.close()
 
 
 async def test_a_connection_is_refused_when_every_held_one_is_busy(serve):
     served = await serve(connections=3)
+    before = refusals("full")
     served.release.clear()  # the three updates wait to be stored: their connections are busy
     busy = [asyncio.create_task(served.post(i)) for i in range(3)]
     await served.until_storing(3)
     assert await served.post(9) is None  # closed unanswered
+    assert refusals("full") == before + 1
     served.release.set()
     assert await asyncio.gather(*busy) == [200, 200, 200]
     assert served.storing == 3

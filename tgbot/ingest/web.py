@@ -73,7 +73,7 @@ class _CappedSite(web.BaseSite):
     __slots__ = ("_busy", "_cap", "_host", "_port", "_refusals")
 
     def __init__(
-        self, runner: web.BaseRunner, host: str, port: int, cap: int, busy: set[Any], refusals: Throttled
+        self, runner: web.BaseRunner, host: str, port: int, cap: int, busy: set[Any], refusals: _Refusals
     ) -> None:
         super().__init__(runner)
         self._host, self._port, self._cap, self._busy, self._refusals = host, port, cap, busy, refusals
@@ -96,17 +96,26 @@ class _CappedSite(web.BaseSite):
         if len(held) >= self._cap:
             idle = next((handler for handler in held if handler not in self._busy), None)
             if idle is None:
-                _refused(self._refusals, Refusal.FULL, "connection refused: %d held, none idle", self._cap)
+                self._refusals(Refusal.FULL, "connection refused: %d held, none idle", self._cap)
                 return _Refused()
             idle.force_close()
-            _refused(self._refusals, Refusal.IDLE_CLOSED, "%d connections held: the longest idle closed", self._cap)
+            self._refusals(Refusal.IDLE_CLOSED, "%d connections held: the longest idle closed", self._cap)
         return server()
 
 
-def _refused(refusals: Throttled, reason: Refusal, message: str, *args: object) -> None:
-    """Count a refusal and log it (once a minute per reason)."""
-    metrics.WEBHOOK_REFUSALS.labels(reason=reason.value).inc()
-    refusals.warning(reason.value, message, *args)
+class _Refusals:
+    """What a listener refuses or cuts short: logged once a minute per reason, each line naming
+    the listener (``listener``); the webhook's also counted (``cheat_webhook_refusals_total``)."""
+
+    def __init__(self, listener: str, counted: bool) -> None:
+        self.listener = listener
+        self.counted = counted
+        self._lines = Throttled(log)
+
+    def __call__(self, reason: Refusal, message: str, *args: object) -> None:
+        if self.counted:
+            metrics.WEBHOOK_REFUSALS.labels(reason=reason.value).inc()
+        self._lines.warning(reason.value, "%s: " + message, self.listener, *args)
 
 
 def _host_port(listen: str, default_port: int) -> tuple[str, int]:
@@ -119,7 +128,7 @@ def _host_port(listen: str, default_port: int) -> tuple[str, int]:
 
 
 async def _start(
-    app: web.Application, listen: str, default_port: int, cap: int, refusals: Throttled, idle: float = IDLE_SECONDS
+    app: web.Application, listen: str, default_port: int, cap: int, refusals: _Refusals, idle: float = IDLE_SECONDS
 ) -> web.AppRunner:
     busy: set[Any] = set()
 
@@ -161,14 +170,14 @@ async def start_internal(listen: str, health: Callable[[], dict[str, Any]], read
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics.handler())
-    return await _start(app, listen, 8080, INTERNAL_CONNECTIONS, Throttled(log))
+    return await _start(app, listen, 8080, INTERNAL_CONNECTIONS, _Refusals("internal listener", counted=False))
 
 
 class _Webhook:
     """The webhook's ``POST``: the secret checked, the body read in time, the update stored."""
 
     def __init__(
-        self, secret: str, ingest: Callable[[dict[str, Any]], Awaitable[None]], body: float, refusals: Throttled
+        self, secret: str, ingest: Callable[[dict[str, Any]], Awaitable[None]], body: float, refusals: _Refusals
     ) -> None:
         self.expected = secret.encode()
         self.ingest = ingest
@@ -179,7 +188,7 @@ class _Webhook:
         given = request.headers.get(SECRET_HEADER, "")
         # (a header of other bytes than ASCII is no secret Telegram sends: refused as wrong)
         if not given.isascii() or not hmac.compare_digest(given.encode(), self.expected):
-            _refused(self.refusals, Refusal.SECRET, "webhook POST refused (403): no or a wrong %s", SECRET_HEADER)
+            self.refusals(Refusal.SECRET, "POST refused (403): no or a wrong %s", SECRET_HEADER)
             return web.Response(status=403)
         update = await self._update(request)
         if isinstance(update, web.Response):
@@ -187,9 +196,7 @@ class _Webhook:
         try:
             await self.ingest(update)
         except (RedisError, OSError, TimeoutError) as error:  # (Redis trouble: its own lines tell it)
-            _refused(
-                self.refusals, Refusal.NOT_STORED, "update not stored (500; Telegram delivers it again): %r", error
-            )
+            self.refusals(Refusal.NOT_STORED, "update not stored (500; Telegram delivers it again): %r", error)
             return web.Response(status=500)
         except Exception:
             metrics.WEBHOOK_REFUSALS.labels(reason=Refusal.NOT_STORED.value).inc()
@@ -204,7 +211,7 @@ class _Webhook:
             async with asyncio.timeout(self.body):
                 data = await request.read()
         except TimeoutError:
-            _refused(self.refusals, Refusal.SLOW, "webhook POST refused (408): its body took over %g s", self.body)
+            self.refusals(Refusal.SLOW, "POST refused (408): its body took over %g s", self.body)
             response = web.Response(status=408)
             response.force_close()
             return response
@@ -213,7 +220,7 @@ class _Webhook:
             if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
                 raise ValueError("not an update")
         except ValueError:
-            _refused(self.refusals, Refusal.MALFORMED, "webhook POST refused (400): no update in its body")
+            self.refusals(Refusal.MALFORMED, "POST refused (400): no update in its body")
             return web.Response(status=400)
         return update
 
@@ -233,7 +240,7 @@ async def start_webhook(
     each closed after ``idle`` seconds without a request, a body given ``body`` seconds;
     refusals logged once a minute per kind."""
     app = web.Application(client_max_size=1 << 20)
-    refusals = Throttled(log)
+    refusals = _Refusals("webhook", counted=True)
     app.router.add_post("/" + path.lstrip("/"), _Webhook(secret, ingest, body, refusals).receive)
     return await _start(app, listen, 8443, connections, refusals, idle)
 
