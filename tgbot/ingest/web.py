@@ -44,8 +44,8 @@ log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 #: Connections the webhook's listener holds at once: Telegram opens at most setWebhook's
-#: ``max_connections`` (40 as the bot sets it, 100 at most), so this leaves room for all of them
-#: and is far below the 1,024 files a process is commonly allowed.
+#: ``max_connections`` (40, its default, which the bot keeps; 100 at most), so this leaves room for
+#: all of them and is far below the 1,024 files a process is commonly allowed.
 WEBHOOK_CONNECTIONS = 100
 #: Connections the internal listener (health checks, Prometheus) holds at once.
 INTERNAL_CONNECTIONS = 32
