@@ -1,5 +1,7 @@
 """The process's logging, secrets masked in every record (URL passwords, the bot token, the webhook
-secret; httpx's request lines at WARNING only); UTC times, ``LOG_FORMAT=json`` one JSON object a line."""
+secret; httpx's request lines at WARNING only); UTC times, ``LOG_FORMAT=json`` one JSON object a line.
+Every line about a game goes through :func:`about_game`; lines that come in floods are rate-limited
+(:class:`Throttled`, :class:`FloodFilter`)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,27 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from enum import StrEnum
 from types import TracebackType
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["MASK", "JSONFormatter", "LogFormat", "SecretFilter", "mask", "mask_url", "setup", "url_passwords"]
+__all__ = [
+    "ASYNCIO_FLOODS",
+    "MASK",
+    "FloodFilter",
+    "GameLogger",
+    "JSONFormatter",
+    "LogFormat",
+    "SecretFilter",
+    "Throttled",
+    "about_game",
+    "mask",
+    "mask_url",
+    "setup",
+    "url_passwords",
+]
 
 MASK = "***"
 
@@ -81,6 +98,23 @@ class LogFormat(StrEnum):
 CONTEXT_KEYS = ("game", "chat")
 
 
+class GameLogger(logging.LoggerAdapter[logging.Logger]):
+    """A logger for lines about one game: each starts ``game=<id> chat=<id>`` (the chat where it
+    is known), for ``grep``, and carries both as ``extra``, JSON's ``game`` and ``chat`` keys."""
+
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
+        where = dict(self.extra or {})
+        prefix = " ".join(f"{key}={value}" for key, value in where.items()).replace("%", "%%")
+        kwargs["extra"] = {**where, **kwargs.get("extra", {})}
+        return f"{prefix} {msg}", kwargs
+
+
+def about_game(logger: logging.Logger, game: str, chat: int | None = None) -> GameLogger:
+    """``logger`` for lines about game ``game`` in chat ``chat`` (:class:`GameLogger`): every
+    line about a game goes through it."""
+    return GameLogger(logger, {"game": game} if chat is None else {"game": game, "chat": chat})
+
+
 def _utc_time(record: logging.LogRecord) -> str:
     """The record's time, UTC, ISO 8601 to the millisecond (``2026-12-02T10:24:50.123Z``)."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
@@ -113,6 +147,68 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+class Throttled:
+    """Rate-limited WARNING lines for things that can come in floods (refused connections, bad
+    requests): one line per kind a ``period``, the first at once; the others of that period are
+    counted and their number told by the kind's next line."""
+
+    def __init__(self, logger: logging.Logger, period: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.logger = logger
+        self.period = period
+        self._clock = clock
+        self._next: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def due(self, kind: str) -> int | None:
+        """Whether a line of ``kind`` is due now: None when one was logged within the period (this
+        one is counted), else how many were held back since the last one."""
+        now = self._clock()
+        if now < self._next.get(kind, now):
+            self._held[kind] = self._held.get(kind, 0) + 1
+            return None
+        self._next[kind] = now + self.period
+        return self._held.pop(kind, 0)
+
+    def warning(self, kind: str, message: str, *args: object) -> bool:
+        """Log ``message % args`` unless a line of ``kind`` was logged within the period (then
+        count it); whether it was logged."""
+        held = self.due(kind)
+        if held is None:
+            return False
+        self.logger.warning(message + _more(held), *args)
+        return True
+
+
+def _more(held: int) -> str:
+    return f" (and {held} more since the last such line)" if held else ""
+
+
+#: What asyncio logs, with a traceback, at every failed ``accept()`` of a listener once the process
+#: is out of files (thousands of lines a second): let through once a minute.
+ASYNCIO_FLOODS = ("socket.accept() out of system resource",)
+
+
+class FloodFilter(logging.Filter):
+    """Lets a record whose message starts with one of ``floods`` through once a minute (the next
+    one says how many were dropped); every other record passes."""
+
+    def __init__(
+        self, floods: Iterable[str] = ASYNCIO_FLOODS, period: float = 60.0, clock: Callable[[], float] = time.monotonic
+    ):
+        super().__init__()
+        self.floods = tuple(floods)
+        self._throttle = Throttled(logging.getLogger(__name__), period, clock)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = next((flood for flood in self.floods if str(record.msg).startswith(flood)), None)
+        if kind is None:
+            return True
+        held = self._throttle.due(kind)
+        if held:
+            record.msg = str(record.msg).replace(kind, kind + _more(held), 1)
+        return held is not None
+
+
 def setup(level: str, secrets: Iterable[str], form: LogFormat = LogFormat.TEXT) -> None:
     """Log at ``level`` to standard error in ``form`` through a :class:`SecretFilter` of ``secrets``."""
     logging.basicConfig(level=level, force=True)
@@ -124,6 +220,10 @@ def setup(level: str, secrets: Iterable[str], form: LogFormat = LogFormat.TEXT) 
         handler.addFilter(secret_filter)
         handler.setFormatter(formatter)
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    floods = logging.getLogger("asyncio")
+    for earlier in [f for f in floods.filters if isinstance(f, FloodFilter)]:
+        floods.removeFilter(earlier)
+    floods.addFilter(FloodFilter())
     logging.captureWarnings(True)
 
     def uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:

@@ -114,6 +114,26 @@ REDIS_UP = Gauge(
     "1 while Redis answers, 0 once it has not answered for longer than the lease (what /readyz says).",
 )
 
+# -- webhook ----------------------------------------------------------------------------------
+
+
+class Refusal(StrEnum):
+    """What the webhook's listener refused or cut short (``tgbot.ingest.web``)."""
+
+    FULL = "full"  # a connection refused: as many held as allowed, none of them idle
+    IDLE_CLOSED = "idle_closed"  # an idle connection closed to make room for a new one
+    SECRET = "secret"  # 403: the secret header missing or wrong
+    MALFORMED = "malformed"  # 400: the body is no update
+    SLOW = "slow"  # 408: the body did not arrive in time
+    NOT_STORED = "not_stored"  # 500: the update could not be stored (Telegram delivers it again)
+
+
+WEBHOOK_REFUSALS = Counter(
+    f"{PREFIX}_webhook_refusals_total",
+    "Connections and requests the webhook's listener refused or cut short, by reason.",
+    ["reason"],
+)
+
 # -- role -------------------------------------------------------------------------------------
 
 
@@ -158,6 +178,8 @@ for _reason in StepDown:
     STEP_DOWNS.labels(reason=_reason.value)
 for _kind in UPDATE_KINDS:
     UPDATES_SET_ASIDE.labels(kind=_kind)
+for _refusal in Refusal:
+    WEBHOOK_REFUSALS.labels(reason=_refusal.value)
 REDIS_UP.set(1)
 INFO.info({"version": _version(), "mode": "", "store": ""})
 

@@ -43,7 +43,7 @@ TURN = 3.0
 #: pile's line («Стопка пуста» when empty).
 _SEAT = re.compile(r"^(?:▶ )?(?:\d+\. )?.* — (?:\d+-е место · )?(\d+) карт", re.M)
 _PILE = re.compile(r"В стопке: (\d+) карт|Стопка пуста")
-_FIRED = re.compile(r"deadline of (\S+) fired: (\S+) \((\S+) due ([\d.]+), turn (\d+)\)")
+_FIRED = re.compile(r"game=(\S+) chat=\S+ deadline fired: (\S+) \((\S+) due ([\d.]+), turn (\d+)\)")
 
 
 def boards(emu: BotAPIEmulator, chat_id: int) -> list[int]:

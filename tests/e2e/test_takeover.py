@@ -63,7 +63,7 @@ DB = 0
 #: automatic moves fall due, so deadlines are fired by the process that takes over.
 TURN = "6"
 ENV = {"TURN_TIMEOUT": TURN, "AI_PAUSE_MIN": "0.3", "AI_PAUSE_MAX": "0.6"}
-_FIRED = re.compile(r"deadline of (\S+) fired: (\S+) \((\S+) due ([\d.]+), turn (\d+)\)")
+_FIRED = re.compile(r"game=(\S+) chat=\S+ deadline fired: (\S+) \((\S+) due ([\d.]+), turn (\d+)\)")
 #: A tap's answer when its move was applied (any language).
 APPLIED = {answer(code, lang) for code in ("played", "challenged", "believed") for lang in LANGUAGES}
 #: Lines a process logs when it stops being the active one.

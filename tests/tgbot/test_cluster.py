@@ -32,6 +32,7 @@ from tests.e2e.harness import Table
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.helpers import as_update, lobby, play_on
 from tests.tgbot.live import running
+from tests.tgbot.test_metrics import timed_commands
 from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Status
 from tgbot.owner.store import Store, UpdateMark, game_id_for_update
@@ -226,6 +227,14 @@ async def test_the_guard_fails_a_script_that_leaves_its_slot(redis_cluster, guar
         assert len(found) == 3 and "same slot" in found[0] and "sync failed" in found[2], found
         guard.errors.clear()
         caplog.clear()
+    finally:
+        await redis.aclose()
+
+
+async def test_cluster_commands_and_pipelines_are_timed_but_not_blocking_reads(redis_cluster):
+    redis = await _client(redis_cluster.url)
+    try:
+        assert await timed_commands(redis) == (1, 1, 0)
     finally:
         await redis.aclose()
 

@@ -12,6 +12,7 @@ from tgbot.game import lobby as game_lobby
 from tgbot.game.table import Ending, RefusedError
 from tgbot.handlers.context import BotContext, Services
 from tgbot.handlers.identity import departed_user, is_gone
+from tgbot.logs import about_game
 from tgbot.storage import chatmove
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ async def unseat_everywhere(context: BotContext, chat_id: int, user_id: int) -> 
             await context.transact(table.id, lambda table: game_lobby.member_gone(table, user_id, now, timeout))
         except RefusedError:
             continue  # the game ended meanwhile
-        log.info("user %s left chat %s: off game %s", user_id, chat_id, table.id)
+        about_game(log, table.id, chat_id).info("user %s left the chat: off the game", user_id)
 
 
 def _can_write(member: ChatMember) -> bool:
@@ -92,7 +93,7 @@ async def _end_chat_games(context: BotContext, chat_id: int) -> None:
             )
         except RefusedError:
             continue
-        log.info("game %s ended: bot removed from chat %s", table.id, chat_id)
+        about_game(log, table.id, chat_id).info("ended: bot removed from the chat")
 
 
 async def on_migrate(update: Update, context: BotContext) -> None:
@@ -108,4 +109,4 @@ async def on_migrate(update: Update, context: BotContext) -> None:
     else:
         return
     for game_id in await chatmove.move_chat(context.store, old, new):
-        log.info("game %s moved from chat %s to %s", game_id, old, new)
+        about_game(log, game_id, new).info("moved from chat %s", old)

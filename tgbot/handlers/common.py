@@ -19,6 +19,7 @@ from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode
 from tgbot.game.table import Answer, Change, RefusedError, Seat, Table
 from tgbot.handlers.context import BotContext, Services
 from tgbot.handlers.identity import place, seat_for
+from tgbot.logs import about_game
 from tgbot.owner.store import FencedError, Store
 from tgbot.render.answers import answer
 from tgbot.render.board import no_game
@@ -152,7 +153,8 @@ async def _answer(press: Press, done: TapDone) -> None:
         try:
             await done.then()
         except TelegramError as error:  # after the answer: logged, the tap is never answered twice
-            log.warning("after the answer to a tap: %s", error)
+            where = about_game(log, press.tap.game_id, done.table.chat_id if done.table is not None else None)
+            where.warning("after the answer to a tap: %s", error)
 
 
 async def _refused(press: Press, code: str) -> None:

@@ -37,6 +37,7 @@ from tgbot.handlers.identity import (
     place,
     telegram_says_gone,
 )
+from tgbot.logs import about_game
 from tgbot.render.announcements import links_waiting, note
 from tgbot.render.answers import answer
 from tgbot.render.menus import leave_confirm
@@ -83,7 +84,7 @@ async def open_lobby(context: BotContext, table: Table) -> list[int]:
     of it, each returned once (none when this update stored it before a crash)."""
     if not await context.create(table):
         return []
-    log.info("lobby %s opened in chat %s", table.id, table.chat_id)
+    about_game(log, table.id, table.chat_id).info("lobby opened")
     return await context.store.records.take_notify(table.chat_id)
 
 

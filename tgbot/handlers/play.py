@@ -15,6 +15,7 @@ from tgbot.game import play as game_play
 from tgbot.game.table import Answer, RefusedError, Status
 from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel
 from tgbot.handlers.context import BotContext
+from tgbot.logs import about_game
 from tgbot.render.text import plain_names
 from tgbot.storage import stats
 
@@ -101,6 +102,6 @@ async def send_record(press: Press) -> TapDone:
         except Forbidden:
             await services.store.records.set_dm(user_id, False)
         except TelegramError as error:  # transient: the record is lost, a new game's can be asked
-            log.info("record of %s not sent to %s: %s", table.id, user_id, error)
+            about_game(log, table.id, table.chat_id).info("record not sent to %s: %s", user_id, error)
 
     return TapDone(Answer.RECORD_SENT, then=send)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from tgbot.game import play as game_play, table as game_table
 from tgbot.game.table import Answer, Table
+from tgbot.logs import about_game
 from tgbot.owner.clock import RedisClock
 from tgbot.owner.store import FencedError, Store
 
@@ -57,10 +58,10 @@ class Timers:
         except game_table.RefusedError:
             return  # the game is gone
         except FencedError as e:
-            log.warning("game=%s deadline left to the active process: %s", game_id, e, extra={"game": game_id})
+            about_game(log, game_id).warning("deadline left to the active process: %s", e)
             return
         except Exception:
-            log.exception("game=%s deadline failed; trying again in 1 s", game_id, extra={"game": game_id})
+            about_game(log, game_id).exception("deadline failed; trying again in 1 s")
             if not self._closed:
                 loop = asyncio.get_running_loop()
                 self._handles[game_id] = loop.call_at(loop.time() + 1.0, self._fire, game_id)
@@ -69,8 +70,13 @@ class Timers:
         if done.change.reply != Answer.UNCHANGED:
             before = done.before
             assert before is not None
-            due = (before.deadline_kind, before.deadline or 0.0, before.action_count)
-            log.info("deadline of %s fired: %s (%s due %.3f, turn %d)", game_id, done.change.reply, *due)
+            about_game(log, game_id, table.chat_id).info(
+                "deadline fired: %s (%s due %.3f, turn %d)",
+                done.change.reply,
+                before.deadline_kind,
+                before.deadline or 0.0,
+                before.action_count,
+            )
         elif table is done.before:
             self.schedule(table)  # nothing committed: a deadline that moved later
         self.request_sync(game_id)

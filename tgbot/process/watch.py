@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 
 from tgbot import metrics
 from tgbot.game.table import Status, Table
+from tgbot.logs import about_game
 
 __all__ = ["ROUND_TRIP_LIMIT", "RedisHealth", "game_committed"]
 
@@ -74,24 +75,14 @@ def game_committed(before: Table | None, after: Table) -> None:
     was = before.status if before is not None else None
     if was == after.status:
         return
-    where = {"game": after.id, "chat": after.chat_id}
+    game_log = about_game(log, after.id, after.chat_id)
     if after.status is Status.PLAYING:
-        log.info(
-            "game=%s chat=%s started: %d seats, variant %s",
-            after.id,
-            after.chat_id,
-            len(after.seats),
-            after.variant,
-            extra=where,
-        )
+        game_log.info("started: %d seats, variant %s", len(after.seats), after.variant)
     elif not after.live and was in (Status.LOBBY, Status.PLAYING):
-        log.info(
-            "game=%s chat=%s ended: %s, %d seats, variant %s, %d plays",
-            after.id,
-            after.chat_id,
+        game_log.info(
+            "ended: %s, %d seats, variant %s, %d plays",
             after.ended or after.status,
             len(after.seats),
             after.variant,
             after.state.plays if after.state is not None else 0,
-            extra=where,
         )

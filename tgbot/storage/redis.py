@@ -12,7 +12,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ResponseError
 
-from tgbot.storage.timed import TimedRedis, fake_client
+from tgbot.storage.timed import TimedRedis, TimedRedisCluster, fake_client
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,8 @@ RETRY = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), 3)
 #: Seconds a command (or a connection) may take before it fails as a timeout (and is resent, see
 #: ``RETRY``): above the consumer's blocking read (1 s) so that read never times out, and equal to
 #: the lease (5 s), so that a Redis frozen for longer fails the round trips and the process steps
-#: down instead of waiting on it (its lease has lapsed by then anyway). redis-py's default, made explicit.
+#: down instead of waiting on it (its lease has lapsed by then anyway). redis-py's default, made
+#: explicit for one Redis and a Cluster's nodes (docs/DESIGN.md, "Redis timeouts").
 COMMAND_TIMEOUT = 5.0
 
 #: The clients the bot works over: one Redis (or fakeredis), or a Redis Cluster.
@@ -78,7 +79,13 @@ async def _connect_node(url: str) -> RedisClient:
         await client.aclose()
         raise
     await client.aclose()
-    nodes = RedisCluster.from_url(url, decode_responses=True, max_connections=CLUSTER_CONNECTIONS)
+    nodes = TimedRedisCluster.from_url(  # (timed too)
+        url,
+        decode_responses=True,
+        max_connections=CLUSTER_CONNECTIONS,
+        socket_timeout=COMMAND_TIMEOUT,
+        socket_connect_timeout=COMMAND_TIMEOUT,
+    )
     try:
         await nodes.ping()
     except BaseException:

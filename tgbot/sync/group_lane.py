@@ -15,6 +15,7 @@ from telegram.ext import ExtBot
 from core.stats import SeatStats
 from tgbot.game import group as game_group
 from tgbot.game.table import AnnouncementKind, Answer, Change, Ending, GroupAccess, RefusedError, Table
+from tgbot.logs import about_game
 from tgbot.owner.store import Store
 from tgbot.render.announcements import announcement, board_moved, reminder_over, unreachable
 from tgbot.render.board import board
@@ -109,7 +110,7 @@ class GroupLane:
         if table.group_access is GroupAccess.UNWRITABLE:
             await self.post_board(table)
             await self.store.transact(table.id, game_group.group_writable)
-            log.info("group of %s takes messages again: its board is posted anew", table.id)
+            about_game(log, table.id, table.chat_id).info("group takes messages again: its board is posted anew")
         else:
             await self._edit_board(table, anew=not table.live and table.state is not None)
         if not table.live:
@@ -158,8 +159,8 @@ class GroupLane:
         if refused is None:
             self._posted[game_id] = max(self._posted.get(game_id, -1), table.outbox_seq)
         elif len(kept) > MAX_HELD_ANNOUNCEMENTS:
-            log.warning(
-                "group of %s takes no message: %d announcements dropped", game_id, len(kept) - MAX_HELD_ANNOUNCEMENTS
+            about_game(log, game_id, table.chat_id).warning(
+                "group takes no message: %d announcements dropped", len(kept) - MAX_HELD_ANNOUNCEMENTS
             )
             await self.store.records.outbox_drop(game_id, kept[:-MAX_HELD_ANNOUNCEMENTS])
         return refused
@@ -191,7 +192,7 @@ class GroupLane:
                     if (refused := await self._post_announcements(table, [one], kept)) is not None:
                         return refused
                 return None
-            log.error("announcement of %s dropped: %s", table.id, error)
+            about_game(log, table.id, table.chat_id).error("announcement dropped: %s", error)
         await self.store.records.outbox_drop(table.id, [raw for raw, _ in waiting])
         return None
 
@@ -205,7 +206,7 @@ class GroupLane:
         try:
             shown = await self.messages.send(user_id, Rendered(text))  # (a 403 is recorded there)
         except BadRequest as error:
-            log.error("private note of %s to %s dropped: %s", table.id, user_id, error)
+            about_game(log, table.id, table.chat_id).error("private note to %s dropped: %s", user_id, error)
             return
         if shown is not None and note.get("end") is not None and isinstance(note.get("seat"), int):
             await self.bookkeeping.write(table.id, {fields.reminder(note["seat"]): f"{shown} {note['end']!r}"})
@@ -286,14 +287,7 @@ class GroupLane:
         except RefusedError:
             return  # the game itself is gone
         if done.change.reply != Answer.UNCHANGED:
-            log.warning(
-                "game=%s chat=%s group %s: %s",
-                game_id,
-                done.change.table.chat_id,
-                done.change.reply,
-                cause,
-                extra={"game": game_id, "chat": done.change.table.chat_id},
-            )
+            about_game(log, game_id, done.change.table.chat_id).warning("group %s: %s", done.change.reply, cause)
 
     def close(self) -> None:
         self._posted.clear()

@@ -18,6 +18,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 from telegram.ext import ExtBot
 
 from tgbot.game.table import RETIRED, Table
+from tgbot.logs import about_game
 from tgbot.owner.store import Store
 from tgbot.render.announcements import panel_moved, retired_note
 from tgbot.render.panel import panel, panel_state, turn_now
@@ -132,19 +133,12 @@ class Syncer:
                     wait = retry_seconds(error)
                 except (BadRequest, Forbidden) as error:
                     # a message Telegram refuses as it is: the next committed change syncs again
-                    log.warning("game=%s sync %s gave up: %s", game_id, lane, error, extra={"game": game_id})
+                    about_game(log, game_id).warning("sync %s gave up: %s", lane, error)
                 except Exception as error:
                     if isinstance(error, NetworkError | TelegramError):
-                        log.warning(
-                            "game=%s sync %s: %s; retrying in %.0f s",
-                            game_id,
-                            lane,
-                            error,
-                            delay,
-                            extra={"game": game_id},
-                        )
+                        about_game(log, game_id).warning("sync %s: %s; retrying in %.0f s", lane, error, delay)
                     else:
-                        log.exception("game=%s sync %s failed", game_id, lane, extra={"game": game_id})
+                        about_game(log, game_id).exception("sync %s failed", lane)
                     self._dirty.add(key)
                     wait, delay = delay, min(delay * 2, 30.0)
                 if wait:
