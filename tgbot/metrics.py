@@ -1,7 +1,6 @@
-"""The bot's Prometheus metrics (prometheus-client), served by :func:`handler` as ``GET /metrics``
-on the internal listener only (docs/OPERATING.md lists them). No label carries a chat, user or game
-id: every label takes its values from a small closed set, so a busy bot keeps a fixed number of
-series; a standby exports them too (its role gauge says 0)."""
+"""The bot's Prometheus metrics, served by :func:`handler` as ``GET /metrics`` on the internal
+listener only (docs/OPERATING.md lists them). No label carries a chat, user or game id: each takes
+its values from a small closed set; a standby exports them too (its role gauge says 0)."""
 
 from __future__ import annotations
 
