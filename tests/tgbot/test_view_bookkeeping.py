@@ -75,11 +75,14 @@ async def test_a_take_over_of_a_hash_with_old_names_sends_nothing_again(live):
         stored = await redis.hgetall(key)
         assert fields.BOARD_MESSAGE in stored and fields.panel_message(0) in stored
         await redis.delete(key)
+        stored.pop(fields.GROUP_SENT)  # (issue 25's: it never had another name)
         await redis.hset(key, mapping={_old_name(field): value for field, value in stored.items()})
         await live.start()
         await live.settle()
         assert {chat: {m.message_id for m in emu.chat_messages(chat, from_bot=True)} for chat in chats} == shown
-        assert await redis.hgetall(key) == stored  # rewritten under today's names, the old ones gone
+        rewritten = await redis.hgetall(key)
+        rewritten.pop(fields.GROUP_SENT, None)
+        assert rewritten == stored  # rewritten under today's names, the old ones gone
     finally:
         await redis.aclose()
     assert emu.violations == []

@@ -37,7 +37,6 @@ from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.migrate import SchemaError, migrate
 from tgbot.storage.redis import connect
 from tgbot.sync.group_lane import GameHooks
-from tgbot.sync.ratelimit import RateLimiter
 from tgbot.sync.syncer import Syncer
 
 __all__ = ["Role", "Runner"]
@@ -252,10 +251,6 @@ class Runner:
         self.app.bot_data["services"] = handlers.Services(
             self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers
         )
-        limiter = bot.rate_limiter
-        if isinstance(limiter, RateLimiter) and lease.previous_renewal is not None:
-            # the previous holder may have sent messages until its lease lapsed
-            limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
         return syncer, timers
 
     async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
@@ -271,12 +266,14 @@ class Runner:
             )
         else:
             await self.app.bot.delete_webhook()
-        resumed = []
+        resumed = [table for game_id in live if (table := await self.store.load(game_id)) is not None]
+        lease = self._lease()
+        # each group's real window: what the previous holders sent, and one message in flight when it lapsed
+        lapsed = lease.previous_renewal + lease.seconds if lease.previous_renewal is not None else None
+        await syncer.recall_windows(resumed, lapsed)
+        for table in resumed:
+            timers.schedule(table)
         for game_id in live:
-            table = await self.store.load(game_id)
-            if table is not None:
-                timers.schedule(table)
-                resumed.append(table)
             syncer.request(game_id)
         metrics.games_resumed(resumed)
         log.info("take-over: %d game(s) to resume", len(live))

@@ -1,12 +1,16 @@
 """What Telegram shows of a game (its messages and their digests), a hash in Redis kept in memory by
 the active process; the field names are the functions and constants here. Digests and panel
-states are saved every :data:`DIGEST_SAVE_EVERY` seconds, the rest written through."""
+states are saved every :data:`DIGEST_SAVE_EVERY` seconds, the rest written through. Each write
+also carries when the bot's recent messages to the game's group went out (:data:`GROUP_SENT`),
+so the next active process knows the group's real window."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
+from collections.abc import Callable
 
 from tgbot.owner.store import Store
 
@@ -14,6 +18,9 @@ log = logging.getLogger(__name__)
 
 BOARD_MESSAGE = "board_message"
 BOARD_DIGEST = "board_digest"
+#: When the bot's messages counted in the group's window went out, as of a save: ``"<saved>
+#: <sent> <sent> …"``, epoch seconds on Redis's clock (:func:`group_sent`, :func:`read_group_sent`).
+GROUP_SENT = "group_sent"
 
 
 def panel_message(seat: int) -> str:
@@ -38,6 +45,20 @@ def unreachable(seat: int) -> str:
 
 def told_retired(seat: int) -> str:
     return f"told_retired:{seat}"
+
+
+def group_sent(saved: float, sent: list[float]) -> str:
+    """:data:`GROUP_SENT`'s value: saved at ``saved``, messages sent at ``sent`` (rounded up)."""
+    return " ".join(f"{math.ceil(moment * 100) / 100:.2f}" for moment in (saved, *sent))
+
+
+def read_group_sent(value: str | None) -> tuple[float, list[float]]:
+    """:data:`GROUP_SENT`'s (saved, sent); (0, []) when absent or unreadable."""
+    try:
+        saved, *sent = (float(part) for part in (value or "").split())
+    except ValueError:
+        return 0.0, []
+    return saved, sent
 
 
 def seat_of(field: str) -> int | None:
@@ -81,10 +102,12 @@ def with_current_names(stored: dict[str, str]) -> tuple[dict[str, str], list[str
 
 
 class Bookkeeping:
-    """Every game's bookkeeping: read from Redis once, then kept in memory and written back."""
+    """Every game's bookkeeping: read from Redis once, then kept in memory and written back.
+    ``group_sent(game_id)``: :data:`GROUP_SENT`'s value now for the game's group (None: unknown)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, group_sent: Callable[[str], str | None] | None = None) -> None:
         self.store = store
+        self._group_sent = group_sent
         self._games: dict[str, dict[str, str]] = {}
         #: changed since last written, by game (a value of None deletes)
         self._unsaved: dict[str, dict[str, str | None]] = {}
@@ -118,7 +141,8 @@ class Bookkeeping:
                 bookkeeping[field] = value
         self._unsaved.setdefault(game_id, {}).update(changed)
         if any(field.partition(":")[0] not in SAVED_LATER for field in changed):
-            await self.store.records.tg_set(game_id, **self._unsaved.pop(game_id))  # the digests ride along
+            # the digests and the group's window ride along
+            await self.store.records.tg_set(game_id, **self._unsaved.pop(game_id), **self.window(game_id))
         elif self._saver is None or self._saver.done():
             self._saver = asyncio.create_task(self.save(DIGEST_SAVE_EVERY), name="sync-digests")
 
@@ -127,11 +151,25 @@ class Bookkeeping:
         from now; only while this process is the active one (a former holder's is stale)."""
         await asyncio.sleep(after)
         unsaved, self._unsaved = self._unsaved, {}
+        for game_id, fields in unsaved.items():
+            fields.update(self.window(game_id))
         if unsaved and await self.store.fence.active():
             try:
                 await self.store.records.tg_set_many(unsaved)
             except Exception as error:  # the next take-over edits those messages once more
                 log.warning("view digests not saved: %s", error)
+
+    def window(self, game_id: str) -> dict[str, str]:
+        """``{GROUP_SENT: …}`` to write with the game's next write when the messages in its group's
+        window changed since it was last written (taken as written), else ``{}``."""
+        value = self._group_sent(game_id) if self._group_sent is not None else None
+        bookkeeping = self._games.get(game_id)
+        written = bookkeeping.get(GROUP_SENT, "") if bookkeeping is not None else ""
+        if value is None or value.partition(" ")[2] == written.partition(" ")[2]:
+            return {}
+        if bookkeeping is not None:
+            bookkeeping[GROUP_SENT] = value
+        return {GROUP_SENT: value}
 
     def forget(self, game_id: str) -> None:
         """Drop a game shown to its end (its unsaved fields are still saved: a late sync reads them)."""

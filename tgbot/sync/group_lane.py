@@ -5,6 +5,7 @@ the board. A group that refuses for now keeps its announcements and its table re
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from tgbot.render.board import board
 from tgbot.render.text import Rendered, utf16_units
 from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
-from tgbot.sync.messages import GroupRefusal, Messages, group_refusal
+from tgbot.sync.messages import GroupRefusal, MaybeSentError, Messages, group_refusal
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +171,8 @@ class GroupLane:
         try:
             if texts:
                 await self.messages.send(table.chat_id, Rendered(_joined(texts)), table.thread_id)
+        except MaybeSentError:
+            pass  # maybe posted: counted as posted, never posted twice
         except (BadRequest, Forbidden) as error:
             refusal = group_refusal(error)
             if refusal is GroupRefusal.UNWRITABLE:
@@ -183,7 +186,9 @@ class GroupLane:
                         return refused
                 return None
             log.error("announcement of %s dropped: %s", table.id, error)
-        await self.store.records.outbox_drop(table.id, [raw for raw, _ in waiting])
+        await self.store.records.outbox_drop(
+            table.id, [raw for raw, _ in waiting], self.bookkeeping.window(table.id) if texts else None
+        )
         return None
 
     async def _tell_player(self, table: Table, user_id: int, text: str) -> None:
@@ -193,6 +198,8 @@ class GroupLane:
             return
         try:
             await self.messages.send(user_id, Rendered(text))  # (a 403 is recorded there)
+        except MaybeSentError:
+            pass  # maybe told: never told twice
         except BadRequest as error:
             log.error("private note of %s to %s dropped: %s", table.id, user_id, error)
 
@@ -206,7 +213,8 @@ class GroupLane:
             user_id = table.seats[seat].user_id
             if not await self.store.records.marked(table.id, "unreachable", user_id):
                 text = unreachable(table, seat, self._username())
-                await self.messages.send(table.chat_id, Rendered(text), table.thread_id)
+                with contextlib.suppress(MaybeSentError):  # maybe posted: never posted twice
+                    await self.messages.send(table.chat_id, Rendered(text), table.thread_id)
                 await self.store.records.first_time(table.id, "unreachable", user_id)
             await self.bookkeeping.write(table.id, {fields.unreachable(seat): 2})
 
@@ -221,7 +229,12 @@ class GroupLane:
                 await self.post_board(table)
                 return
             old = bookkeeping.get(fields.BOARD_MESSAGE)
-            shown = await self.messages.show(table.chat_id, table.thread_id, int(old) if old else None, rendered)
+            try:
+                shown = await self.messages.show(table.chat_id, table.thread_id, int(old) if old else None, rendered)
+            except MaybeSentError:
+                # maybe posted: never posted twice; the board kept is edited at the next change
+                await self.bookkeeping.write(table.id, {fields.BOARD_DIGEST: rendered.digest})
+                return
             if shown is not None:
                 await self.bookkeeping.write(
                     table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest}
@@ -232,7 +245,12 @@ class GroupLane:
         the board in place is far up, above the announcements that waited."""
         rendered = self.board(table)
         old = (await self.bookkeeping.of(table.id)).get(fields.BOARD_MESSAGE)
-        shown = await self.messages.send(table.chat_id, rendered, table.thread_id)
+        try:
+            shown = await self.messages.send(table.chat_id, rendered, table.thread_id)
+        except MaybeSentError:
+            # maybe posted: never posted twice; the board kept (not deleted) is edited at the next change
+            await self.bookkeeping.write(table.id, {fields.BOARD_DIGEST: rendered.digest})
+            return
         if shown is not None:
             await self.bookkeeping.write(table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest})
         if old:
