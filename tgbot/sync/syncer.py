@@ -320,11 +320,22 @@ class Syncer:
 
     async def redraw_panel(self, table: Table, seat: int, message: Message, picks: str = "") -> None:
         """Redraw the panel ``message`` a player tapped (card picking, refresh, a stale tap): only
-        their current panel, and only when it does not already show exactly that content."""
+        their current panel (or a newer one whose answer was lost: it becomes their panel), and
+        only when it does not already show exactly that content."""
         async with self._panel_lock(table.id, seat):
             bookkeeping = await self.bookkeeping.of(table.id)
-            if bookkeeping.get(fields.panel_message(seat)) != str(message.message_id):
-                return
+            recorded = bookkeeping.get(fields.panel_message(seat))
+            if recorded != str(message.message_id):
+                if message.chat_id != table.seats[seat].user_id or (recorded and int(recorded) > message.message_id):
+                    return
+                # a newer panel than the one recorded: sent, its answer lost (MaybeSentError); it is theirs now
+                adopted: dict[str, object] = {
+                    fields.panel_message(seat): message.message_id,
+                    fields.panel_digest(seat): None,
+                }
+                await self.bookkeeping.write(table.id, adopted)
+                if recorded:
+                    await self.messages.delete(message.chat_id, int(recorded))
             rendered = panel(table, seat, picks)
             if bookkeeping.get(fields.panel_digest(seat)) == rendered.digest:
                 return
