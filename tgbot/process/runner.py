@@ -296,20 +296,28 @@ class Runner:
         log.info("bot @%s no longer active", self.app.bot.username)
 
     async def _renew(self) -> None:
-        """Renew the lease every second; return when it is lost (or could not be renewed in time)."""
+        """Renew the lease every second; return when it is lost (or could not be renewed in time).
+        A renewal late past the lease's validity (a starved event loop, a slow Redis) first takes
+        the lease back, unchanged, when nobody took it since: a lone process never steps down for it."""
+        lease = self._lease()
         while True:
             await asyncio.sleep(RENEW_EVERY)
             try:
-                if not await self.redis_health.call(self._lease().try_acquire()):
+                if not await self.redis_health.call(lease.try_acquire()):
                     log.warning("lease lost to another process")
                     self._why = metrics.StepDown.LEASE_LOST
                     return
             except Exception as error:
-                if not self._lease().held():
-                    log.warning("lease not renewed in time (%s): stepping down", str(error) or type(error).__name__)
-                    self._why = metrics.StepDown.RENEWAL_LATE
-                    return
-                log.debug("lease renewal failed: %s", error)
+                if lease.held():
+                    log.debug("lease renewal failed: %s", error)
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    if await asyncio.wait_for(lease.confirm(), lease.seconds):
+                        log.warning("lease renewed late (%s): taken back", str(error) or type(error).__name__)
+                        continue
+                log.warning("lease not renewed in time (%s): stepping down", str(error) or type(error).__name__)
+                self._why = metrics.StepDown.LEASE_LOST if lease.epoch == 0 else metrics.StepDown.RENEWAL_LATE
+                return
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again."""
