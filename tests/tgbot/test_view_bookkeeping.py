@@ -59,6 +59,17 @@ def test_old_names_are_read_as_todays():
     assert fields.with_current_names({fields.BOARD_MESSAGE: "7"}) == ({fields.BOARD_MESSAGE: "7"}, [])
 
 
+def test_group_sent_reads_back_no_earlier_than_sent():
+    sent = [1733140001.25, 1733140030.01, 1733140060.123]
+    value = fields.group_sent(1733140060.5, sent)
+    saved, read = fields.read_group_sent(value)
+    assert saved == pytest.approx(1733140060.5, abs=0.01)
+    assert all(0 <= back - moment < 0.1 + 1e-6 for back, moment in zip(read, sent, strict=True)), read
+    assert len(value) < 50  # (a whole second, then tenths after it)
+    assert fields.read_group_sent(fields.group_sent(5.0, [])) == (5.0, [])
+    assert fields.read_group_sent(None) == fields.read_group_sent("not a time") == (0.0, [])
+
+
 async def test_a_take_over_of_a_hash_with_old_names_sends_nothing_again(live):
     emu = live.emu
     people = [emu.add_user(960 + i, name) for i, name in enumerate(("Аня", "Борис", "Вера"))]

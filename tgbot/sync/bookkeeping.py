@@ -18,8 +18,8 @@ log = logging.getLogger(__name__)
 
 BOARD_MESSAGE = "board_message"
 BOARD_DIGEST = "board_digest"
-#: When the bot's messages counted in the group's window went out, as of a save: ``"<saved>
-#: <sent> <sent> …"``, epoch seconds on Redis's clock (:func:`group_sent`, :func:`read_group_sent`).
+#: When the bot's messages counted in the group's window went out, as of a save: ``"<saved> <second>
+#: <after> <after> …"``, epoch seconds on Redis's clock (:func:`group_sent`, :func:`read_group_sent`).
 GROUP_SENT = "group_sent"
 
 
@@ -48,17 +48,21 @@ def told_retired(seat: int) -> str:
 
 
 def group_sent(saved: float, sent: list[float]) -> str:
-    """:data:`GROUP_SENT`'s value: saved at ``saved``, messages sent at ``sent`` (rounded up)."""
-    return " ".join(f"{math.ceil(moment * 100) / 100:.2f}" for moment in (saved, *sent))
+    """:data:`GROUP_SENT`'s value: saved at ``saved``, messages sent at ``sent`` (oldest first),
+    written as a whole second and tenths after it (rounded up: counted a little longer)."""
+    if not sent:
+        return f"{saved:.2f}"
+    base = math.floor(sent[0])
+    return " ".join([f"{saved:.2f}", str(base), *(f"{math.ceil((moment - base) * 10) / 10:.1f}" for moment in sent)])
 
 
 def read_group_sent(value: str | None) -> tuple[float, list[float]]:
     """:data:`GROUP_SENT`'s (saved, sent); (0, []) when absent or unreadable."""
     try:
-        saved, *sent = (float(part) for part in (value or "").split())
+        saved, *rest = (float(part) for part in (value or "").split())
     except ValueError:
         return 0.0, []
-    return saved, sent
+    return saved, [rest[0] + after for after in rest[1:]]
 
 
 def seat_of(field: str) -> int | None:
