@@ -10,6 +10,7 @@ import asyncio
 import logging
 import math
 import re
+import string
 from collections.abc import Callable
 
 from tgbot.owner.store import Store
@@ -18,8 +19,8 @@ log = logging.getLogger(__name__)
 
 BOARD_MESSAGE = "board_message"
 BOARD_DIGEST = "board_digest"
-#: When the bot's messages counted in the group's window went out, as of a save: ``"<saved> <second>
-#: <after> <after> …"``, epoch seconds on Redis's clock (:func:`group_sent`, :func:`read_group_sent`).
+#: When the bot's messages counted in the group's window went out, as of a write: ``"<second>:<tenths
+#: after it, two characters each>"``, on Redis's clock (:func:`group_sent`, :func:`read_group_sent`).
 GROUP_SENT = "group_sent"
 
 
@@ -47,22 +48,32 @@ def told_retired(seat: int) -> str:
     return f"told_retired:{seat}"
 
 
-def group_sent(saved: float, sent: list[float]) -> str:
-    """:data:`GROUP_SENT`'s value: saved at ``saved``, messages sent at ``sent`` (oldest first),
-    written as a whole second and tenths after it (rounded up: counted a little longer)."""
+#: The digits of :data:`GROUP_SENT`'s tenths (two a message: up to 409.5 s after the first).
+_SENT_DIGITS = string.digits + string.ascii_letters + "-_"
+
+
+def group_sent(sent: list[float]) -> str:
+    """:data:`GROUP_SENT`'s value for messages sent at ``sent`` (oldest first): the first one's
+    whole second, then each one's tenths after it (rounded up: counted a little longer) in two
+    characters, so a full window stays a short hash value ("" when none)."""
     if not sent:
-        return f"{saved:.2f}"
+        return ""
     base = math.floor(sent[0])
-    return " ".join([f"{saved:.2f}", str(base), *(f"{math.ceil((moment - base) * 10) / 10:.1f}" for moment in sent)])
+    tenths = [min(math.ceil((moment - base) * 10), 64 * 64 - 1) for moment in sent]
+    return f"{base}:" + "".join(_SENT_DIGITS[tenth // 64] + _SENT_DIGITS[tenth % 64] for tenth in tenths)
 
 
-def read_group_sent(value: str | None) -> tuple[float, list[float]]:
-    """:data:`GROUP_SENT`'s (saved, sent); (0, []) when absent or unreadable."""
+def read_group_sent(value: str | None) -> list[float]:
+    """:data:`GROUP_SENT`'s moments (epoch seconds); [] when absent or unreadable."""
+    base, _, digits = (value or "").partition(":")
     try:
-        saved, *rest = (float(part) for part in (value or "").split())
+        first = int(base)
+        tenths = [
+            _SENT_DIGITS.index(digits[i]) * 64 + _SENT_DIGITS.index(digits[i + 1]) for i in range(0, len(digits) - 1, 2)
+        ]
     except ValueError:
-        return 0.0, []
-    return saved, [rest[0] + after for after in rest[1:]]
+        return []
+    return [first + tenth / 10 for tenth in tenths]
 
 
 def seat_of(field: str) -> int | None:
@@ -169,7 +180,7 @@ class Bookkeeping:
         value = self._group_sent(game_id) if self._group_sent is not None else None
         bookkeeping = self._games.get(game_id)
         written = bookkeeping.get(GROUP_SENT, "") if bookkeeping is not None else ""
-        if value is None or value.partition(" ")[2] == written.partition(" ")[2]:
+        if value is None or value == written:
             return {}
         if bookkeeping is not None:
             bookkeeping[GROUP_SENT] = value

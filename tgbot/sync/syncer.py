@@ -96,7 +96,7 @@ class Syncer:
         if chat_id is None or limiter is None:
             return None
         now = self._clock()
-        return fields.group_sent(now, [now - age for age in limiter.sent(chat_id)])
+        return fields.group_sent([now - age for age in limiter.sent(chat_id)])
 
     async def recall_windows(self, tables: list[Table], lapsed: float | None) -> None:
         """On becoming active: count in the rate limiter what the previous holders sent to each
@@ -106,16 +106,18 @@ class Syncer:
         limiter = self._limiter()
         if limiter is None:
             return
-        newest: dict[int, tuple[float, list[float]]] = {}
+        newest: dict[
+            int, list[float]
+        ] = {}  # by group: the record with the latest message (it holds the others' in its window)
         in_flight: dict[int, list[float]] = {}
         for table in tables:
             self._chats[table.id] = table.chat_id
-            saved, sent = fields.read_group_sent((await self.bookkeeping.of(table.id)).get(fields.GROUP_SENT))
-            if saved >= newest.get(table.chat_id, (-1.0, []))[0]:
-                newest[table.chat_id] = (saved, sent)
+            sent = fields.read_group_sent((await self.bookkeeping.of(table.id)).get(fields.GROUP_SENT))
+            if max(sent, default=0.0) >= max(newest.get(table.chat_id, []), default=0.0):
+                newest[table.chat_id] = sent
             in_flight.setdefault(table.chat_id, []).extend([lapsed] if lapsed is not None else [])
         now = self._clock()
-        for chat_id, (_, sent) in newest.items():
+        for chat_id, sent in newest.items():
             limiter.recall(chat_id, [now - moment for moment in [*sent, *in_flight[chat_id]]])
 
     def _group_again(self, game_id: str) -> None:
