@@ -331,6 +331,8 @@ async def test_sent_lists_a_group_window_with_a_call_in_flight_as_sent_now():
     assert rig.limiter.sent(-1) == [pytest.approx(10 * SAFETY - 3 + 0.001), 0.0]
     gate.set()
     assert await flying is True
+    rig.limiter.recall(-1, [5.0, 4.0, 3.0, 2.0, 1.0])  # more than the window holds: the newest count
+    assert rig.limiter.sent(-1) == [pytest.approx(a) for a in (4.0, 3.0, 2.0, 1.0, 0.0)]
 
 
 async def test_recall_counts_a_former_holders_messages_in_their_group_window():

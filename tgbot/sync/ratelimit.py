@@ -181,12 +181,14 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
 
     def sent(self, chat_id: object) -> list[float]:
         """Seconds ago of each message counted in the group's window now, oldest first (one in
-        flight counts as sent now); empty for a private chat or a group not seen."""
+        flight counts as sent now), the newest ``group_max`` only (they alone decide when the next
+        one may go); empty for a private chat or a group not seen."""
         chat = self._chats.get(str(chat_id))
         if chat is None or chat.window is None:
             return []
         now, window = self._clock(), chat.window
-        return [now - end for end in window.ends if end + window.period > now] + [0.0] * window.in_flight
+        ages = [now - end for end in window.ends if end + window.period > now] + [0.0] * window.in_flight
+        return ages[-self.group_max :]
 
     def recall(self, chat_id: object, ages: Iterable[float]) -> None:
         """Count messages sent to the group ``ages`` seconds ago (by a former holder, which this
