@@ -76,6 +76,8 @@ CHANNEL_BOT_ID = 136817688
 TELEGRAM_ID = 777000
 #: Telegram deletes no message older than this (https://core.telegram.org/bots/api#deletemessage).
 DELETE_WINDOW = 48 * 3600
+#: The longest Telegram holds a bot's message in a group in slow mode before delivering it (s).
+SLOW_MODE_HOLD = 10.0
 #: InlineKeyboardButton.style: the values the Bot API documents (api.min.json). The Bot API
 #: server (telegram-bot-api, ``Client::get_button_style``) also lets "default", "" and other
 #: letter cases through; the emulator keeps to the documented three (never more lenient).
@@ -208,6 +210,9 @@ class SimChat:
     deleted: bool = False
     #: forum topics an admin closed: only administrators may post there
     closed_topics: set[int] = field(default_factory=set)
+    #: slow mode (seconds between two messages): Telegram holds a bot's message sent sooner,
+    #: up to :data:`SLOW_MODE_HOLD`, then delivers and answers it
+    slow_mode_delay: float = 0.0
 
     def to_dict(self) -> dict:
         if self.type == "private":
@@ -406,6 +411,10 @@ class BotAPIEmulator:
         self.webhook: dict[str, Any] = {}
         #: test-only: ``delay(method, raw params)`` → seconds to wait before answering a call
         self.delay: Callable[[str, dict], float] | None = None
+        #: test-only: ``late(method, raw params)`` → seconds to wait after a call took effect
+        #: before answering it (a reply that comes after the client's read timeout: delivered)
+        self.late: Callable[[str, dict], float] | None = None
+        self._slow_mode_last: dict[int, float] = {}  # chat id -> when its last bot message went out
         #: test-only: ``fault(method, raw params)`` → an :class:`ApiError` to answer the call
         #: with instead (a 429, a 5xx Telegram sends when it is unwell), or None
         self.fault: Callable[[str, dict], ApiError | None] | None = None
@@ -514,6 +523,8 @@ class BotAPIEmulator:
                 await asyncio.sleep(pause)  # a slow Bot API (test knob)
             if self.fault is not None and (injected := self.fault(method, raw)) is not None:
                 raise injected  # an unwell Bot API (test knob)
+            if held := self._slow_mode_hold(method, raw):
+                await asyncio.sleep(held)  # slow mode: the message is held, then delivered
             handler = getattr(self, f"_api_{method}", None)
             if handler is None:
                 result = self._api_generic(method, params)
@@ -521,6 +532,8 @@ class BotAPIEmulator:
                 result = handler(params)
                 if asyncio.iscoroutine(result):
                     result = await result
+            if self.late is not None and (pause := self.late(method, raw)):
+                await asyncio.sleep(pause)  # delivered, answered late (test knob)
             body: dict[str, Any] = {"ok": True, "result": result}
             status = 200
         except ApiError as e:
@@ -556,6 +569,20 @@ class BotAPIEmulator:
         return web.json_response(body, status=status)
 
     # ---------------------------------------------------------------- helpers
+    def _slow_mode_hold(self, method: str, raw: dict) -> float:
+        """Seconds a bot's message to a chat in slow mode is held (its slot reserved), 0 otherwise."""
+        try:
+            chat = self.chats.get(int(raw.get("chat_id", 0)))
+        except (TypeError, ValueError):
+            return 0.0
+        if chat is None or not chat.slow_mode_delay or not method.startswith("send") or not _counted(method):
+            return 0.0
+        now = self.clock()
+        at = max(now, self._slow_mode_last.get(chat.id, -math.inf) + chat.slow_mode_delay)
+        at = min(at, now + SLOW_MODE_HOLD)
+        self._slow_mode_last[chat.id] = at
+        return at - now
+
     def bot_user(self, *, full: bool = False) -> dict:
         d: dict[str, Any] = {
             "id": self.bot_id,

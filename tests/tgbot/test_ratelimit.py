@@ -1,7 +1,7 @@
 """The in-process rate limiter (tgbot/process/ratelimit.py): Telegram's overall and group windows hold,
 a 429 delays only the chat it names, callback answers and other uncounted calls never wait, a
 game's messages go before command replies in one group, deferred calls get ThrottledError, and
-assume_full() fills every group's window after a take-over.
+a group's window is read (sent) and given to the next holder (recall) at a take-over.
 
 Time is virtual (:class:`Clock`, handed to the limiter): a test moves it on and then lets the
 event loop run what became ready; nothing depends on how fast the machine is.
@@ -315,43 +315,43 @@ async def test_a_cancelled_waiting_call_leaves_no_trace():
     assert reply.result() is True and rig.labels() == ["first", "reply"]
 
 
-async def test_assume_full_fills_every_group_window_for_one_period():
-    rig = Rig(group_max=2, group_period=10.0, overall_max=30)
-    period = 10 * SAFETY
-    await rig.call(-1, "known group")
+async def test_sent_lists_a_group_window_with_a_call_in_flight_as_sent_now():
+    rig = Rig(group_max=5, group_period=10.0)
+    await rig.call(-1, "first")
+    await rig.clock.advance(3.0)
+    await rig.call(-1, "second")
+    await rig.call(42, "private")
     await rig.clock.advance(1.0)
-    rig.limiter.assume_full()  # at 1 s: a take-over
-    known = rig.call(-1, "known", defer=True)
-    private = rig.call(42, "private")  # no group window; the overall one is full for ~1 s
-    await rig.clock.advance(4.0)
-    new = rig.call(-2, "first seen within the period", defer=True)
+    gate = asyncio.Event()
+    flying = rig.call(-1, "in flight", gate=gate)
     await settle()
-    assert known.exception().seconds == pytest.approx(period)
-    assert new.exception().seconds == pytest.approx(period - 4)
-    assert private.result() is True and rig.time_of("private") == pytest.approx(1 + SAFETY, abs=0.01)
-    await rig.clock.advance(period - 4 + 0.001)
-    assert await rig.call(-2, "after the period", defer=True) is True
-    assert await rig.call(-3, "first seen after it", defer=True) is True
+    assert rig.limiter.sent(-1) == [pytest.approx(4.0), pytest.approx(1.0), 0.0]
+    assert rig.limiter.sent(42) == [] and rig.limiter.sent(-9) == []
+    await rig.clock.advance(10 * SAFETY - 4 + 0.001)  # the first left the window
+    assert rig.limiter.sent(-1) == [pytest.approx(10 * SAFETY - 3 + 0.001), 0.0]
+    gate.set()
+    assert await flying is True
+    rig.limiter.recall(-1, [5.0, 4.0, 3.0, 2.0, 1.0])  # more than the window holds: the newest count
+    assert rig.limiter.sent(-1) == [pytest.approx(a) for a in (4.0, 3.0, 2.0, 1.0, 0.0)]
 
 
-async def test_assume_full_for_a_given_period():
-    rig = Rig(group_max=2, group_period=10.0)
-    rig.limiter.assume_full(3.0)
-    await rig.clock.advance(2.0)
-    held = rig.call(-1, "held", defer=True)
+async def test_recall_counts_a_former_holders_messages_in_their_group_window():
+    rig = Rig(group_max=3, group_period=10.0)
+    period = 10 * SAFETY
+    rig.limiter.recall(-1, [9.0, 2.0, 1.0])  # three sent, the oldest 9 s ago: full until it leaves
+    rig.limiter.recall(-2, [9.0, 30.0])  # one in the window, one long gone
+    rig.limiter.recall(42, [1.0])  # a private chat has no group window
+    full = rig.call(-1, "full", defer=True)
+    room = [rig.call(-2, "room", defer=True), rig.call(-2, "room too", defer=True), rig.call(42, "private")]
     await settle()
-    assert held.exception().seconds == pytest.approx(1.0)
-    await rig.clock.advance(1.001)
-    assert await rig.call(-1, "free", defer=True) is True
-    rig.limiter.assume_full(0.5)  # shorter than the overall window too
-    await rig.clock.advance(0.501)
-    after = [rig.call(-2, "new group", defer=True), rig.call(42, "private")]
-    await settle()
-    assert all(t.done() and t.result() is True for t in after)
-    rig.limiter.assume_full(0)  # nothing to assume (e.g. the previous holder left long ago)
-    now = rig.call(-4, "at once", defer=True)
-    await settle()
-    assert now.result() is True
+    assert full.exception().seconds == pytest.approx(period - 9)
+    assert [t.result() for t in room] == [True, True, True]
+    assert isinstance(
+        (await asyncio.gather(rig.call(-2, "no room", defer=True), return_exceptions=True))[0], ThrottledError
+    )
+    await rig.clock.advance(period - 9 + 0.001)
+    assert await rig.call(-1, "after the oldest left", defer=True) is True
+    assert rig.limiter.sent(-1) == [pytest.approx(period - 7 + 0.001), pytest.approx(period - 8 + 0.001), 0.0]
 
 
 async def test_idle_chats_are_forgotten():

@@ -26,6 +26,7 @@ from tgbot.handlers.common import TapAction, answer_unknown_tap, answering, on_e
 from tgbot.handlers.context import BotContext
 from tgbot.i18n import LANGUAGES, N_, translator
 from tgbot.settings import Settings
+from tgbot.sync.messages import SEND_READ_TIMEOUT
 from tgbot.sync.ratelimit import RateLimiter
 
 #: Commands registered with setMyCommands: (command, description msgid), per chat kind.
@@ -90,8 +91,12 @@ def build_application(
         may_call=may_call,
     )
     builder = Application.builder().updater(None)
-    if request is not None:
-        builder = builder.request(request).get_updates_request(request)
+    # an answer Telegram holds (slow mode) is awaited, not taken for a lost call and repeated
+    builder = (
+        builder.request(request).get_updates_request(request)
+        if request is not None
+        else builder.read_timeout(SEND_READ_TIMEOUT)
+    )
     defaults = Defaults(
         parse_mode=ParseMode.HTML, do_quote=False, link_preview_options=LinkPreviewOptions(is_disabled=True)
     )

@@ -35,7 +35,6 @@ from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.migrate import SchemaError, migrate
 from tgbot.storage.redis import connect
 from tgbot.sync.group_lane import GameHooks
-from tgbot.sync.ratelimit import RateLimiter
 from tgbot.sync.syncer import Syncer
 
 __all__ = ["Role", "Runner"]
@@ -253,10 +252,6 @@ class Runner:
         self.app.bot_data["services"] = handlers.Services(
             self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers
         )
-        limiter = bot.rate_limiter
-        if isinstance(limiter, RateLimiter) and lease.previous_renewal is not None:
-            # the previous holder may have sent messages until its lease lapsed
-            limiter.assume_full(lease.previous_renewal + lease.seconds + limiter.group_period - self.clock.now())
         return syncer, timers
 
     async def _take_over(self, syncer: Syncer, timers: Timers) -> None:
@@ -272,12 +267,14 @@ class Runner:
             )
         else:
             await self.app.bot.delete_webhook()
-        resumed = []
+        resumed = [table for game_id in live if (table := await self.store.load(game_id)) is not None]
+        lease = self._lease()
+        # each group's real window: what the previous holders sent, and one message in flight when it lapsed
+        lapsed = lease.previous_renewal + lease.seconds if lease.previous_renewal is not None else None
+        await syncer.recall_windows(resumed, lapsed)
+        for table in resumed:
+            timers.schedule(table)
         for game_id in live:
-            table = await self.store.load(game_id)
-            if table is not None:
-                timers.schedule(table)
-                resumed.append(table)
             syncer.request(game_id)
         metrics.games_resumed(resumed)
         log.info("take-over: %d game(s) to resume", len(live))
@@ -300,20 +297,28 @@ class Runner:
         log.info("bot @%s no longer active", self.app.bot.username)
 
     async def _renew(self) -> None:
-        """Renew the lease every second; return when it is lost (or could not be renewed in time)."""
+        """Renew the lease every second; return when it is lost (or could not be renewed in time).
+        A renewal late past the lease's validity (a starved event loop, a slow Redis) first takes
+        the lease back, unchanged, when nobody took it since: a lone process never steps down for it."""
+        lease = self._lease()
         while True:
             await asyncio.sleep(RENEW_EVERY)
             try:
-                if not await self.redis_health.call(self._lease().try_acquire()):
+                if not await self.redis_health.call(lease.try_acquire()):
                     log.warning("lease lost to another process")
                     self._why = metrics.StepDown.LEASE_LOST
                     return
             except Exception as error:
-                if not self._lease().held():
-                    log.warning("lease not renewed in time (%s): stepping down", str(error) or type(error).__name__)
-                    self._why = metrics.StepDown.RENEWAL_LATE
-                    return
-                log.debug("lease renewal failed: %s", error)
+                if lease.held():
+                    log.debug("lease renewal failed: %s", error)
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    if await asyncio.wait_for(lease.confirm(), lease.seconds):
+                        log.warning("lease renewed late (%s): taken back", str(error) or type(error).__name__)
+                        continue
+                log.warning("lease not renewed in time (%s): stepping down", str(error) or type(error).__name__)
+                self._why = metrics.StepDown.LEASE_LOST if lease.epoch == 0 else metrics.StepDown.RENEWAL_LATE
+                return
 
     async def _process(self, data: dict[str, Any], last_try: bool) -> bool:
         """Process one stored update through the Application's handlers; False to try again (a

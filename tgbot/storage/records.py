@@ -224,13 +224,16 @@ class Records:
         """The announcements still to post, oldest first, as (raw, decoded)."""
         return [(raw, json.loads(raw)) for raw in await self.redis.lrange(self.keys.outbox(game_id), 0, -1)]
 
-    async def outbox_drop(self, game_id: str, raws: list[str]) -> None:
-        """Drop these announcements wherever they are in the outbox (each is unique: its ``seq``)."""
+    async def outbox_drop(self, game_id: str, raws: list[str], telegram: dict[str, str] | None = None) -> None:
+        """Drop these announcements wherever they are in the outbox (each is unique: its ``seq``);
+        ``telegram``: bookkeeping fields written in the same round trip."""
         if not raws:
             return
         pipe = self.redis.pipeline(transaction=False)
         for raw in raws:
             pipe.lrem(self.keys.outbox(game_id), 1, raw)
+        if telegram:
+            pipe.hset(self.keys.telegram(game_id), mapping=telegram)
         await pipe.execute()
 
     async def outbox_clear(self, game_id: str) -> None:

@@ -3,6 +3,7 @@ or is gone (docs/DESIGN.md, A group that takes no message)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from tgbot.render.board import board
 from tgbot.render.text import Rendered, utf16_units
 from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
-from tgbot.sync.messages import GroupRefusal, Messages, group_refusal
+from tgbot.sync.messages import GroupRefusal, MaybeSentError, Messages, group_refusal
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,8 @@ class GroupLane:
         try:
             if texts:
                 await self.messages.send(table.chat_id, Rendered(_joined(texts)), table.thread_id)
+        except MaybeSentError:
+            pass  # maybe posted: counted as posted, never posted twice
         except (BadRequest, Forbidden) as error:
             refusal = group_refusal(error)
             if refusal is GroupRefusal.UNWRITABLE:
@@ -193,7 +196,9 @@ class GroupLane:
                         return refused
                 return None
             about_game(log, table.id, table.chat_id).error("announcement dropped: %s", error)
-        await self.store.records.outbox_drop(table.id, [raw for raw, _ in waiting])
+        await self.store.records.outbox_drop(
+            table.id, [raw for raw, _ in waiting], self.bookkeeping.window(table.id) if texts else None
+        )
         return None
 
     async def _tell_player(self, table: Table, note: dict[str, Any], text: str) -> None:
@@ -205,6 +210,8 @@ class GroupLane:
             return
         try:
             shown = await self.messages.send(user_id, Rendered(text))  # (a 403 is recorded there)
+        except MaybeSentError:
+            return  # maybe told: never told twice (and no reminder recorded to retire)
         except BadRequest as error:
             about_game(log, table.id, table.chat_id).error("private note to %s dropped: %s", user_id, error)
             return
@@ -235,7 +242,8 @@ class GroupLane:
             user_id = table.seats[seat].user_id
             if not await self.store.records.marked(table.id, "unreachable", user_id):
                 text = unreachable(table, seat, self._username())
-                await self.messages.send(table.chat_id, Rendered(text), table.thread_id)
+                with contextlib.suppress(MaybeSentError):  # maybe posted: never posted twice
+                    await self.messages.send(table.chat_id, Rendered(text), table.thread_id)
                 await self.store.records.first_time(table.id, "unreachable", user_id)
             await self.bookkeeping.write(table.id, {fields.unreachable(seat): 2})
 
@@ -250,7 +258,12 @@ class GroupLane:
                 await self.post_board(table)
                 return
             old = bookkeeping.get(fields.BOARD_MESSAGE)
-            shown = await self.messages.show(table.chat_id, table.thread_id, int(old) if old else None, rendered)
+            try:
+                shown = await self.messages.show(table.chat_id, table.thread_id, int(old) if old else None, rendered)
+            except MaybeSentError:
+                # maybe posted: never posted twice; the board kept is edited at the next change
+                await self.bookkeeping.write(table.id, {fields.BOARD_DIGEST: rendered.digest})
+                return
             if shown is not None:
                 await self.bookkeeping.write(
                     table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest}
@@ -261,7 +274,12 @@ class GroupLane:
         the board in place is far up, above the announcements that waited."""
         rendered = self.board(table)
         old = (await self.bookkeeping.of(table.id)).get(fields.BOARD_MESSAGE)
-        shown = await self.messages.send(table.chat_id, rendered, table.thread_id)
+        try:
+            shown = await self.messages.send(table.chat_id, rendered, table.thread_id)
+        except MaybeSentError:
+            # maybe posted: never posted twice; the board kept (not deleted) is edited at the next change
+            await self.bookkeeping.write(table.id, {fields.BOARD_DIGEST: rendered.digest})
+            return
         if shown is not None:
             await self.bookkeeping.write(table.id, {fields.BOARD_MESSAGE: shown, fields.BOARD_DIGEST: rendered.digest})
         if old:

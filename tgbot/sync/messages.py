@@ -8,8 +8,9 @@ import warnings
 from enum import StrEnum
 from typing import Any
 
+import httpx
 from telegram import CallbackQuery
-from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError, TimedOut
 from telegram.ext import ExtBot
 from telegram.warnings import PTBUserWarning
 
@@ -18,12 +19,27 @@ from tgbot.render.text import Rendered
 
 log = logging.getLogger(__name__)
 
+#: Seconds a send or an edit waits for Telegram's answer: longer than Telegram holds a bot's
+#: message in a group in slow mode (about 10 s), so a message held is not taken for a lost one.
+SEND_READ_TIMEOUT = 15.0
+
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError
 #: (:class:`tgbot.sync.ratelimit.RateLimiter`), so the lane runs again with the newest state.
 DEFER = {"defer": True, "priority": "game"}
 
 # Messages calls sendMessage and editMessageText raw on purpose (see Messages)
 warnings.filterwarnings("ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText)'", category=PTBUserWarning)
+
+
+class MaybeSentError(TelegramError):
+    """A send whose answer did not come in time: Telegram may have delivered it, so it is never
+    sent again blindly (an announcement counts as posted, a panel or board kept is edited next time)."""
+
+
+def maybe_delivered(error: TelegramError) -> bool:
+    """Whether a call that failed with ``error`` may have reached Telegram: its answer timed out
+    (not a connection never made, nor a request that found no free connection)."""
+    return isinstance(error, TimedOut) and not isinstance(error.__cause__, httpx.ConnectTimeout | httpx.PoolTimeout)
 
 
 class GroupRefusal(StrEnum):
@@ -114,12 +130,20 @@ class Messages:
         }
         if rendered.keyboard is not None:
             parameters["reply_markup"] = rendered.reply_markup
-        return await self.bot.do_api_request(method, api_kwargs=parameters, rate_limit_args=DEFER)
+        return await self.bot.do_api_request(
+            method, api_kwargs=parameters, rate_limit_args=DEFER, read_timeout=SEND_READ_TIMEOUT
+        )
 
     async def send(self, chat_id: int, rendered: Rendered, thread_id: int | None = None) -> int | None:
-        """Send ``rendered``; its message id, ``None`` when a private chat is lost (a group's 403 raises)."""
+        """Send ``rendered``; its message id, ``None`` when a private chat is lost (a group's 403
+        raises). Raises :class:`MaybeSentError` when the answer did not come in time."""
         try:
             sent = await self._call("sendMessage", rendered, chat_id=chat_id, message_thread_id=thread_id)
+        except TimedOut as error:
+            if maybe_delivered(error):
+                log.warning("chat %s: a message's answer did not come in time: taken as sent", chat_id)
+                raise MaybeSentError(str(error)) from error
+            raise
         except Forbidden:
             if chat_id < 0:
                 raise

@@ -9,7 +9,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import timedelta
 from enum import StrEnum
 from typing import Any
@@ -169,7 +169,6 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         self._chats: dict[str, _Chat] = {}
         self._sweep_at = 64  # forget idle chats when this many are known
         self._arrivals = 0
-        self._full_end = self._full_until = 0.0  # a group first seen before until: full, ending at end
         self.may_call = may_call
 
     async def initialize(self) -> None:
@@ -178,18 +177,26 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
     async def shutdown(self) -> None:
         """Nothing to release."""
 
-    def assume_full(self, period: float | None = None) -> None:
-        """Count every group's window (also of a group first seen within ``period`` seconds, by
-        default one group period) and the overall one as full; call it on becoming active."""
+    def sent(self, chat_id: object) -> list[float]:
+        """Seconds ago of each message counted in the group's window now, oldest first (one in
+        flight counts as sent now), the newest ``group_max`` only (they alone decide when the next
+        one may go); empty for a private chat or a group not seen."""
+        chat = self._chats.get(str(chat_id))
+        if chat is None or chat.window is None:
+            return []
+        now, window = self._clock(), chat.window
+        ages = [now - end for end in window.ends if end + window.period > now] + [0.0] * window.in_flight
+        return ages[-self.group_max :]
+
+    def recall(self, chat_id: object, ages: Iterable[float]) -> None:
+        """Count messages sent to the group ``ages`` seconds ago (by a former holder, which this
+        process cannot see) in its window; on becoming active."""
         now = self._clock()
-        until = now + (self.group_period if period is None else period)
-        if until <= now:
-            return
-        self._full_end, self._full_until = until - self.group_period, until
-        self.overall.finish(min(now, until - self.overall.period), self.overall.limit)
-        for chat in self._chats.values():
-            if chat.window is not None:
-                chat.window.finish(self._full_end, self.group_max)
+        window = self._chat(chat_id, now).window
+        if window is not None:
+            for age in sorted(ages, reverse=True):
+                if now - age + window.period > now:
+                    window.finish(now - age)
 
     def _chat(self, chat_id: object, now: float) -> _Chat:
         """The chat's state, made on first sight (and forgotten again once idle)."""
@@ -201,8 +208,6 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
             window = None
             if _is_group(chat_id):
                 window = _Window(self.group_max, self.group_period)
-                if now < self._full_until:
-                    window.finish(self._full_end, self.group_max)
             chat = self._chats[str(chat_id)] = _Chat(window)
         return chat
 

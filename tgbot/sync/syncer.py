@@ -25,7 +25,8 @@ from tgbot.render.panel import panel, panel_state, turn_now
 from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
 from tgbot.sync.group_lane import GameHooks, GroupLane
-from tgbot.sync.messages import DEFER, GroupRefusal, Messages, retry_seconds
+from tgbot.sync.messages import DEFER, GroupRefusal, MaybeSentError, Messages, retry_seconds
+from tgbot.sync.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,9 @@ class Syncer:
         self._dirty: set[tuple[str, Lane]] = set()
         self._panel_locks: dict[tuple[str, int], asyncio.Lock] = {}
         self._closed = False
-        self.bookkeeping = Bookkeeping(store)
+        self._clock = clock
+        self._chats: dict[str, int] = {}  # each game's group, once synced
+        self.bookkeeping = Bookkeeping(store, self._group_sent)
         self.messages = Messages(bot, store)
         self.group = GroupLane(
             bot,
@@ -84,12 +87,47 @@ class Syncer:
             if key not in self._running:
                 self._running[key] = asyncio.create_task(self._loop(key), name=f"sync-{lane}-{game_id}")
 
+    def _limiter(self) -> RateLimiter | None:
+        limiter = self.bot.rate_limiter
+        return limiter if isinstance(limiter, RateLimiter) else None
+
+    def _group_sent(self, game_id: str) -> str | None:
+        """The game's :data:`~tgbot.sync.bookkeeping.GROUP_SENT` now (None: its group not known yet)."""
+        chat_id, limiter = self._chats.get(game_id), self._limiter()
+        if chat_id is None or limiter is None:
+            return None
+        now = self._clock()
+        return fields.group_sent([now - age for age in limiter.sent(chat_id)])
+
+    async def recall_windows(self, tables: list[Table], lapsed: float | None) -> None:
+        """On becoming active: count in the rate limiter what the previous holders sent to each
+        live game's group (the newest record of the group's games), and one message more per
+        game at ``lapsed`` (when the previous holder's lease lapsed, Redis's clock): the one it
+        may have had in flight. A group's first message then goes out as soon as its real window allows."""
+        limiter = self._limiter()
+        if limiter is None:
+            return
+        newest: dict[
+            int, list[float]
+        ] = {}  # by group: the record with the latest message (it holds the others' in its window)
+        in_flight: dict[int, list[float]] = {}
+        for table in tables:
+            self._chats[table.id] = table.chat_id
+            sent = fields.read_group_sent((await self.bookkeeping.of(table.id)).get(fields.GROUP_SENT))
+            if max(sent, default=0.0) >= max(newest.get(table.chat_id, []), default=0.0):
+                newest[table.chat_id] = sent
+            in_flight.setdefault(table.chat_id, []).extend([lapsed] if lapsed is not None else [])
+        now = self._clock()
+        for chat_id, sent in newest.items():
+            limiter.recall(chat_id, [now - moment for moment in [*sent, *in_flight[chat_id]]])
+
     def _group_again(self, game_id: str) -> None:
         self._dirty.add((game_id, Lane.GROUP))
 
     def _forget(self, game_id: str) -> None:
         """Drop what is kept in memory of an ended game that has been shown."""
         self.bookkeeping.forget(game_id)
+        self._chats.pop(game_id, None)
         for key in [key for key in self._panel_locks if key[0] == game_id]:
             del self._panel_locks[key]
 
@@ -112,6 +150,7 @@ class Syncer:
         if grace > 0:
             await self.bookkeeping.save()
         self.bookkeeping.close()
+        self._chats.clear()
         self.group.close()
         self._panel_locks.clear()
 
@@ -125,6 +164,7 @@ class Syncer:
                 try:
                     table = await self.store.load(game_id)
                     if table is not None:
+                        self._chats[game_id] = table.chat_id
                         await (self._sync_panels(table) if lane is Lane.PANELS else self.group.sync(table))
                     delay = 1.0
                 except RetryAfter as error:
@@ -190,11 +230,19 @@ class Syncer:
             await self.bookkeeping.write(table.id, {fields.panel_state(seat): state})
             return True
         # a turn's panel is sent anew (a notification), the old one deleted; else edited in place
-        shown = await (
-            self.messages.send(chat_id, rendered)
-            if turn_panel
-            else self.messages.show(chat_id, None, message_id, rendered)
-        )
+        try:
+            shown = await (
+                self.messages.send(chat_id, rendered)
+                if turn_panel
+                else self.messages.show(chat_id, None, message_id, rendered)
+            )
+        except MaybeSentError:
+            # maybe shown: never sent again; the panel kept (not deleted) is edited at the next change
+            maybe: dict[str, object] = {fields.panel_state(seat): state}
+            if turn_panel:
+                maybe[fields.turn_panel_sent(seat)] = table.action_count
+            await self.bookkeeping.write(table.id, maybe)
+            return True
         if shown is None:
             return False
         written: dict[str, object] = {
@@ -268,11 +316,22 @@ class Syncer:
 
     async def redraw_panel(self, table: Table, seat: int, message: Message, picks: str = "") -> None:
         """Redraw the panel ``message`` a player tapped (card picking, refresh, a stale tap): only
-        their current panel, and only when it does not already show exactly that content."""
+        their current panel (or a newer one whose answer was lost: it becomes their panel), and
+        only when it does not already show exactly that content."""
         async with self._panel_lock(table.id, seat):
             bookkeeping = await self.bookkeeping.of(table.id)
-            if bookkeeping.get(fields.panel_message(seat)) != str(message.message_id):
-                return
+            recorded = bookkeeping.get(fields.panel_message(seat))
+            if recorded != str(message.message_id):
+                if message.chat_id != table.seats[seat].user_id or (recorded and int(recorded) > message.message_id):
+                    return
+                # a newer panel than the one recorded: sent, its answer lost (MaybeSentError); it is theirs now
+                adopted: dict[str, object] = {
+                    fields.panel_message(seat): message.message_id,
+                    fields.panel_digest(seat): None,
+                }
+                await self.bookkeeping.write(table.id, adopted)
+                if recorded:
+                    await self.messages.delete(message.chat_id, int(recorded))
             rendered = panel(table, seat, picks)
             if bookkeeping.get(fields.panel_digest(seat)) == rendered.digest:
                 return
