@@ -110,6 +110,13 @@ def build_application(
         .build()
     )
     _add_commands(application)
+    _add_taps_and_members(application)
+    application.add_error_handler(on_error)
+    return application
+
+
+def _add_taps_and_members(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """The taps' handlers (by their data's pattern) and the chat and member updates' handlers."""
     for action, ops in TAPS:
         application.add_handler(CallbackQueryHandler(answering(action), pattern=pattern(*ops)))
     application.add_handler(CallbackQueryHandler(answer_unknown_tap))
@@ -117,8 +124,6 @@ def build_application(
     application.add_handler(ChatMemberHandler(chat.on_my_member, ChatMemberHandler.MY_CHAT_MEMBER))
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, chat.on_migrate))
     application.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, chat.on_left_member))
-    application.add_error_handler(on_error)
-    return application
 
 
 def _add_commands(application: Application[Any, Any, Any, Any, Any, Any]) -> None:

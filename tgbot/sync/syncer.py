@@ -331,7 +331,7 @@ class Syncer:
                 }
                 await self.bookkeeping.write(table.id, adopted)
                 if recorded:
-                    await self.messages.delete(message.chat_id, int(recorded))
+                    await self.messages.retire(message.chat_id, int(recorded), panel_moved(table, seat))
             rendered = panel(table, seat, picks)
             if bookkeeping.get(fields.panel_digest(seat)) == rendered.digest:
                 return
