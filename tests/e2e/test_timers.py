@@ -87,8 +87,13 @@ async def test_a_player_who_never_taps_gets_automatic_moves_then_the_ai(redis_se
         autos = texts(emu, group.id, AUTO)
         assert sum("Борис" in t for t in autos) == 2  # two in a row, then the AI holds the seat
         assert len([t for t in texts(emu, group.id, TAKEOVER) if "Борис" in t]) == 1
-        reminders = [m for m in emu.chat_messages(idle.id) if m.from_bot and m.text and m.text.startswith("⏰")]
+        reminders = [
+            m
+            for m in emu.chat_messages(idle.id, include_deleted=True)
+            if m.from_bot and m.text and m.text.startswith("⏰")
+        ]
         assert len(reminders) == 2  # one per turn of their own, none once the AI holds the seat
+        await emu.wait_for(lambda: all(m.deleted for m in reminders), 10)  # each retired once its turn passed
         t = await ended_cleanly(emu, group, url)
         assert t["status"] == "over" and t["seats"][1]["player"] == "stand_in"
 
