@@ -48,6 +48,7 @@ from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import QUERY_TOO_OLD, BotAPIEmulator
 from tests.redis_server import free_port
 from tgbot.codec import CallbackDataError, decode
+from tgbot.game.table import AnnouncementKind
 from tgbot.i18n import LANGUAGES
 from tgbot.owner.store import Store
 from tgbot.process.lease import LEASE_SECONDS, MARGIN
@@ -260,7 +261,10 @@ def announcements(
         state, events = core.apply(state, seat, action)
         for ev in events:
             if isinstance(ev, (core.ChallengeResolved, core.Believed)):
-                expected.append(announcement(stored_table, {"kind": type(ev).__name__, **event_to_dict(ev)}))
+                kind = (
+                    AnnouncementKind.BELIEVED if isinstance(ev, core.Believed) else AnnouncementKind.CHALLENGE_RESOLVED
+                )
+                expected.append(announcement(stored_table, {"kind": kind, **event_to_dict(ev)}))
     wanted = set(expected)
     sent = []
     for call in emu.calls:

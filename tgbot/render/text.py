@@ -149,7 +149,39 @@ def name(table: Table, seat: int, translator: Translator | None = None) -> str:
 
 #: Letters that look alike in Latin, Greek and Cyrillic (after casefolding), folded together in
 #: :func:`_name_key`: «Caшa» (with Latin c and a) looks like «Саша».
-_LOOKALIKES = str.maketrans("aceopxykmhbtοαερκτχё", "асеорхукмнвтоаерктхе")
+_LOOKALIKES = str.maketrans(
+    "aceopxykmhbt"
+    + "".join(
+        map(chr, (0x3BF, 0x3B1, 0x3B5, 0x3C1, 0x3BA, 0x3C4, 0x3C7, 0x451))
+    ),  # (+ Greek; code points: no Cyrillic literal)
+    "".join(
+        map(
+            chr,
+            (
+                0x430,
+                0x441,
+                0x435,
+                0x43E,
+                0x440,
+                0x445,
+                0x443,
+                0x43A,
+                0x43C,
+                0x43D,
+                0x432,
+                0x442,
+                0x43E,
+                0x430,
+                0x435,
+                0x440,
+                0x43A,
+                0x442,
+                0x445,
+                0x435,
+            ),
+        )
+    ),
+)
 
 
 def _name_key(text: str) -> str:
