@@ -2,21 +2,24 @@
 
 A decision, from the view and the game's public events only:
 
-1. :class:`OpponentModel` reads the events: per opponent, how often they challenged when they
-   could, and how many of their plays shown at a showdown were bluffs (caught), each as a ratio
-   to what ``counting`` players do, smoothed by a prior.
-2. The candidates are ``counting``'s costed choices (challenge, truthful plays, bluffs, padded
-   plays; as a russian opener also the truthful plays of its three most-held ranks).
-3. :data:`SAMPLES` determinisations deal the cards we cannot see to the opponents' hands and
-   pile plays; the play we may challenge is true with ``counting``'s probability, its odds
-   scaled by how truthful its player's shown plays were.
-4. Each candidate is played in every determinisation; the next player answers as ``counting``
-   does from their sampled hand, their challenge rate scaled to the one they showed (a proven
-   lie is always challenged); if they play on, the round is played on by ``counting`` for
-   every seat, each from its own view of the sampled state, to its showdown (at most
-   :data:`ROLLOUT_STEPS` actions).
-5. The positions reached are scored by a win model over hand sizes (:func:`win_chance`) and
-   the candidate of best mean score is played.
+1. :class:`~core.ai_model.OpponentModel` reads the events: per opponent, how often they
+   challenged when they could, how many of their plays shown at a showdown were bluffs, and
+   the chance that they play like ``honest`` (they challenged rarely, never lost a challenge,
+   believed final checks) rather than like ``counting``.
+2. The candidates are ``tuned``'s :data:`CANDIDATES` cheapest choices (as a russian opener
+   also the truthful plays of its three most-held ranks).
+3. :data:`SAMPLES` determinisations each draw which opponents play like ``honest``, then deal
+   the cards we cannot see to the opponents' hands and pile plays; the play we may challenge
+   is true with ``counting``'s probability, its odds scaled by how truthful its player's shown
+   plays were (an ``honest`` play of several cards is always true).
+4. Each candidate is played in every determinisation; the next player answers: as ``honest``
+   does (challenge only a proven lie, believe a final check it cannot disprove) or as
+   ``counting`` does from their sampled hand, their challenge rate scaled to the one they
+   showed; if they play on, the round is played on to its showdown (at most
+   :data:`ROLLOUT_STEPS` actions), every seat from its own view of the sampled state.
+5. The positions reached are scored by a win model over hand sizes (:func:`win_chance`); the
+   candidate of best mean score is played, unless it beats ``tuned``'s own choice by less
+   than :data:`MARGIN` times the opponents' mean chance of playing like ``honest``.
 
 The work is fixed (samples x candidates x rollout steps), never a time budget. The only
 randomness is the injected stream, so a decision replays exactly.
@@ -104,24 +107,26 @@ class SearchPlayer:
         options = self._counting.options(view)
         if len(options) == 1:
             return options[0][1]
-        scored = self.evaluate(view, history, options)
-        best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
         model = OpponentModel.from_history(view.public.variant, view.players, history)
+        scored = self._evaluate(view, options, model)
+        best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
         others = [model.honest_chance(s) for s in range(view.players) if s != self.seat]
         margin = MARGIN * sum(others) / len(others)
         return scored[0 if scored[best][1] - scored[0][1] <= margin else best][0]
 
-    def evaluate(
-        self, view: PlayerView, history: Sequence[Event], options: list[tuple[float, Action]] | None = None
-    ) -> list[tuple[Action, float]]:
+    def evaluate(self, view: PlayerView, history: Sequence[Event]) -> list[tuple[Action, float]]:
         """Every candidate of a turn that may play with its mean win chance over
-        :data:`SAMPLES` determinisations, ``counting``'s cheapest first (``options``: its
-        costed choices, computed when not given)."""
+        :data:`SAMPLES` determinisations, ``counting``'s cheapest first."""
         self._counting.configure(view.public.variant)
-        candidates = self._candidates(view, self._counting.options(view) if options is None else options)
+        model = OpponentModel.from_history(view.public.variant, view.players, history)
+        return self._evaluate(view, self._counting.options(view), model)
+
+    def _evaluate(
+        self, view: PlayerView, options: list[tuple[float, Action]], model: OpponentModel
+    ) -> list[tuple[Action, float]]:
+        candidates = self._candidates(view, options)
         if len(candidates) == 1:
             return [(candidates[0], 0.0)]
-        model = OpponentModel.from_history(view.public.variant, view.players, history)
         scores = [0.0] * len(candidates)
         for _ in range(SAMPLES):
             sample = self._determinise(view, model)
