@@ -2,21 +2,24 @@
 
 A decision, from the view and the game's public events only:
 
-1. :class:`OpponentModel` reads the events: per opponent, how often they challenged when they
-   could, and how many of their plays shown at a showdown were bluffs (caught), each as a ratio
-   to what ``counting`` players do, smoothed by a prior.
-2. The candidates are ``counting``'s costed choices (challenge, truthful plays, bluffs, padded
-   plays; as a russian opener also the truthful plays of its three most-held ranks).
-3. :data:`SAMPLES` determinisations deal the cards we cannot see to the opponents' hands and
-   pile plays; the play we may challenge is true with ``counting``'s probability, its odds
-   scaled by how truthful its player's shown plays were.
-4. Each candidate is played in every determinisation; the next player answers as ``counting``
-   does from their sampled hand, their challenge rate scaled to the one they showed (a proven
-   lie is always challenged); if they play on, the round is played on by ``counting`` for
-   every seat, each from its own view of the sampled state, to its showdown (at most
-   :data:`ROLLOUT_STEPS` actions).
-5. The positions reached are scored by a win model over hand sizes (:func:`win_chance`) and
-   the candidate of best mean score is played.
+1. :class:`~core.ai_model.OpponentModel` reads the events: per opponent, how often they
+   challenged when they could, how many of their plays shown at a showdown were bluffs, and
+   the chance that they play like ``honest`` (they challenged rarely, never lost a challenge,
+   believed final checks) rather than like ``counting``.
+2. The candidates are ``tuned``'s :data:`CANDIDATES` cheapest choices (as a russian opener
+   also the truthful plays of its three most-held ranks).
+3. :data:`SAMPLES` determinisations each draw which opponents play like ``honest``, then deal
+   the cards we cannot see to the opponents' hands and pile plays; the play we may challenge
+   is true with ``counting``'s probability, its odds scaled by how truthful its player's shown
+   plays were (an ``honest`` play of several cards is always true).
+4. Each candidate is played in every determinisation; the next player answers: as ``honest``
+   does (challenge only a proven lie, believe a final check it cannot disprove) or as
+   ``counting`` does from their sampled hand, their challenge rate scaled to the one they
+   showed; if they play on, the round is played on to its showdown (at most
+   :data:`ROLLOUT_STEPS` actions), every seat from its own view of the sampled state.
+5. The positions reached are scored by a win model over hand sizes (:func:`win_chance`); the
+   candidate of best mean score is played, unless it beats ``tuned``'s own choice by less
+   than :data:`MARGIN` times the opponents' mean chance of playing like ``honest``.
 
 The work is fixed (samples x candidates x rollout steps), never a time budget. The only
 randomness is the injected stream, so a decision replays exactly.
@@ -27,99 +30,40 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .actions import Action, Challenge, Play
+from .ai_honest import HonestPlayer
+from .ai_model import PRIOR_CHALLENGE, OpponentModel, RolloutCounting, odds
 from .auto import automatic_move
 from .cards import COPIES, FULL_DECK, RANKS, Hand, Rank
-from .counting import CountingPlayer, TunedPlayer
-from .events import Believed, CardsPlayed, ChallengeResolved, Event, RoundStarted
+from .counting import TunedPlayer
+from .events import Event
 from .rules import MAX_PLAY_CARDS, variant as lookup_variant
-from .state import GameState, Phase, PilePlay, apply
+from .state import GameState, PilePlay, apply
 from .views import PlayerView, view as view_of
 
-__all__ = ["OpponentModel", "SearchPlayer", "quick_action", "win_chance"]
+__all__ = ["OpponentModel", "SearchPlayer", "win_chance"]
 
 #: Determinisations per decision.
-SAMPLES = 10
+SAMPLES = 6
+#: Candidates weighed per decision (``counting``'s cheapest): the cost is linear in it.
+CANDIDATES = 5
 #: Actions played on after the next player's answer, up to the showdown, per variant.
-ROLLOUT_STEPS = {"russian": 8, "classic": 8}
-#: Roll out with ``counting`` itself (from each seat's view) rather than :func:`quick_action`:
-#: on tuning seed 90500, 400 games against three counting, russian 72% against 39.5%, classic
-#: 46% against 35% (no cheap rollout there: it misjudged the forced claims).
-FULL_ROLLOUT = True
+ROLLOUT_STEPS = {"russian": 6, "classic": 6}
 #: Steepness of the win model: each card in hand divides the odds of winning by exp(this).
 WIN_STEEPNESS = 0.2
 #: The player to act next counts this many cards fewer in the win model.
 TURN_BONUS = 0.5
-#: What ``counting`` players do, per variant, as the model's prior: how often they challenge
-#: when they may, how often a play shown at a showdown is true (measured in self-play).
-PRIOR_CHALLENGE = {"russian": 0.41, "classic": 0.26}
-PRIOR_TRUTHFUL = {"russian": 0.30, "classic": 0.12}
-#: The prior's weight, in observations.
-PRIOR_WEIGHT = 10.0
-#: The non-proven challenge rate of a rollout player that challenges as often as ``counting``.
-QUICK_CHALLENGE = 0.2
 #: The chance that an earlier play of the round (not the one to challenge) was true.
 TRUTHFUL_PLAY = 0.6
 #: Play the base player's own choice unless another candidate's mean win chance beats it by
-#: more than this.
-MARGIN = 0.0
-
-
-@dataclass
-class _Seen:
-    """What one opponent did so far: chances to challenge, challenges, plays shown, bluffs
-    among them."""
-
-    chances: int = 0
-    challenges: int = 0
-    shown: int = 0
-    bluffs: int = 0
-
-
-@dataclass
-class OpponentModel:
-    """Each seat's observed challenge rate and bluff rate (of plays shown at a showdown),
-    smoothed toward ``counting``'s by a prior."""
-
-    variant: str = "russian"
-    seen: list[_Seen] = field(default_factory=list)
-
-    @classmethod
-    def from_history(cls, variant: str, players: int, history: Sequence[Event]) -> OpponentModel:
-        """The model after ``history`` (the game's public events, oldest first)."""
-        seen = [_Seen() for _ in range(players)]
-        pile = 0
-        for e in history:
-            if isinstance(e, CardsPlayed):
-                if pile:
-                    seen[e.seat].chances += 1
-                pile += 1
-            elif isinstance(e, ChallengeResolved):
-                seen[e.challenger].chances += 1
-                seen[e.challenger].challenges += 1
-                seen[e.player].shown += 1
-                seen[e.player].bluffs += not e.truthful
-                pile = 0
-            elif isinstance(e, Believed):
-                seen[e.player].shown += 1
-                seen[e.player].bluffs += not e.truthful
-            elif isinstance(e, RoundStarted):
-                pile = 0
-        return cls(variant, seen)
-
-    def challenge_rate(self, seat: int) -> float:
-        """How often ``seat`` challenges when they may, over ``counting``'s (1: as often)."""
-        s, prior = self.seen[seat], PRIOR_CHALLENGE[self.variant]
-        return (s.challenges + prior * PRIOR_WEIGHT) / (s.chances + PRIOR_WEIGHT) / prior
-
-    def truth_odds(self, seat: int) -> float:
-        """The odds that a play of ``seat`` shown at a showdown was true, over ``counting``'s
-        (square-rooted: the showdowns others chose are a biased sample)."""
-        s, prior = self.seen[seat], PRIOR_TRUTHFUL[self.variant]
-        rate = (s.shown - s.bluffs + prior * PRIOR_WEIGHT) / (s.shown + PRIOR_WEIGHT)
-        return math.sqrt(_odds(rate) / _odds(prior))
+#: more than this (per variant) times the opponents' mean chance of playing like ``honest``:
+#: against three ``honest`` (tuning seed 90500, classic, 200 games) a fixed margin of 0.04 took
+#: ``search`` from 37.5% to 51% but against three ``counting`` cost 41.5% to 32%; scaled by the
+#: ``honest`` chance, 46% and 40.5%. A classic margin of 0.1 won 44.8% against three ``honest``
+#: (400 games): no better.
+MARGIN = {"russian": 0.04, "classic": 0.04}
 
 
 def win_chance(state: GameState, seat: int) -> float:
@@ -136,9 +80,12 @@ def win_chance(state: GameState, seat: int) -> float:
     return weights[seat] / sum(weights)
 
 
-def _odds(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return p / (1 - p)
+@dataclass(frozen=True, slots=True)
+class _Sample:
+    """One determinisation: a full state, and the opponents drawn to play like ``honest``."""
+
+    state: GameState
+    honest: frozenset[int]
 
 
 class SearchPlayer:
@@ -162,39 +109,55 @@ class SearchPlayer:
         options = self._counting.options(view)
         if len(options) == 1:
             return options[0][1]
+        model = OpponentModel.from_history(view.public.variant, view.players, history)
+        scored = self._evaluate(view, options, model)
+        best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
+        others = [model.honest_chance(s) for s in range(view.players) if s != self.seat]
+        margin = MARGIN[view.public.variant] * sum(others) / len(others)
+        return scored[0 if scored[best][1] - scored[0][1] <= margin else best][0]
+
+    def evaluate(self, view: PlayerView, history: Sequence[Event]) -> list[tuple[Action, float]]:
+        """Every candidate of a turn that may play with its mean win chance over
+        :data:`SAMPLES` determinisations, ``counting``'s cheapest first."""
+        self._counting.configure(view.public.variant)
+        model = OpponentModel.from_history(view.public.variant, view.players, history)
+        return self._evaluate(view, self._counting.options(view), model)
+
+    def _evaluate(
+        self, view: PlayerView, options: list[tuple[float, Action]], model: OpponentModel
+    ) -> list[tuple[Action, float]]:
         candidates = self._candidates(view, options)
         if len(candidates) == 1:
-            return candidates[0]
-        model = OpponentModel.from_history(view.public.variant, view.players, history)
+            return [(candidates[0], 0.0)]
         scores = [0.0] * len(candidates)
         for _ in range(SAMPLES):
-            state = self._determinise(view, model)
+            sample = self._determinise(view, model)
             answers: dict[tuple[int, Rank | None], tuple[float, Action]] = {}
             for i, action in enumerate(candidates):
-                scores[i] += self._score(state, action, model, answers)
-        best = max(range(len(candidates)), key=lambda i: (scores[i], -i))
-        if scores[best] - scores[0] <= MARGIN * SAMPLES:
-            best = 0
-        return candidates[best]
+                scores[i] += self._score(sample, action, model, answers)
+        return [(a, score / SAMPLES) for a, score in zip(candidates, scores, strict=True)]
 
     # -- candidates ------------------------------------------------------------------------------
 
     def _candidates(self, view: PlayerView, options: list[tuple[float, Action]]) -> list[Action]:
-        """``counting``'s choices, cheapest first, without repeats; a russian opener adds the
-        truthful play of its second-best rank."""
+        """``counting``'s :data:`CANDIDATES` cheapest choices without repeats; for a russian
+        opener its three cheapest, then the truthful plays of its three most-held ranks."""
         ranked = [a for _, a in sorted(options, key=lambda o: o[0])]
         if view.required_claim is None:
             held = sorted((r for r in RANKS if view.hand[r]), key=lambda r: -view.hand[r])
-            for r in held[:3]:
-                ranked.append(Play((r,) * min(MAX_PLAY_CARDS, view.hand[r]), r))
-        return list(dict.fromkeys(ranked))
+            extra = [Play((r,) * min(MAX_PLAY_CARDS, view.hand[r]), r) for r in held[:3]]
+            ranked = ranked[:3] + extra + ranked[3:]
+        return list(dict.fromkeys(ranked))[:CANDIDATES]
 
     # -- determinisation -------------------------------------------------------------------------
 
-    def _determinise(self, view: PlayerView, model: OpponentModel) -> GameState:
-        """A full state consistent with ``view``: the unseen cards dealt to the opponents'
-        hands and pile plays, each opponent play truthful with the model's odds."""
+    def _determinise(self, view: PlayerView, model: OpponentModel) -> _Sample:
+        """A full state consistent with ``view``: each opponent drawn ``honest`` with the
+        model's chance, the unseen cards dealt to the opponents' hands and pile plays, each
+        opponent play truthful with the model's odds (an ``honest`` play of several cards
+        always)."""
         rng = self.rng
+        honest = frozenset(s for s in range(view.players) if s != self.seat and rng.random() < model.honest_chance(s))
         pool = list((FULL_DECK - view.hand - view.own_pile).ranks())
         rng.shuffle(pool)
         own = list(view.own_pile.ranks())
@@ -205,6 +168,7 @@ class SearchPlayer:
                 cards = _take(own, claim.claim, claim.count, True)
             else:
                 p = last_truth if idx == len(view.claims) - 1 else TRUTHFUL_PLAY
+                p = 1.0 if claim.seat in honest and claim.count > 1 else p
                 cards = _take(pool, claim.claim, claim.count, rng.random() < p)
             pile.append(PilePlay(claim.seat, Hand.from_ranks(cards), claim.claim))
         hands: list[Hand] = []
@@ -214,7 +178,8 @@ class SearchPlayer:
             else:
                 hands.append(Hand.from_ranks(pool[:size]))
                 del pool[:size]
-        return GameState(lookup_variant(view.public.variant), tuple(hands), tuple(pile), self.seat, view.plays)
+        state = GameState(lookup_variant(view.public.variant), tuple(hands), tuple(pile), self.seat, view.plays)
+        return _Sample(state, honest)
 
     def _last_truth(self, view: PlayerView, model: OpponentModel) -> float:
         """The chance that the last claim is true: ``counting``'s estimate, its odds scaled by
@@ -224,58 +189,62 @@ class SearchPlayer:
         t = self._counting.truth_probability(view)
         if t in (0.0, 1.0):
             return t
-        scaled = _odds(t) * model.truth_odds(view.claims[-1].seat)
+        scaled = odds(t) * model.truth_odds(view.claims[-1].seat)
         return scaled / (1 + scaled)
 
     # -- scoring ---------------------------------------------------------------------------------
 
     def _score(
         self,
-        state: GameState,
+        sample: _Sample,
         action: Action,
         model: OpponentModel,
         answers: dict[tuple[int, Rank | None], tuple[float, Action]],
     ) -> float:
-        """Our win chance after ``action`` in ``state`` and the next player's answer."""
-        after, _ = apply(state, self.seat, action)
+        """Our win chance after ``action`` in the sample and the next player's answer."""
+        after, _ = apply(sample.state, self.seat, action)
         nxt = after.current
         if nxt is None or isinstance(action, Challenge):
             return win_chance(after, self.seat)
         key = (len(action.cards), action.claim) if isinstance(action, Play) else (0, None)
         if key not in answers:
-            answers[key] = self._answer(after, nxt, model)
+            answers[key] = self._answer(after, nxt, model, nxt in sample.honest)
         p_challenge, play_on = answers[key]
-        value = p_challenge * win_chance(apply(after, nxt, Challenge())[0], self.seat)
+        value = 0.0
+        if p_challenge > 0.0:
+            value += p_challenge * win_chance(apply(after, nxt, Challenge())[0], self.seat)
         if p_challenge < 1.0:
-            value += (1 - p_challenge) * self._rollout(apply(after, nxt, play_on)[0], model)
+            value += (1 - p_challenge) * self._rollout(apply(after, nxt, play_on)[0], sample.honest)
         return value
 
-    def _rollout(self, state: GameState, model: OpponentModel) -> float:
+    def _rollout(self, state: GameState, honest: frozenset[int]) -> float:
         """Our win chance after playing on to the showdown (at most :data:`ROLLOUT_STEPS`
-        actions) with ``counting`` (:data:`FULL_ROLLOUT`) or :func:`quick_action`."""
+        actions), every seat deciding from its own view of the sampled state: as ``honest``
+        for the opponents drawn so, else as ``counting``."""
         for _ in range(ROLLOUT_STEPS[state.variant.name]):
             seat = state.current
             if seat is None:
                 break
-            if FULL_ROLLOUT:
-                action = CountingPlayer(seat, self.rng).act(view_of(state, seat))
-            else:
-                rate = 1.0 if seat == self.seat else model.challenge_rate(seat)
-                action = quick_action(state, seat, rate * QUICK_CHALLENGE, self.rng)
-            state, _ = apply(state, seat, action)
+            v = view_of(state, seat)
+            player = HonestPlayer(seat, self.rng) if seat in honest else RolloutCounting(seat, self.rng)
+            state, _ = apply(state, seat, player.act(v))
             if not state.pile or state.result is not None:
                 break
         return win_chance(state, self.seat)
 
-    def _answer(self, state: GameState, seat: int, model: OpponentModel) -> tuple[float, Action]:
-        """How likely ``seat`` challenges the last play, and what they play otherwise: their
-        ``counting`` decision from their sampled hand, the challenge rate scaled to the one
-        they showed (a proven lie always challenged)."""
+    def _answer(self, state: GameState, seat: int, model: OpponentModel, honest: bool) -> tuple[float, Action]:
+        """How likely ``seat`` challenges the last play, and what they do otherwise. As
+        ``honest``: its own decision (a proven lie challenged, anything else believed or
+        played on). Else their ``counting`` decision from their sampled hand, the challenge
+        rate scaled to the one they showed (a proven lie always challenged), and nearly
+        every final check challenged."""
         v = view_of(state, seat)
+        if honest:
+            action = HonestPlayer(seat, self.rng).act(v)
+            return (1.0, action) if isinstance(action, Challenge) else (0.0, action)
         if v.public.answering:
-            return 1.0, Challenge()  # a final check: nearly everyone challenges
-        opponent = CountingPlayer(seat, self.rng)
-        action = opponent.act(v)
+            return 1.0, Challenge()
+        action = RolloutCounting(seat, self.rng).act(v)
         rate = model.challenge_rate(seat)  # 1: as often as counting
         if isinstance(action, Challenge):
             r = v.claims[-1].claim
@@ -284,31 +253,6 @@ class SearchPlayer:
             p = 1.0 if proven else min(1.0, rate)
             return p, automatic_move(v) if p < 1.0 else action
         return min(0.5, max(0.0, (rate - 1.0) * PRIOR_CHALLENGE[v.public.variant])), action
-
-
-def quick_action(state: GameState, seat: int, challenge: float, rng: random.Random) -> Action:
-    """A cheap ``counting``-like move for rollouts, from the full state: challenge a proven lie
-    (and any final check), else challenge with chance ``challenge``; play every card of the
-    claimed rank held (a russian opener: of the rank held most), else bluff one card of the
-    rank held fewest."""
-    hand = state.hands[seat]
-    if state.pile:
-        last = state.pile[-1]
-        if state.phase is not Phase.PLAYING:
-            return Challenge()
-        r = last.claim
-        claimed = sum(p.cards.size for p in state.pile if p.claim == r and p.seat != seat)
-        own = hand[r] + sum(p.cards[r] for p in state.pile if p.seat == seat)
-        if claimed > COPIES - own or rng.random() < challenge:
-            return Challenge()
-    claim = state.required_claim
-    counts = hand.counts
-    if claim is None:
-        claim = RANKS[counts.index(max(counts))]
-    if hand[claim]:
-        return Play((claim,) * min(MAX_PLAY_CARDS, hand[claim]), claim)
-    fewest = min((c, i) for i, c in enumerate(counts) if c)[1]
-    return Play((RANKS[fewest],), claim)
 
 
 def _take(pool: list[Rank], claim: Rank, count: int, truthful: bool) -> list[Rank]:

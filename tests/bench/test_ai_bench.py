@@ -1,8 +1,8 @@
 """Decision time of the AI players (issue 30: ``search`` at most 20 ms mean, 50 ms p99 on one
 core, including rebuilding its beliefs from the public history).
 
-The decision points come from fixed seeded games (``search`` against three ``counting``, both
-variants); each decision is timed alone, from the view and the events so far to the action, as
+The decision points come from fixed seeded games (``search`` against three ``counting`` and
+against three ``honest``, both variants); each decision is timed alone, from the view and the events so far to the action, as
 CPU time of this thread (``time.thread_time``: what one core spends, whatever else the machine
 runs) and as wall time.
 ``python -m pytest tests/bench/test_ai_bench.py --benchmark-enable -s -n 0`` prints the figures
@@ -22,17 +22,18 @@ from core import apply, deal, from_deal, view
 from core.ai import decision_rng, make_player
 from core.events import Event
 
-GAMES = 12  # per variant
-SEATS = ("search", "counting", "counting", "counting")  # rotated by one seat each game
+GAMES = 6  # per variant and opponent
+OPPONENTS = ("counting", "honest")  # three of them against search, rotated by one seat each game
 
 
-def decision_points(variant: str, games: int) -> list[tuple]:
+def decision_points(variant: str, games: int, opponent: str = "counting") -> list[tuple]:
     """``(seed, seat, action number, view, history)`` of every ``search`` decision."""
     points = []
+    seats = ("search", opponent, opponent, opponent)
     for g in range(games):
         seed = 40_000 + g
         state = from_deal(variant, deal(4, random.Random(seed)))
-        names = [SEATS[(i - g) % 4] for i in range(4)]
+        names = [seats[(i - g) % 4] for i in range(4)]
         history: list[Event] = []
         n = 0
         while (seat := state.current) is not None:
@@ -66,7 +67,12 @@ def _summary(seconds: list[float]) -> tuple[float, float, float]:
 @pytest.mark.parametrize("name", ["counting", "search"])
 def test_bench_decision_time(benchmark, name):
     enabled = not benchmark.disabled
-    points = [p for variant in ("russian", "classic") for p in decision_points(variant, GAMES if enabled else 1)]
+    points = [
+        p
+        for variant in ("russian", "classic")
+        for opponent in OPPONENTS
+        for p in decision_points(variant, GAMES if enabled else 1, opponent)
+    ]
     cpu, wall = benchmark.pedantic(time_decisions, args=(name, points), rounds=1, iterations=1)
     print(f"\n{name}: {len(cpu)} decisions")
     for label, seconds in (("cpu", cpu), ("wall", wall)):

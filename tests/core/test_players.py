@@ -11,13 +11,16 @@ import pytest
 from core import Challenge, Hand, Play, apply, view
 from core.actions import to_str
 from core.ai import STRATEGIES, CountingPlayer, SkepticPlayer, TunedPlayer, decision_rng, make_player
-from core.events import CardsPlayed, ChallengeResolved, RoundStarted
+from core.ai_model import HONEST_PRIOR
+from core.cards import Rank
+from core.events import Believed, CardsPlayed, ChallengeResolved, CheckStarted, Event, RoundStarted
 from core.legal import legal_actions
 from core.record import Record, action_to_dict
 from core.replay import confirm_ai, main as replay_main
-from core.search import OpponentModel, SearchPlayer, quick_action, win_chance
+from core.rules import variant as lookup_variant
+from core.search import OpponentModel, SearchPlayer, win_chance
 from core.selfplay import play_game, run
-from core.state import deal, from_deal
+from core.state import GameState, PilePlay, deal, from_deal
 from core.tournament import main as tournament_main
 from core.tuned import TUNED
 
@@ -130,15 +133,57 @@ def test_tournament_prints_every_pair(capsys):
     assert out.count("[") == 6 and "vs counting" in out
 
 
-def test_quick_action_challenges_a_proven_lie_and_plays_true_cards():
+def test_opponent_model_tells_honest_from_counting_players():
+    # seat 1 plays on at every chance and believes a final check; seat 2 challenges often and
+    # sometimes loses; seat 3 did nothing yet
+    history = [CheckStarted(1, 0, "final_check", True), Believed(1, 0, 7, (5,), False, 1, 3)]
+    for _ in range(12):
+        history += [
+            CardsPlayed(0, 1, 7, 1),
+            CardsPlayed(1, 1, 7, 2),
+            ChallengeResolved(2, 1, 7, (7,), True, 2, 2),
+            RoundStarted(1),
+            CardsPlayed(1, 1, 7, 3),
+            ChallengeResolved(2, 1, 7, (5,), False, 1, 1),
+            RoundStarted(2),
+        ]
+    model = OpponentModel.from_history("classic", 4, history)
+    assert model.honest_chance(1) > 0.95 and model.honest_chance(2) < 0.01
+    assert model.honest_chance(3) == pytest.approx(HONEST_PRIOR)
+    assert model.seen[1].checks == 1 and model.seen[1].chances == 12  # the check is not a chance
+
+
+def _going_out_position(believer_challenges: bool) -> tuple[GameState, list[Event]]:
+    """Classic, seat 0 to play claiming 5 with 2 and 3 left on a pile of 12 cards; seat 1
+    either plays on at every chance and believed a final check (as ``honest``) or challenged
+    every play it could."""
     hands = (
-        Hand.from_str("2345689TJQKAA"),
-        Hand.from_str("77AAA2345689Q"),
-        Hand.from_str("7" + "T" * 3 + "J" * 3 + "Q" * 3 + "K2"),
-        Hand.from_str("7JQK23456899T"),
+        Hand.from_str("23"),
+        Hand.from_str("5" + "4" * 4 + "6" * 4 + "7"),
+        Hand.from_str("2" * 3 + "3" * 3 + "5" * 3 + "9" * 4 + "T"),
+        Hand.from_str("777" + "TTT" + "J" * 4 + "K" * 4),
     )
-    state, _ = apply(from_deal("russian", hands), 0, Play.of("2", "3", "4", claim="7"))
-    assert quick_action(state, 1, 0.0, random.Random(0)) == Challenge()
-    one, _ = apply(from_deal("russian", hands), 0, Play.of("2", claim="7"))
-    assert quick_action(one, 1, 0.0, random.Random(0)) == Play.of("7", "7", claim="7")
-    assert quick_action(one, 1, 1.0, random.Random(0)) == Challenge()
+    pile = tuple(
+        PilePlay(seat, Hand.from_str(r * 4), Rank(claim)) for seat, r, claim in ((1, "A", 2), (2, "8", 3), (3, "Q", 4))
+    )
+    state = GameState(lookup_variant("classic"), hands, pile, 0, 4)
+    history: list[Event] = []
+    for _ in range(15):
+        history.append(CardsPlayed(0, 1, 7, 1))
+        if believer_challenges:
+            history += [ChallengeResolved(1, 0, 7, (7,), True, 1, 1), RoundStarted(0)]
+        else:
+            history.append(CardsPlayed(1, 1, 7, 2))
+    if not believer_challenges:
+        history += [CheckStarted(1, 0, "final_check", True), Believed(1, 0, 7, (5,), False, 1, 3)]
+    return state, history
+
+
+def test_search_expects_a_believer_to_let_its_last_bluff_win():
+    bluff_out = Play.of("2", "3", claim="5")
+    state, history = _going_out_position(believer_challenges=False)
+    scores = dict(SearchPlayer(0, random.Random(0)).evaluate(view(state, 0), history))
+    assert scores[bluff_out] == 1.0  # honest believes what it cannot disprove: we go out
+    state, history = _going_out_position(believer_challenges=True)
+    scores = dict(SearchPlayer(0, random.Random(0)).evaluate(view(state, 0), history))
+    assert scores[bluff_out] < 0.5  # a challenger catches it: we take the pile
