@@ -70,7 +70,9 @@ class Settings(BaseSettings):
         description="least seconds an AI seat pauses before acting (never less than the group's message spacing)",
     )
     ai_pause_max: float = Field(default=3.0, ge=0, description="most seconds an AI seat pauses before acting")
-    http_listen: str = Field(default="127.0.0.1:8080", description="host:port of the internal listener: GET /healthz")
+    http_listen: str = Field(
+        default="127.0.0.1:8080", description="host:port of the internal listener: GET /healthz, /readyz, /metrics"
+    )
 
     @field_validator("telegram_base_url")
     @classmethod
