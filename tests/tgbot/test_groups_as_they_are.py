@@ -37,6 +37,14 @@ def _people(emu, base: int, count: int, names=NAMES):
     return [emu.add_user(base + i, names[i]) for i in range(count)]
 
 
+async def _three_playing(live: Live, base: int):
+    """Three people (the first the group's admin) playing in a new group: (people, users by id,
+    group, game id)."""
+    people = _people(live.emu, base, 3)
+    group = live.emu.add_group(-1000000 - base, "Клуб", members=people, admins=people[:1])
+    return people, {u.id: u for u in people}, group, await live.open_game(group, people)
+
+
 def _texts(emu, chat_id: int, since: int = 0) -> list[str]:
     return [m.text or "" for m in emu.chat_messages(chat_id, from_bot=True) if m.message_id > since]
 
@@ -259,9 +267,7 @@ def _board_of(emu, group, gid):
 
 async def test_an_old_board_becomes_a_pointer_without_buttons(live: Live):
     emu = live.emu
-    a, b, c = _people(emu, 2670, 3)
-    group = emu.add_group(-1002670, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
+    _, _, group, gid = await _three_playing(live, 2670)
     (old,) = [m for m in _board_of(emu, group, gid) if not m.deleted]
     emu.age(TWO_DAYS)
     await play_on(live.store, gid)  # the game ends two days on: its final board goes at the bottom
@@ -274,10 +280,7 @@ async def test_an_old_board_becomes_a_pointer_without_buttons(live: Live):
 
 async def test_an_old_panel_becomes_a_pointer_on_a_new_turn_and_on_a_return(live: Live):
     emu = live.emu
-    a, b, c = _people(emu, 2680, 3)
-    users = {u.id: u for u in (a, b, c)}
-    group = emu.add_group(-1002680, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
+    (a, b, c), users, group, gid = await _three_playing(live, 2680)
     table = await live.store.load(gid)
     following = users[table.seats[(table.state.current + 1) % 3].user_id]
     before = live.panel(following, gid)
@@ -300,10 +303,7 @@ async def test_an_old_panel_becomes_a_pointer_on_a_new_turn_and_on_a_return(live
 
 async def test_a_turn_reminder_goes_once_its_turn_has_passed(live: Live):
     emu = live.emu
-    a, b, c = _people(emu, 2690, 3)
-    users = {u.id: u for u in (a, b, c)}
-    group = emu.add_group(-1002690, "Клуб", members=[a, b, c], admins=[a])
-    gid = await live.open_game(group, [a, b, c])
+    (a, b, c), users, group, gid = await _three_playing(live, 2690)
     table = await live.store.load(gid)
     player = users[table.seats[table.state.current].user_id]
     await live.advance(table.turn_timeout * 0.8)
