@@ -14,6 +14,7 @@ from core.stats import SeatStats
 from tests.tgbot.helpers import ai_players, ai_step, started
 from tgbot.game import play
 from tgbot.game.table import AnnouncementKind, Player, Status, Table, with_seat
+from tgbot.handlers.app import COMMANDS
 from tgbot.i18n import LANGUAGES, translator
 from tgbot.render.announcements import announcement
 from tgbot.render.board import board, no_game, result_line
@@ -102,6 +103,29 @@ def test_the_turn_line_names_the_player_and_the_rank_to_claim(lang, variant):
         who = name(opening, opening.state.current, tr)
         line = panel(opening, (opening.state.current + 1) % 4).text.split("\n")[-1]
         assert line == tr.t(opens, who=who) and who in line
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_at_a_classic_opening_the_turn_line_offers_no_challenge(lang):
+    """The English panels once read "Алиса’s turn: play Aces or say “I don’t believe you!”" when
+    Алиса opened a Classic round: there was nothing to doubt (her keyboard rightly had no such
+    button). The turn line of the other panels names the rank to play and nothing to doubt."""
+    tr = translator(lang)
+    table, _ = _first(lambda t, _: t.state.phase is core.Phase.OPENING, variant="classic")
+    table = _in(table, lang)
+    assert not core.view(table.state, table.state.current).can_challenge
+    line = panel(table, (table.state.current + 1) % 4).text.split("\n")[-1]
+    assert rank_due(tr, core.view(table.state, table.state.current).required_claim) in line
+    assert tr.t("I doubt it!").strip("!¡ ") not in line
+
+
+def test_the_private_command_menu_says_nothing_of_replying_to_someone():
+    """/stats in the private chat's command menu once said "(reply: someone else's)": nobody
+    else writes there. Its description differs from the group's in every language."""
+    group, private = (dict(COMMANDS[kind])["stats"] for kind in ("group", "private"))
+    for lang in LANGUAGES:
+        tr = translator(lang)
+        assert tr.t(private) != tr.t(group) and len(tr.t(private)) < len(tr.t(group)), lang
 
 
 # -- 3. the bluffs in the result -----------------------------------------------------------------

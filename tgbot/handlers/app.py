@@ -49,7 +49,7 @@ GROUP_COMMANDS = (
 PRIVATE_COMMANDS = (
     ("start", N_("Let the bot send you your cards")),
     ("language", N_("Choose your language")),
-    ("stats", N_("Your statistics (reply: someone else's)")),
+    ("stats", N_("Your statistics")),  # no reply to someone else's message in a private chat
     ("forget_me", N_("Delete everything the bot stored about you")),
     ("rules", N_("Rules of the game")),
     ("help", N_("How to play with this bot")),
