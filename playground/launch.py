@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -27,6 +28,12 @@ GROUP_ID, GROUP_TITLE = -100, "Demo group"
 START_TIMEOUT = 120.0
 #: the emulator and the bot's /healthz listen here whatever address the page is given
 LOOPBACK = "127.0.0.1"
+
+
+def _ends_with_the_playground() -> None:
+    """In the bot's process before it runs (Linux): SIGTERM once the playground is gone, even
+    killed by SIGKILL (``prctl(PR_SET_PDEATHSIG)``), so no orphan keeps polling."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
 
 
 class StartError(Exception):
@@ -104,6 +111,7 @@ class Playground:
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_ends_with_the_playground if sys.platform == "linux" else None,
             )
         polling = asyncio.ensure_future(self.emu.wait_call("getUpdates", timeout=START_TIMEOUT))
         exited = asyncio.ensure_future(self.bot.wait())

@@ -52,10 +52,15 @@ def mask_url(text: str) -> str:
 def url_passwords(url: str) -> list[str]:
     """The passwords in ``url``: its userinfo's and a ``sentinel_password`` parameter's, as written
     and percent-decoded."""
-    parts = urlsplit(url)
-    userinfo, at, _ = parts.netloc.rpartition("@")
+    try:
+        parts = urlsplit(url)
+        netloc, query = parts.netloc, parts.query
+    except ValueError:  # not splittable (an unclosed "[", "Invalid IPv6 URL"): by hand, as written
+        netloc = re.split(r"[/?#]", url.partition("://")[2], maxsplit=1)[0]
+        query = url.partition("?")[2].partition("#")[0]
+    userinfo, at, _ = netloc.rpartition("@")
     found = [userinfo.partition(":")[2]] if at else []
-    found += [value for key, _, value in (p.partition("=") for p in parts.query.split("&")) if "password" in key]
+    found += [value for key, _, value in (p.partition("=") for p in query.split("&")) if "password" in key]
     return [form for secret in found if secret for form in {secret, unquote(secret)}]
 
 

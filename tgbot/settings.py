@@ -4,6 +4,7 @@ Everything checkable without a connection is checked here, before Redis or Teleg
 from __future__ import annotations
 
 import logging
+import re
 from typing import NamedTuple, Self
 from urllib.parse import unquote, urlsplit
 
@@ -15,6 +16,8 @@ from tgbot.logs import LogFormat, mask_url
 __all__ = ["DEFAULT_BASE_URL", "REDIS_SCHEMES", "Settings"]
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
+#: A bot token's shape: the bot's id, a colon, the secret part.
+_TOKEN_SHAPE = re.compile(r"\d+:[A-Za-z0-9_-]+")
 #: The schemes REDIS_URL may have.
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "memory")
 
@@ -110,7 +113,17 @@ class Settings(BaseSettings):
                 urlsplit(value).port  # noqa: B018
             except ValueError:
                 raise ValueError(f"a Redis URL's port is a number from 1 to 65535: {mask_url(value)}") from None
+            if "sentinel_password=" in urlsplit(value).query:
+                raise ValueError("sentinel_password= belongs in a redis+sentinel:// URL")
         return value
+
+    @field_validator("bot_token")
+    @classmethod
+    def _token_shape(cls, value: str) -> str:
+        # https://core.telegram.org/bots/api#authorizing-your-bot: "<bot id>:<letters, digits, _ and ->"
+        if value and not _TOKEN_SHAPE.fullmatch(value.strip()):
+            raise ValueError("not a token from @BotFather (the bot's id, a colon, then letters, digits, _ and -)")
+        return value.strip()
 
     @field_validator("webhook_url")
     @classmethod
@@ -120,6 +133,10 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"must be an https:// URL (Telegram delivers webhooks over HTTPS only), not {mask_url(value)}"
             )
+        try:
+            urlsplit(value).port  # noqa: B018
+        except ValueError as error:
+            raise ValueError(f"not a usable URL ({error}): {mask_url(value)}") from None
         return value
 
     @field_validator("webhook_listen", "http_listen")

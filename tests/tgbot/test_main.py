@@ -72,6 +72,24 @@ def test_settings_out_of_range_exit_2_one_line(setting, word):
     assert len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("setting", "word"),
+    [
+        ({"REDIS_URL": "redis://:Hunter2Secret@[::1"}, "REDIS_URL"),  # an unclosed "[": no URL to split
+        ({"REDIS_URL": "redis+sentinel://:Hunter2Secret@[::1/svc"}, "REDIS_URL"),
+        ({"TELEGRAM_BASE_URL": "http://u:Hunter2Secret@[::1/bot"}, "TELEGRAM_BASE_URL"),
+        ({"WEBHOOK_URL": "https://u:Hunter2Secret@[::1/hook"}, "WEBHOOK_URL"),
+        ({"REDIS_URL": "redis://127.0.0.1:1/0?sentinel_password=Hunter2Secret"}, "sentinel"),
+        ({"BOT_TOKEN": "Hunter2Secret notatoken"}, "BOT_TOKEN"),
+    ],
+)
+def test_a_malformed_url_or_token_exits_2_one_line_and_shows_no_secret(setting, word):
+    p = _run(_env(**{"BOT_TOKEN": "1:x", **setting}))
+    _one_line(p, word)
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert "Hunter2Secret" not in p.stderr + p.stdout
+
+
 def test_unreachable_redis_exits_2_one_line():
     port = free_port()
     p = _run(_env(BOT_TOKEN="1:x", REDIS_URL=f"redis://127.0.0.1:{port}/0"))

@@ -169,10 +169,18 @@ def test_kick_hands_the_seat_to_the_ai_and_needs_a_manager():
 def test_rematch_seats_reachable_people_and_bots():
     t = add_bot(lobby(3), ("Bot Vasya",), 1.0, 900.0).table
     over = replace(start(t, 1, False, 1).table, status=Status.OVER, ended="finished")
-    new = rematch(over, "N1", 2, 5.0, 900.0, reachable={1, 3})
+    new = rematch(over, "N1", 2, 5.0, 900.0, reachable={1, 3}, presser_lang=None)
     assert new.status is Status.LOBBY and [s.user_id for s in new.seats] == [1, 3, -1] and new.creator == 2
     with pytest.raises(RefusedError):
-        rematch(t, "N2", 2, 5.0, 900.0, reachable=set())
+        rematch(t, "N2", 2, 5.0, 900.0, reachable=set(), presser_lang=None)
+
+
+def test_rematch_gives_the_presser_the_language_a_join_would_store_today():
+    # one whose Telegram switched to French since the last game reads the new one in French
+    seats = tuple(replace(seat, lang="ru") for seat in lobby(3).seats)
+    over = replace(start(replace(lobby(3), seats=seats), 1, False, 1).table, status=Status.OVER, ended="finished")
+    new = rematch(over, "N1", 2, 5.0, 900.0, reachable={1, 2, 3}, presser_lang="fr")
+    assert [(s.user_id, s.lang) for s in new.seats] == [(1, "ru"), (2, "fr"), (3, "ru")]
 
 
 # -- a group upgraded to a supergroup keeps its data (issue 16 item 9) ------------------------

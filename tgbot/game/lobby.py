@@ -260,13 +260,22 @@ def kick(table: Table, target: int, user_id: int | None, is_admin: bool, now: fl
     return replace(change, reply=Answer.NOT_PLAYING) if change.reply == Answer.NOT_SEATED else change
 
 
-def rematch(old: Table, game_id: str, creator: int, now: float, timeout: float, reachable: set[int]) -> Table:
+def rematch(
+    old: Table, game_id: str, creator: int, now: float, timeout: float, reachable: set[int], presser_lang: str | None
+) -> Table:
     """A new lobby in ended ``old``'s chat (topic), variant and language, seating in the same order
-    its AI players and those of its people in ``reachable`` (the others are invited)."""
+    its AI players and those of its people in ``reachable`` (the others are invited); the creator's
+    seat takes ``presser_lang``, the language a new seat of theirs would store today."""
     if old.live:
         raise RefusedError(Answer.NOT_IN_LOBBY)
     seats = tuple(
-        Seat(seat.user_id, seat.name, seat.lang, Player.PERSON if seat.human else Player.BOT, seat.strategy)
+        Seat(
+            seat.user_id,
+            seat.name,
+            presser_lang if seat.human and seat.user_id == creator else seat.lang,
+            Player.PERSON if seat.human else Player.BOT,
+            seat.strategy,
+        )
         for seat in old.seats
         if not seat.human or seat.user_id in reachable
     )

@@ -306,8 +306,12 @@ async def play_again(press: Press) -> TapDone:
         current = await services.store.chat_game(old.chat_id, old.thread_id)
         return TapDone(Answer.REOPENED if current is not None and current.id == game_id else Answer.ALREADY_OPEN)
     reachable = {presser} if presser and await services.store.records.can_dm(presser) else set()
+    # the presser's language as a join now would store it (their Telegram's may have changed)
+    lang = (await new_seat(context, update, old.chat_id)).lang if reachable else None
     try:
-        table = game_lobby.rematch(old, game_id, presser, services.now(), services.settings.lobby_timeout, reachable)
+        table = game_lobby.rematch(
+            old, game_id, presser, services.now(), services.settings.lobby_timeout, reachable, lang
+        )
     except RefusedError:
         await services.store.records.release_chat(old.chat_id, old.thread_id, game_id)
         raise
