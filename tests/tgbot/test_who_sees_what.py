@@ -159,18 +159,13 @@ async def test_a_panel_tap_on_a_group_message_with_the_panels_id_shows_nothing_t
     target = emu._msg(group.id, own.message_id)
     assert target is not None and target.from_bot
     since = len(emu.calls)
-    refused = answer(Answer.NOT_FOR_YOU, "ru")
-    for data in (
-        f"r:{gid}",
-        cb(own, "k:")[0]["callback_data"],
-        f"d:{gid}",
-        f"t:{gid}",
-        f"c:{gid}:{table.action_count}",
-    ):
-        assert await _tap(player, target, data) == refused
+    forged = (f"r:{gid}", cb(own, "k:")[0]["callback_data"], f"d:{gid}", f"t:{gid}", f"c:{gid}:{table.action_count}")
+    answers = [await _tap(player, target, data) for data in forged]
     await live.settle()
-    assert not any(_your_cards() in p["text"] for p in _shown(emu, group.id, since))
+    assert not any(_your_cards() in p["text"] for p in _shown(emu, group.id, since))  # no hand in the group
     assert _shown(emu, group.id, since) == []
+    refused = answer(Answer.NOT_FOR_YOU, "ru")
+    assert answers == [refused] * len(forged)
     # the panel itself still works
     assert await _tap(player, own, cb(own, "k:")[0]["callback_data"]) != refused
     assert emu.violations == []
@@ -193,11 +188,21 @@ async def test_play_again_then_cancel_invites_each_player_once_per_game(live: Li
         await (await presser.tap(board, cb(board, "n:")[0])).answer(15)
         await live.settle()
         lobby = emu.last_message(group.id, lambda m: cb(m, "x:"))
-        assert lobby is not None and (await live.store.chat_game(group.id, None)) is not None
+        again = await live.store.chat_game(group.id, None)
+        assert lobby is not None and again is not None
+        await (await c.tap(lobby, cb(lobby, "j:")[0])).answer(15)  # c sits down, then it is cancelled
         await (await presser.tap(lobby, cb(lobby, "x:")[0])).answer(15)
         await live.settle()
-    invited = {u.first_name: sum(m.text == invitation for m in emu.chat_messages(u.id, from_bot=True)) for u in people}
-    assert invited == {"Аня": 1, "Борис": 1, "Вера": 1}
+
+    def invited() -> dict[str, int]:
+        return {u.first_name: sum(m.text == invitation for m in emu.chat_messages(u.id, from_bot=True)) for u in people}
+
+    assert invited() == {"Аня": 1, "Борис": 1, "Вера": 1}
+    # «Play again» forged on a cancelled lobby (c sat in it) opens nothing and invites nobody
+    refused = await (await a.tap(lobby, f"n:{again.id}", strict=False)).answer(15)
+    await live.settle()
+    assert refused["text"] == answer("bad_button", "ru") and await live.store.chat_game(group.id, None) is None
+    assert invited() == {"Аня": 1, "Борис": 1, "Вера": 1}
 
 
 # -- item 3: join-link offers kept for the group's regulars ---------------------------------------

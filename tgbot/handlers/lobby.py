@@ -315,6 +315,8 @@ async def play_again(press: Press) -> TapDone:
     and person), after the answer, and sit down only by tapping Join."""
     services, update, context = press.services, press.update, press.context
     old = await _load(press)
+    if old.status is Status.CANCELLED:
+        raise RefusedError(Answer.BAD_BUTTON)  # only a finished game offers it (a lobby's people are invited once)
     old = replace(old, chat_id=await current_chat(services.store, old.chat_id))  # a supergroup now?
     presser = actor_id(update)
     if not allowed(Action.PLAY_AGAIN, old, presser, False) and not await is_admin(press.context, old.chat_id, update):
