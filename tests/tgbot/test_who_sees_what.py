@@ -93,6 +93,7 @@ async def test_who_left_or_was_removed_sees_no_hand_and_cannot_probe_it(live: Li
     users = {u.id: u for u in people}
     group = emu.add_group(-1002700, "Клуб", members=people, admins=[a])
     gid = await live.open_game(group, people)
+    assert any(_your_cards() in p["text"] and _has_buttons(p) for p in _shown(emu, c.id, 0))  # c's panel till now
     since = len(emu.calls)
     # c leaves (confirmed), the admin removes d with /kick
     await c.send(group, "/leave")
@@ -114,7 +115,7 @@ async def test_who_left_or_was_removed_sees_no_hand_and_cannot_probe_it(live: Li
     for gone in (c, d):
         shown = _shown(emu, gone.id, since)
         assert shown and not any(_your_cards() in p["text"] for p in shown), gone.first_name
-        assert not any(_has_buttons(p) for p in shown[1:]), gone.first_name  # (the first: /leave's own panel edit)
+        assert not any(_has_buttons(p) for p in shown), gone.first_name
     taps_since = len(emu.calls)
     for gone in (c, d):
         table = await live.store.load(gid)
