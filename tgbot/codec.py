@@ -15,6 +15,7 @@ from telegram.constants import InlineKeyboardButtonLimit
 __all__ = [
     "MAX_BYTES",
     "NOT_A_GAME",
+    "PANEL_OPS",
     "CallbackDataError",
     "Op",
     "Setting",
@@ -98,6 +99,8 @@ _FIELDS = {
 
 #: Ops whose game id field is no game's id.
 NOT_A_GAME = frozenset({Op.LANG, Op.TIMER, Op.SETTINGS})
+#: Ops of a player's private panel: valid only on a message in the presser's own private chat.
+PANEL_OPS = frozenset({Op.PICK, Op.PLAY, Op.CHALLENGE, Op.BELIEVE, Op.REFRESH, Op.TAKEBACK, Op.REC})
 
 
 class CallbackDataError(ValueError):

@@ -342,10 +342,13 @@ async def test_permissions_and_anonymous_admins(live):
     nxt = users[t.seats[(t.state.current + 1) % 3].user_id]
     p = await live.pick(cur, gid)
     play = cb(p, "p:")[0]
-    # the same button pressed by someone else: a non-player and another player
+    # the same button pressed by someone else: on the player's own panel, not for them; its data
+    # sent from their own private chats, a non-player's and another player's are refused
     ans = await (await e.tap(p, play)).answer(15)
+    assert ans["text"] == answer("not_for_you", "ru")
+    ans = await (await e.tap(emu.last_message(e.id), play["callback_data"], strict=False)).answer(15)
     assert ans["text"] == answer("not_seated", "ru")
-    ans = await (await nxt.tap(p, play)).answer(15)
+    ans = await (await nxt.tap(live.panel(nxt, gid), play["callback_data"], strict=False)).answer(15)
     assert ans["text"] == answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 0
     await (await cur.tap(p, play)).answer(15)
@@ -353,7 +356,7 @@ async def test_permissions_and_anonymous_admins(live):
     # only the next player can doubt: the third player's forged challenge is refused
     t = await live.store.load(gid)
     third = users[t.seats[(t.state.current + 1) % 3].user_id]
-    ans = await (await third.tap(p, f"c:{gid}:{t.action_count}", strict=False)).answer(15)
+    ans = await (await third.tap(live.panel(third, gid), f"c:{gid}:{t.action_count}", strict=False)).answer(15)
     assert ans["text"] == answer("not_your_turn", "ru")
     assert (await live.store.load(gid)).action_count == 1
     # the anonymous admin stops the game; a channel posting in the group may not

@@ -73,15 +73,23 @@ def join(table: Table, seat: Seat, now: float, timeout: float) -> Change:
     return Change(_touch(table, now, timeout, seats=(*table.seats, seat), link_offers=offers), reply=Answer.JOINED)
 
 
-def offer_link(table: Table, user_id: int) -> Change:
+def offer_link(table: Table, user_id: int, strangers: frozenset[int] = frozenset()) -> Change:
     """``user_id`` tapped Join but the bot cannot write to them privately: the lobby's join deep
-    link is recorded as theirs (``reply`` ``open_private``); refused when closed or full."""
+    link is recorded as theirs (``reply`` ``open_private``); refused when closed or full. Past
+    :data:`MAX_LINK_OFFERS` the oldest offer of ``strangers`` goes, the oldest of all only when
+    none is a stranger's: whoever is not in ``strangers`` counts as one of the group's regulars,
+    whom no stranger pushes out (a stranger is refused ``offers_full`` instead)."""
     _in_lobby(table)
     if table.seat_of(user_id) is None and len(table.seats) >= MAX_PLAYERS:
         raise RefusedError(Answer.LOBBY_FULL)
     if link_offered_to(table, user_id):
         return Change(table, reply=Answer.OPEN_PRIVATE)
-    offers = (*table.link_offers, user_id)[-MAX_LINK_OFFERS:]
+    offers = (*table.link_offers, user_id)
+    while len(offers) > MAX_LINK_OFFERS:
+        dropped = next((other for other in offers if other in strangers), offers[0])
+        if dropped == user_id:
+            raise RefusedError(Answer.OFFERS_FULL)
+        offers = tuple(other for other in offers if other != dropped)
     return Change(replace(table, link_offers=offers), reply=Answer.OPEN_PRIVATE)
 
 

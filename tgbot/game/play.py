@@ -127,8 +127,10 @@ def take_back(table: Table, user_id: int, now: float) -> Change:
     """The player takes their seat back from the AI (one tap, idempotent; not after leaving)."""
     state = _running(table)
     seat = table.seat_of(user_id)
-    if seat is None or table.seats[seat].player in (Player.LEFT, Player.BOT):
+    if seat is None or table.seats[seat].player is Player.BOT:
         raise RefusedError(Answer.NOT_SEATED)
+    if table.seats[seat].player is Player.LEFT:
+        raise RefusedError(Answer.SEAT_GONE)
     if table.seats[seat].player is Player.PERSON:
         return Change(table, reply=Answer.TAKEN_BACK)
     new = replace(table, seats=with_seat(table.seats, seat, player=Player.PERSON, auto_moves=0))
@@ -140,8 +142,10 @@ def act(table: Table, user_id: int, action_count: int, action: core.Action, now:
     ``action_count`` other than the table's is ``stale``; acting resets the automatic moves."""
     _running(table)
     seat = table.seat_of(user_id)
-    if seat is None or table.seats[seat].player is Player.LEFT:
+    if seat is None:
         raise RefusedError(Answer.NOT_SEATED)
+    if table.seats[seat].player is Player.LEFT:
+        raise RefusedError(Answer.SEAT_GONE)
     if action_count != table.action_count:
         raise RefusedError(Answer.STALE)
     if table.seats[seat].auto_moves:

@@ -11,11 +11,12 @@ from typing import Any
 
 from redis.exceptions import RedisError
 from telegram import CallbackQuery, Message, Update
+from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, TelegramError
 from telegram.ext import Application
 
 from tgbot import i18n
-from tgbot.codec import NOT_A_GAME, CallbackDataError, Tap, decode
+from tgbot.codec import NOT_A_GAME, PANEL_OPS, CallbackDataError, Tap, decode
 from tgbot.game.table import Answer, Change, RefusedError, Seat, Table
 from tgbot.handlers.context import BotContext, Services
 from tgbot.handlers.identity import place, seat_for
@@ -131,6 +132,10 @@ def answering(action: TapAction) -> Callable[[Update, BotContext], Coroutine[Any
         except CallbackDataError:
             await answer_unknown_tap(update, context)
             return
+        if tap.op in PANEL_OPS and not in_own_chat(query):
+            # a panel's button on another chat's message (forged: a group's with the panel's id)
+            await answer_tap(query, answer(Answer.NOT_FOR_YOU, await context.language()))
+            return
         press = Press(context, update, query, tap, query.from_user.id)
         try:
             done = await action(press)
@@ -140,6 +145,13 @@ def answering(action: TapAction) -> Callable[[Update, BotContext], Coroutine[Any
         await _answer(press, done)
 
     return callback
+
+
+def in_own_chat(query: CallbackQuery) -> bool:
+    """Whether the tapped message is in the presser's own private chat with the bot (where their
+    panels are): a panel's action acts on nothing else."""
+    message = query.message
+    return message is not None and message.chat.type == ChatType.PRIVATE and message.chat.id == query.from_user.id
 
 
 async def _answer(press: Press, done: TapDone) -> None:

@@ -42,6 +42,7 @@ from tgbot.render.announcements import links_waiting, note
 from tgbot.render.answers import answer
 from tgbot.render.menus import leave_confirm
 from tgbot.render.text import BOT_NAMES, title
+from tgbot.storage import stats
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +233,10 @@ async def join(press: Press) -> TapDone:
     if not await services.store.records.can_dm(press.user_id):
         # The tap in the group proves membership: the lobby records the offer, the link seats
         # them and no one else (private.join_by_link).
-        done = await press.context.transact(game_id, lambda table: game_lobby.offer_link(table, press.user_id))
+        strangers = await _strangers(services, await _load(press), press.user_id)
+        done = await press.context.transact(
+            game_id, lambda table: game_lobby.offer_link(table, press.user_id, strangers)
+        )
         url = create_deep_linked_url(services.username, JOIN_PAYLOAD + game_id)
         return TapDone(done.change.reply, done.change.table, url=url)
     chat_id = (await _load(press)).chat_id
@@ -243,6 +247,20 @@ async def join(press: Press) -> TapDone:
     done = await press.context.transact(game_id, lambda table: game_lobby.join(table, seat, now, timeout))
     await maybe_autostart(press.context, done.change.table)
     return TapDone(done.change.reply, done.change.table)
+
+
+async def _strangers(services: Services, lobby: Table, user_id: int) -> frozenset[int]:
+    """Who of the lobby's link offers and ``user_id`` is no regular of its group: neither on the
+    group's leaderboard nor seated in its topic's last game. Asked only of a lobby whose offers are
+    full (:func:`game_lobby.offer_link`); a chat's Join taps are handled in order, so its offers do
+    not grow before the transaction."""
+    if len(lobby.link_offers) < game_lobby.MAX_LINK_OFFERS:
+        return frozenset()
+    people = [*lobby.link_offers, user_id]
+    regulars = await stats.on_board(services.store.records, lobby.chat_id, people)
+    last = await services.store.chat_last_game(lobby.chat_id, lobby.thread_id)
+    regulars |= {seat.user_id for seat in last.seats if seat.human} if last is not None else set()
+    return frozenset(people) - regulars
 
 
 async def _outsider(press: Press, chat_id: int) -> bool:
@@ -293,10 +311,12 @@ async def manage(press: Press) -> TapDone:
 
 async def play_again(press: Press) -> TapDone:
     """«Play again» under a finished game (one of its people, or a chat admin): a new lobby in
-    its chat with its AI seats and the presser; the others are invited privately, after the
-    answer, and sit down only by tapping Join."""
+    its chat with its AI seats and the presser; the others are invited privately (once per game
+    and person), after the answer, and sit down only by tapping Join."""
     services, update, context = press.services, press.update, press.context
     old = await _load(press)
+    if old.status is Status.CANCELLED:
+        raise RefusedError(Answer.BAD_BUTTON)  # only a finished game offers it (a lobby's people are invited once)
     old = replace(old, chat_id=await current_chat(services.store, old.chat_id))  # a supergroup now?
     presser = actor_id(update)
     if not allowed(Action.PLAY_AGAIN, old, presser, False) and not await is_admin(press.context, old.chat_id, update):
@@ -315,8 +335,11 @@ async def play_again(press: Press) -> TapDone:
     except RefusedError:
         await services.store.records.release_chat(old.chat_id, old.thread_id, game_id)
         raise
+    records = services.store.records
+    others = [seat.user_id for seat in old.seats if seat.human and seat.user_id != presser]
+    # once per finished game and person, however often «Play again» and a cancel follow each other
     invited = await open_lobby(context, table) + [
-        seat.user_id for seat in old.seats if seat.human and seat.user_id != presser
+        user for user in others if await records.first_time(old.id, "invite", user)
     ]
 
     async def invite() -> None:

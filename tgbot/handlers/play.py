@@ -12,7 +12,7 @@ import core
 from core.cards import Hand, Rank
 from tgbot.codec import Op
 from tgbot.game import play as game_play
-from tgbot.game.table import Answer, RefusedError, Status
+from tgbot.game.table import Answer, Player, RefusedError, Status
 from tgbot.handlers.common import Press, TapDone, chat_table, redraw_panel
 from tgbot.handlers.context import BotContext
 from tgbot.logs import about_game
@@ -38,6 +38,8 @@ async def show_panel(press: Press) -> TapDone:
     seat = table.seat_of(press.user_id) if table is not None else None
     if table is None or table.state is None or seat is None:
         return TapDone(Answer.NO_GAME if table is None else Answer.NOT_SEATED, table)
+    if table.seats[seat].player is Player.LEFT:
+        raise RefusedError(Answer.SEAT_GONE)  # before anything that depends on the seat's hand
     code, picks = Answer.REFRESHED if tap.op is Op.REFRESH else Answer.OK, ""
     if tap.op is Op.PICK:
         if tap.action_count != table.action_count or table.state.current != seat:
@@ -85,6 +87,8 @@ async def send_record(press: Press) -> TapDone:
     seat = table.seat_of(user_id)
     if seat is None or not table.seats[seat].human:
         raise RefusedError(Answer.NOT_SEATED)
+    if table.seats[seat].player is Player.LEFT:
+        raise RefusedError(Answer.SEAT_GONE)  # it holds the hands the AI played for them
     if table.status is not Status.OVER:
         # it holds every hand and the seed: never while the game runs
         raise RefusedError(Answer.RECORD_NOT_YET if table.live else Answer.NO_GAME)

@@ -59,6 +59,10 @@ _ANSWERS: dict[str, str] = {
     Answer.NOT_A_MEMBER: N_("Join the group first: only its members can take a seat."),
     Answer.PLAYERS_ONLY: N_("Only the last game's players or a chat admin can do that."),
     Answer.NOT_PLAYING: N_("That person isn't playing in this game."),
+    Answer.SEAT_GONE: N_("You are no longer in this game: the AI has taken your seat."),
+    Answer.OFFERS_FULL: N_(
+        "Too many people are waiting for a link. Open a private chat with me, press «Start», then tap «Join» again."
+    ),
 }
 
 

@@ -49,16 +49,19 @@ def panel_state(table: Table, seat: int) -> str:
     (its refresh button brings those in), so a play costs at most two panels."""
     assert table.state is not None
     me = table.seats[seat]
+    if me.player is Player.LEFT:
+        return f"left|{table.status.value}"  # nothing of the seat's hand, not even when it changes
     turn = table.action_count if turn_now(table, seat) else "-"
-    return (
-        f"{table.state.hands[seat].to_str()}|{table.status.value}|{turn}|{int(me.by_ai)}{int(me.player is Player.LEFT)}"
-    )
+    return f"{table.state.hands[seat].to_str()}|{table.status.value}|{turn}|{int(me.by_ai)}"
 
 
 def panel(table: Table, seat: int, picks: str = "") -> Rendered:
-    """Seat ``seat``'s panel; ``picks`` are the cards selected so far (a compact hand string)."""
+    """Seat ``seat``'s panel; ``picks`` are the cards selected so far (a compact hand string).
+    A person who no longer holds the seat sees neither its hand nor a button (:func:`gone_panel`)."""
     translator = seat_translator(table, seat)
     assert table.state is not None
+    if table.seats[seat].player is Player.LEFT:
+        return gone_panel(table, translator)
     player_view = core.view(table.state, seat)
     public_view = player_view.public
     sizes = " · ".join(f"{name(table, i, translator)} {public_view.hand_sizes[i]}" for i in range(public_view.players))
@@ -82,9 +85,6 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         return _final(table, seat, public_view, translator, rows)
     rows.append("")
     me = table.seats[seat]
-    if me.player is Player.LEFT:
-        rows.append(translator.t("You left this game; the AI plays your seat."))
-        return Rendered(lines(*rows))
     keyboard: Keyboard = []
     if me.by_ai:
         rows.append("<b>" + translator.t("The AI is playing for you.") + "</b>")
@@ -95,6 +95,22 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         keyboard += _turn(table, player_view, picks, translator, rows)
     keyboard.append([button(translator.t("Refresh"), Tap(Op.REFRESH, table.id))])
     return Rendered(lines(*rows), keyboard)
+
+
+def gone_panel(table: Table, translator: Translator) -> Rendered:
+    """The panel of a person who no longer holds their seat: the group, that the AI has the seat,
+    and once the game is over its result; no hand, no button."""
+    rows = [
+        translator.t("Game in the group «{group}»", group=title(table)),
+        "",
+        translator.t("You are no longer in this game: the AI has taken your seat, and its cards are hidden from you."),
+    ]
+    result = table.state.result if table.state is not None else None
+    if table.status is Status.OVER and result is not None:
+        rows += ["", result_line(table, result, translator)]
+    elif table.status is not Status.PLAYING:
+        rows += ["", translator.t("The game was stopped. No result.")]
+    return Rendered(lines(*rows))
 
 
 def _final(table: Table, seat: int, public_view: core.PublicView, translator: Translator, rows: list[str]) -> Rendered:

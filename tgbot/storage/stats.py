@@ -161,6 +161,14 @@ async def top(records: Records, chat_id: int, limit: int = TOP_SIZE) -> list[tup
     return sorted((row for row in out if row[3] >= MIN_TOP_GAMES), key=lambda row: (-row[2], row[3], row[0]))[:limit]
 
 
+async def on_board(records: Records, chat_id: int, user_ids: list[int]) -> set[int]:
+    """Those of ``user_ids`` with a row on the chat's leaderboard (a game of theirs counted there)."""
+    if not user_ids:
+        return set()
+    games = await records.redis.hmget(records.keys.board(chat_id), [board_field(u, BoardField.GAMES) for u in user_ids])
+    return {user_id for user_id, count in zip(user_ids, games, strict=True) if count}
+
+
 async def move_board(records: Records, old_chat_id: int, new_chat_id: int) -> int:
     """Add group ``old_chat_id``'s leaderboard to supergroup ``new_chat_id``'s, each row once
     (a script per round); returns the players moved."""

@@ -318,11 +318,13 @@ class Syncer:
         """Redraw the panel ``message`` a player tapped (card picking, refresh, a stale tap): only
         their current panel (or a newer one whose answer was lost: it becomes their panel), and
         only when it does not already show exactly that content."""
+        if message.chat_id != table.seats[seat].user_id:
+            return  # a panel is drawn only in its player's private chat, never in a group
         async with self._panel_lock(table.id, seat):
             bookkeeping = await self.bookkeeping.of(table.id)
             recorded = bookkeeping.get(fields.panel_message(seat))
             if recorded != str(message.message_id):
-                if message.chat_id != table.seats[seat].user_id or (recorded and int(recorded) > message.message_id):
+                if recorded and int(recorded) > message.message_id:
                     return
                 # a newer panel than the one recorded: sent, its answer lost (MaybeSentError); it is theirs now
                 adopted: dict[str, object] = {
