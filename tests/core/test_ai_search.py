@@ -1,0 +1,12 @@
+"""The search player alone at a table plays legal moves only (test_ai.py has the other strategies;
+this one is the slowest, so it has a file of its own that pytest-xdist runs beside the rest)."""
+
+from __future__ import annotations
+
+from core.ai import STRATEGIES
+from tests.core.test_ai import play_alone
+
+
+def test_search_alone_is_legal():
+    assert "search" in STRATEGIES
+    play_alone("search")
