@@ -162,6 +162,10 @@ def sweep(variant: str, seeds: range | list[int]) -> dict:
 #: Seeded games per variant of :func:`check_sweep` and the processes it splits them over.
 GAMES_PER_VARIANT = 2000
 WORKERS = 2
+#: The sweeps' time limit (pytest-timeout, seconds): about a minute of CPU each, but one took
+#: over 300 s (the suite's limit) beside the other on a machine loaded 7 times over; only a hang
+#: should stop them (their speed is tests/bench's).
+SWEEP_TIMEOUT = 900
 
 
 def check_sweep(variant: str) -> None:

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core import Believe, Challenge, GameState, IllegalActionError, Play, apply, new_game
 from core.cards import RANKS
-from tests.core.engine_helpers import check_invariants, check_sweep, checked_game, play_game, total_cards
+from tests.core.engine_helpers import SWEEP_TIMEOUT, check_invariants, check_sweep, checked_game, play_game, total_cards
 
 
+@pytest.mark.timeout(SWEEP_TIMEOUT)
 def test_random_games_sweep_russian():
     check_sweep("russian")
 

@@ -5,8 +5,11 @@ runs it beside the rest (tests/conftest.py starts it among the first)."""
 
 from __future__ import annotations
 
-from tests.core.engine_helpers import check_sweep
+import pytest
+
+from tests.core.engine_helpers import SWEEP_TIMEOUT, check_sweep
 
 
+@pytest.mark.timeout(SWEEP_TIMEOUT)
 def test_random_games_sweep_classic():
     check_sweep("classic")
