@@ -7,8 +7,11 @@ stand-in. Every player sees only ``core.view(state, seat)``.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import random
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from core import GameState, Hand, Phase, apply, new_game, view
@@ -90,7 +93,7 @@ def play_game(
     return Game(seed, variant, initial, actions, states, state)
 
 
-# -- the seeded sweep (run in worker processes by test_properties.py) -----------------------------
+# -- the seeded sweep (run in worker processes by test_properties*.py) ---------------------------
 
 MAX_STATE_BYTES = 2048
 
@@ -154,3 +157,40 @@ def sweep(variant: str, seeds: range | list[int]) -> dict:
         agg["capped"] += st["capped"]
         agg["draw"] += st["draw"]
     return agg
+
+
+#: Seeded games per variant of :func:`check_sweep` and the processes it splits them over.
+GAMES_PER_VARIANT = 2000
+WORKERS = 2
+#: The sweeps' time limit (pytest-timeout, seconds): about a minute of CPU each, but one took
+#: over 300 s (the suite's limit) beside the other on a machine loaded 7 times over; only a hang
+#: should stop them (their speed is tests/bench's).
+SWEEP_TIMEOUT = 900
+
+
+def check_sweep(variant: str) -> None:
+    """:data:`GAMES_PER_VARIANT` seeded games of ``variant`` (seeds from 0, classic's from 1 000 000)
+    over :data:`WORKERS` processes, each checked by :func:`checked_game`; every game is played and
+    no state's JSON reaches 2 KiB."""
+    base = 1_000_000 if variant == "classic" else 0
+    seeds = [base + s for s in range(GAMES_PER_VARIANT)]
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - no fork: run in-process
+        ctx = None
+    if ctx is None or (os.cpu_count() or 1) < 2:
+        results = [sweep(variant, seeds)]
+    else:
+        with ProcessPoolExecutor(WORKERS, mp_context=ctx) as pool:
+            results = list(pool.map(sweep, [variant] * WORKERS, [seeds[i::WORKERS] for i in range(WORKERS)]))
+    games = sum(r["games"] for r in results)
+    actions = sum(r["actions"] for r in results)
+    assert games == GAMES_PER_VARIANT
+    max_bytes = max(r["max_bytes"] for r in results)
+    mean_bytes = sum(r["sum_bytes"] for r in results) / actions
+    capped = sum(r["capped"] for r in results)
+    print(
+        f"\n{variant}: {games} games, {actions} actions, state max {max_bytes} B, mean {mean_bytes:.0f} B, "
+        f"{capped} capped, {sum(r['draw'] for r in results)} draws"
+    )
+    assert max_bytes < 2048

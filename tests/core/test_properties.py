@@ -1,54 +1,23 @@
 """Property tests: thousands of seeded random games per variant, 3 to 6 players with mixed AI
 seats (core.ai.make_player "random"/"honest"/"counting"), every RULES.md invariant checked after every action, and the record round trip at the
-end of every game. The sweeps always run; they are split over 2 worker processes."""
+end of every game. The sweeps always run; they are split over 2 worker processes. The classic
+variant's sweep is in test_properties_classic.py, so that pytest-xdist runs the two side by side."""
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import random
-from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core import Believe, Challenge, GameState, IllegalActionError, Play, apply, new_game
 from core.cards import RANKS
-from tests.core.engine_helpers import check_invariants, checked_game, play_game, sweep, total_cards
-
-GAMES_PER_VARIANT = 2000
-WORKERS = 2
+from tests.core.engine_helpers import SWEEP_TIMEOUT, check_invariants, check_sweep, checked_game, play_game, total_cards
 
 
-def _chunks(seeds: list[int], k: int) -> list[list[int]]:
-    return [seeds[i::k] for i in range(k)]
-
-
-@pytest.mark.parametrize("variant", ["russian", "classic"])
-def test_random_games_sweep(variant):
-    seeds = list(range(GAMES_PER_VARIANT))
-    base = 1_000_000 if variant == "classic" else 0
-    seeds = [base + s for s in seeds]
-    try:
-        ctx = multiprocessing.get_context("fork")
-    except ValueError:  # pragma: no cover - no fork: run in-process
-        ctx = None
-    if ctx is None or (os.cpu_count() or 1) < 2:
-        results = [sweep(variant, seeds)]
-    else:
-        with ProcessPoolExecutor(WORKERS, mp_context=ctx) as pool:
-            results = list(pool.map(sweep, [variant] * WORKERS, _chunks(seeds, WORKERS)))
-    games = sum(r["games"] for r in results)
-    actions = sum(r["actions"] for r in results)
-    assert games == GAMES_PER_VARIANT
-    max_bytes = max(r["max_bytes"] for r in results)
-    mean_bytes = sum(r["sum_bytes"] for r in results) / actions
-    capped = sum(r["capped"] for r in results)
-    print(
-        f"\n{variant}: {games} games, {actions} actions, state max {max_bytes} B, mean {mean_bytes:.0f} B, "
-        f"{capped} capped, {sum(r['draw'] for r in results)} draws"
-    )
-    assert max_bytes < 2048
+@pytest.mark.timeout(SWEEP_TIMEOUT)
+def test_random_games_sweep_russian():
+    check_sweep("russian")
 
 
 def test_checked_game_is_deterministic():

@@ -2,11 +2,12 @@
 
 Timers are short here (TURN_TIMEOUT 2 s, AI pauses 0.1–0.3 s) so games finish quickly; the
 group's message spacing still bounds the AI pause (RATE_GROUP_PERIOD / RATE_GROUP_MAX).
+The two longest cases have files of their own, so that pytest-xdist runs them beside these:
+test_timers_restart.py (the bot killed with deadlines pending) and test_timers_two_processes.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 
 import pytest
@@ -14,7 +15,7 @@ from redis.asyncio import Redis
 
 import core
 from core.record import action_from_dict
-from tests.e2e.harness import BotProcess, Table, running, telegram_errors
+from tests.e2e.harness import BotProcess, Table, running
 from tests.e2e.test_full_game import open_table, play_out
 from tests.e2e.test_restart import board_cards
 from tests.fakes.botapi import BotAPIEmulator
@@ -156,41 +157,3 @@ async def test_players_leaving_mid_game(redis_server, tmp_path):
 #: Nobody taps in the games below: AI seats play most of them, so the group's message spacing
 #: (the AI pause's floor) is shortened to keep them quick: 20 messages per 2 s.
 QUICK = {"AI_PAUSE_MIN": "0.05", "AI_PAUSE_MAX": "0.1"}
-
-
-async def test_restart_with_a_deadline_pending_and_passed(redis_server, tmp_path):
-    """Nobody taps: the timers play the whole game while the bot is killed twice, once for
-    longer than a turn (the deadline passes while it is down), once briefly."""
-    async with running(redis_server, tmp_path, 10, group_window=2.0, **{**FAST, **QUICK}) as (emu, (bot,), url):
-        group, users = await open_table(emu, 3, "russian", chat_id=-1008)
-        await asyncio.sleep(1.0)  # a reminder or first deadline is pending
-        bot.kill9()
-        await asyncio.sleep(4.5)  # the turn deadline passes while the bot is down
-        bot.start()
-        await emu.wait_for(lambda: len(texts(emu, group.id, AUTO)) >= 2, timeout=30)
-        bot.kill9()
-        await asyncio.sleep(0.3)
-        bot.start()
-        await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
-        ((t, deal, log),) = await stored_games(url, group.id)
-        check_replay(t, deal, log)
-        assert all(s["player"] == "stand_in" and s["auto_moves"] == 2 for s in t["seats"])
-        assert board_cards(emu, group.id) == 52
-        assert 6 <= len(texts(emu, group.id, AUTO)) <= 7  # a crash may repeat the one in flight
-        assert telegram_errors(emu) == [] and emu.violations == []
-
-
-async def test_two_processes_fire_each_timer_once(redis_server, tmp_path):
-    """Two processes on one Redis (one active, one standing by); nobody taps: every timer fires
-    once, in the active process."""
-    async with running(
-        redis_server, tmp_path, 9, group_window=2.0, processes=2, **{**FAST, **QUICK, "TURN_TIMEOUT": "1.5"}
-    ) as (emu, bots, url):
-        group, users = await open_table(emu, 3, "russian", chat_id=-1009)
-        await emu.wait_for(lambda: texts(emu, group.id, "Игра окончена"), timeout=240)
-        ((t, deal, log),) = await stored_games(url, group.id)
-        check_replay(t, deal, log)
-        assert idle_log_count(bots, "auto") == 6  # 3 seats × 2 automatic moves, each once
-        assert idle_log_count(bots, "reminded") == 6
-        assert idle_log_count(bots, "ai") == len(log) - 6
-        assert [bool(b.log().count("fired:")) for b in bots].count(True) == 1, "only the active process fires timers"
