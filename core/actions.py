@@ -36,8 +36,9 @@ class Play:
     claim: Rank | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "cards", tuple(sorted(Rank(c) for c in self.cards)))
-        if self.claim is not None:
+        # ``Rank(c)`` of a ``Rank`` is the same member: skip the enum lookup (the AI's hot path).
+        object.__setattr__(self, "cards", tuple(sorted(c if c.__class__ is Rank else Rank(c) for c in self.cards)))
+        if self.claim is not None and self.claim.__class__ is not Rank:
             object.__setattr__(self, "claim", Rank(self.claim))
 
     @classmethod

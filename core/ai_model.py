@@ -29,9 +29,11 @@ PRIOR_TRUTHFUL = {"russian": 0.30, "classic": 0.12}
 #: The prior's weight, in observations.
 PRIOR_WEIGHT = 10.0
 #: How often an ``honest`` player challenges when it may (only a proven lie) and how often a
-#: challenge of theirs loses (never: they challenge only what they proved).
-HONEST_CHALLENGE = 0.04
-HONEST_LOST = 0.002
+#: challenge of theirs loses (never: they challenge only what they proved), per variant. In
+#: classic a lost challenge is weak evidence of ``counting`` (the model also stands for players
+#: that challenge a little more than ``honest``, and ``counting`` there rarely challenges).
+HONEST_CHALLENGE = {"russian": 0.04, "classic": 0.065}
+HONEST_LOST = {"russian": 0.002, "classic": 0.15}
 #: How often each kind challenges a final check: ``counting`` always (it believes only a claim
 #: more than certain), ``honest`` only a proven lie.
 COUNTING_FINAL = 0.97
@@ -113,10 +115,11 @@ class OpponentModel:
         often they challenged (and lost) and how they answered final checks (Bayes, with
         :data:`HONEST_PRIOR`)."""
         s, c = self.seen[seat], PRIOR_CHALLENGE[self.variant]
+        h, lost = HONEST_CHALLENGE[self.variant], HONEST_LOST[self.variant]
         won = s.challenges - s.lost
         log_ratio = math.log(HONEST_PRIOR / (1 - HONEST_PRIOR))
-        log_ratio += won * math.log(HONEST_CHALLENGE / c) + s.lost * math.log(HONEST_LOST / c)
-        log_ratio += (s.chances - s.challenges) * math.log((1 - HONEST_CHALLENGE) / (1 - c))
+        log_ratio += won * math.log(h / c) + s.lost * math.log(lost / c)
+        log_ratio += (s.chances - s.challenges) * math.log((1 - h) / (1 - c))
         believed = s.checks - s.check_challenges
         log_ratio += s.check_challenges * math.log(HONEST_FINAL / COUNTING_FINAL)
         log_ratio += believed * math.log((1 - HONEST_FINAL) / (1 - COUNTING_FINAL))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from .actions import Action, Believe, Challenge, Play
 from .cards import COPIES, RANKS, Hand, Rank
@@ -61,6 +61,7 @@ def _p_at_least_int(pool: int, good: int, draws: int, need: int) -> float:
     return s / total
 
 
+@lru_cache(maxsize=1 << 16)
 def p_at_least(pool: float, good: float, draws: float, need: int) -> float:
     """P(at least ``need`` successes) when drawing ``draws`` cards without replacement from
     ``pool`` cards of which ``good`` are successes (hypergeometric). Fractional ``good`` (an
@@ -124,25 +125,26 @@ class CountingPlayer:
             return 0.0  # proven: we hold the copies it would need
         pool_f, good_f = self._pool(view)
         russian = view.public.variant == "russian"
-        later_counts: dict[int, int] = {}
+        sizes, me, floor, ratios = view.hand_sizes, view.seat, self.FLOOR, self.MULTI_RATIO
+        later = [0] * len(sizes)  # cards each seat played after the claim at hand
         for c in claims:
-            later_counts[c.seat] = later_counts.get(c.seat, 0) + c.count
+            later[c.seat] += c.count
         t = 1.0
         for idx, c in enumerate(claims):
-            later_counts[c.seat] -= c.count
-            if c.seat == view.seat:
+            seat, need = c.seat, c.count
+            later[seat] -= need
+            if seat == me:
                 continue
             ri = c.claim - 1
-            need = c.count
-            draws = view.hand_sizes[c.seat] + later_counts[c.seat] + need
+            draws = sizes[seat] + later[seat] + need
             p = p_at_least(pool_f, good_f[ri], max(draws, 0), need)
             if idx == 0 and russian:
                 p = max(p, self.OPENER_TRUST)
             # A claim of several cards is rarely a bluff from a sensible player.
-            if c.count >= 2 and 0 < p < 1:
-                ratio = self.MULTI_RATIO[min(c.count, MAX_PLAY_CARDS) - 2]
+            if need >= 2 and 0 < p < 1:
+                ratio = ratios[min(need, MAX_PLAY_CARDS) - 2]
                 p = p * ratio / (p * ratio + (1 - p))
-            t = min(1.0, max(p, self.FLOOR))
+            t = min(1.0, max(p, floor))
             # Expected true cards of that claim leave the pool.
             good_f[ri] = max(0.0, good_f[ri] - need * t)
             pool_f = max(0.0, pool_f - need)

@@ -45,10 +45,11 @@ from .views import PlayerView, view as view_of
 
 __all__ = ["OpponentModel", "SearchPlayer", "win_chance"]
 
-#: Determinisations per decision.
-SAMPLES = 6
-#: Candidates weighed per decision (``counting``'s cheapest): the cost is linear in it.
-CANDIDATES = 5
+#: Determinisations per decision, per variant.
+SAMPLES = {"russian": 6, "classic": 10}
+#: Candidates weighed per decision (``counting``'s cheapest), per variant: the cost is linear
+#: in both. Classic rounds are long: 10 samples of 4 candidates beat 6 of 5 at about the cost.
+CANDIDATES = {"russian": 5, "classic": 4}
 #: Actions played on after the next player's answer, up to the showdown, per variant.
 ROLLOUT_STEPS = {"russian": 6, "classic": 6}
 #: Steepness of the win model: each card in hand divides the odds of winning by exp(this).
@@ -61,9 +62,11 @@ TRUTHFUL_PLAY = 0.6
 #: more than this (per variant) times the opponents' mean chance of playing like ``honest``:
 #: against three ``honest`` (tuning seed 90500, classic, 200 games) a fixed margin of 0.04 took
 #: ``search`` from 37.5% to 51% but against three ``counting`` cost 41.5% to 32%; scaled by the
-#: ``honest`` chance, 46% and 40.5%. A classic margin of 0.1 won 44.8% against three ``honest``
-#: (400 games): no better.
-MARGIN = {"russian": 0.04, "classic": 0.04}
+#: ``honest`` chance, 46% and 40.5%. In classic, with 10 samples of 4 candidates and the classic
+#: ``HONEST_CHALLENGE`` / ``HONEST_LOST`` of :mod:`core.ai_model`, a margin of 0.1 (tuning seed
+#: 90500: 53.5% against three ``honest``, 200 games; seeds 91000-91004: 39.2% against three
+#: ``counting``, 1,000 games).
+MARGIN = {"russian": 0.04, "classic": 0.1}
 
 
 def win_chance(state: GameState, seat: int) -> float:
@@ -130,12 +133,13 @@ class SearchPlayer:
         if len(candidates) == 1:
             return [(candidates[0], 0.0)]
         scores = [0.0] * len(candidates)
-        for _ in range(SAMPLES):
+        samples = SAMPLES[view.public.variant]
+        for _ in range(samples):
             sample = self._determinise(view, model)
             answers: dict[tuple[int, Rank | None], tuple[float, Action]] = {}
             for i, action in enumerate(candidates):
                 scores[i] += self._score(sample, action, model, answers)
-        return [(a, score / SAMPLES) for a, score in zip(candidates, scores, strict=True)]
+        return [(a, score / samples) for a, score in zip(candidates, scores, strict=True)]
 
     # -- candidates ------------------------------------------------------------------------------
 
@@ -147,7 +151,7 @@ class SearchPlayer:
             held = sorted((r for r in RANKS if view.hand[r]), key=lambda r: -view.hand[r])
             extra = [Play((r,) * min(MAX_PLAY_CARDS, view.hand[r]), r) for r in held[:3]]
             ranked = ranked[:3] + extra + ranked[3:]
-        return list(dict.fromkeys(ranked))[:CANDIDATES]
+        return list(dict.fromkeys(ranked))[: CANDIDATES[view.public.variant]]
 
     # -- determinisation -------------------------------------------------------------------------
 

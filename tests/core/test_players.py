@@ -187,3 +187,18 @@ def test_search_expects_a_believer_to_let_its_last_bluff_win():
     state, history = _going_out_position(believer_challenges=True)
     scores = dict(SearchPlayer(0, random.Random(0)).evaluate(view(state, 0), history))
     assert scores[bluff_out] < 0.5  # a challenger catches it: we take the pile
+
+
+def test_a_lost_challenge_is_no_proof_of_counting_in_classic():
+    # seat 1 played on at ten chances, then challenged once and lost: in russian that marks a
+    # `counting` player (an `honest` one never loses a challenge); in classic `counting`
+    # challenges rarely and a lost challenge is weak evidence, so the ten passes still count
+    history: list[Event] = []
+    for _ in range(10):
+        history += [CardsPlayed(0, 1, 7, 1), CardsPlayed(1, 1, 7, 2), RoundStarted(2)]
+    history += [CardsPlayed(0, 1, 7, 1), ChallengeResolved(1, 0, 7, (7,), True, 1, 1), RoundStarted(0)]
+    classic = OpponentModel.from_history("classic", 4, history)
+    russian = OpponentModel.from_history("russian", 4, history)
+    assert classic.seen[1].lost == 1 and classic.seen[1].chances == 11
+    assert classic.honest_chance(1) > 0.5
+    assert russian.honest_chance(1) < 0.2
