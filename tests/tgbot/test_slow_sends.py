@@ -90,3 +90,30 @@ async def test_a_send_answered_after_the_read_timeout_is_taken_as_sent(bot, monk
     monkeypatch.setattr(messages, "SEND_READ_TIMEOUT", read_timeout)  # (a loaded machine's edits take over 0.5 s too)
     await bot.play_one(gid, {user.id: user for user in people})
     assert_sent_once(bot, group, people)
+
+
+async def test_the_panel_kept_beside_a_turn_panel_maybe_sent_offers_no_action(bot, monkeypatch):
+    # a stale tap on the panel kept (its redraw) gives it no actions: the newer one below has them
+    emu = bot.emu
+    people = [emu.add_user(2520 + i, name) for i, name in enumerate(("Аня", "Борис", "Вера"))]
+    group = emu.add_group(-2520, "Клуб", members=people, admins=[people[0]])
+    gid = await opened(bot, group, people)
+    table = await bot.store.load(gid)
+    on_turn = next(user for user in people if user.id == table.seats[table.state.current].user_id)
+    stale_pick = cb(bot.panel(on_turn, gid), "k:")[0]["callback_data"]
+    monkeypatch.setattr(messages, "SEND_READ_TIMEOUT", 0.5)
+    emu.late = lambda method, raw: 1.0 if method == "sendMessage" else 0.0
+    await challenge(bot, gid, people)
+    emu.late = lambda method, raw: 0.0
+    table = await bot.store.load(gid)
+    player = next(user for user in people if user.id == table.seats[table.state.current].user_id)
+    panels = [
+        m
+        for m in emu.chat_messages(player.id, from_bot=True)
+        if any(gid in b.get("callback_data", "") for b in m.flat_buttons)
+    ]
+    kept = panels[-2]  # the newest is the turn panel whose answer came too late
+    assert [b["callback_data"][:2] for b in kept.flat_buttons] == ["r:"]  # «Refresh» only
+    await (await player.tap(kept, stale_pick, strict=False)).answer(15)
+    await asyncio.wait_for(bot.settle(timeout=40), 40)
+    assert_sent_once(bot, group, people)

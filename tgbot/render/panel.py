@@ -55,14 +55,38 @@ def panel_state(table: Table, seat: int) -> str:
     return f"{table.state.hands[seat].to_str()}|{table.status.value}|{turn}|{int(me.by_ai)}"
 
 
-def panel(table: Table, seat: int, picks: str = "") -> Rendered:
+def panel(table: Table, seat: int, picks: str = "", kept: bool = False) -> Rendered:
     """Seat ``seat``'s panel; ``picks`` are the cards selected so far (a compact hand string).
-    A person who no longer holds the seat sees neither its hand nor a button (:func:`gone_panel`)."""
+    A person who no longer holds the seat sees neither its hand nor a button (:func:`gone_panel`);
+    one ``kept`` beside a newer turn panel maybe sent offers no action, only «Refresh»."""
     translator = seat_translator(table, seat)
     assert table.state is not None
     if table.seats[seat].player is Player.LEFT:
         return gone_panel(table, translator)
     player_view = core.view(table.state, seat)
+    public_view = player_view.public
+    rows = _situation(table, player_view, translator)
+    if table.status is not Status.PLAYING:
+        return _final(table, seat, public_view, translator, rows)
+    rows.append("")
+    me = table.seats[seat]
+    keyboard: Keyboard = []
+    if me.by_ai:
+        rows.append("<b>" + translator.t("The AI is playing for you.") + "</b>")
+        keyboard.append([button(translator.t("Take my seat back"), Tap(Op.TAKEBACK, table.id))])
+    if not player_view.my_turn:
+        rows.append(_turn_line(table, public_view, translator))
+    elif kept:  # its actions are on the newer panel only: one live turn panel
+        rows.append(translator.t("Your buttons are in my newer message below. Can’t see it? Tap «Refresh»."))
+    elif not me.by_ai:
+        keyboard += _turn(table, player_view, picks, translator, rows)
+    keyboard.append([button(translator.t("Refresh"), Tap(Op.REFRESH, table.id))])
+    return Rendered(lines(*rows), keyboard)
+
+
+def _situation(table: Table, player_view: core.PlayerView, translator: Translator) -> list[str]:
+    """A panel's first lines: the group, the player's hand, every hand's size, the pile, the last
+    claim and the showdown."""
     public_view = player_view.public
     sizes = " · ".join(f"{name(table, i, translator)} {public_view.hand_sizes[i]}" for i in range(public_view.players))
     rows = [
@@ -81,20 +105,7 @@ def panel(table: Table, seat: int, picks: str = "") -> Rendered:
         rows.append(translator.t("Last claim: {player} — {claim}", player=player, claim=claim))
     if table.showdown is not None:
         rows.append(showdown_line(table, table.showdown, translator))
-    if table.status is not Status.PLAYING:
-        return _final(table, seat, public_view, translator, rows)
-    rows.append("")
-    me = table.seats[seat]
-    keyboard: Keyboard = []
-    if me.by_ai:
-        rows.append("<b>" + translator.t("The AI is playing for you.") + "</b>")
-        keyboard.append([button(translator.t("Take my seat back"), Tap(Op.TAKEBACK, table.id))])
-    if not player_view.my_turn:
-        rows.append(_turn_line(table, public_view, translator))
-    elif not me.by_ai:
-        keyboard += _turn(table, player_view, picks, translator, rows)
-    keyboard.append([button(translator.t("Refresh"), Tap(Op.REFRESH, table.id))])
-    return Rendered(lines(*rows), keyboard)
+    return rows
 
 
 def gone_panel(table: Table, translator: Translator) -> Rendered:

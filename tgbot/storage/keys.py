@@ -79,6 +79,7 @@ class TelegramField(StrEnum):
     PANEL_STATE = "panel_state"
     PANEL_DIGEST = "panel_digest"
     TURN_PANEL_SENT = "turn_panel_sent"
+    PANEL_MAYBE_NEWER = "panel_maybe_newer"
     UNREACHABLE = "unreachable"
     TOLD_RETIRED = "told_retired"
 

@@ -40,6 +40,12 @@ def turn_panel_sent(seat: int) -> str:
     return f"turn_panel_sent:{seat}"
 
 
+def panel_maybe_newer(seat: int) -> str:
+    """Set while a turn panel may have been sent whose id the bot never learnt (its answer came
+    too late): the panel kept then shows no action, only «Refresh» (one live turn panel)."""
+    return f"panel_maybe_newer:{seat}"
+
+
 def unreachable(seat: int) -> str:
     return f"unreachable:{seat}"
 

@@ -7,6 +7,7 @@ game: a request while it runs makes it run once more with the newest table; a th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from tgbot.sync.bookkeeping import Bookkeeping
 from tgbot.sync.group_lane import GameHooks, GroupLane
 from tgbot.sync.messages import DEFER, GroupRefusal, MaybeSentError, Messages, retry_seconds
 from tgbot.sync.ratelimit import RateLimiter
+from tgbot.sync.tapped import TappedPanels
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class Syncer:
         self._chats: dict[str, int] = {}  # each game's group, once synced
         self.bookkeeping = Bookkeeping(store, self._group_sent)
         self.messages = Messages(bot, store)
+        self.tapped = TappedPanels(store, self.bookkeeping, self.messages, self._panel_lock)
         self.group = GroupLane(
             bot,
             store,
@@ -224,8 +227,8 @@ class Syncer:
         state = panel_state(table, seat)
         old = bookkeeping.get(fields.panel_message(seat))
         message_id = int(old) if old else None
-        rendered = panel(table, seat)
         turn_panel = turn_now(table, seat) and bookkeeping.get(fields.turn_panel_sent(seat)) != str(table.action_count)
+        rendered = panel(table, seat, kept=not turn_panel and bool(bookkeeping.get(fields.panel_maybe_newer(seat))))
         if not turn_panel and bookkeeping.get(fields.panel_digest(seat)) == rendered.digest and message_id is not None:
             await self.bookkeeping.write(table.id, {fields.panel_state(seat): state})
             return True
@@ -237,11 +240,13 @@ class Syncer:
                 else self.messages.show(chat_id, None, message_id, rendered)
             )
         except MaybeSentError:
-            # maybe shown: never sent again; the panel kept (not deleted) is edited at the next change
+            # maybe shown: never sent again; a turn panel's predecessor is kept without actions
             maybe: dict[str, object] = {fields.panel_state(seat): state}
             if turn_panel:
-                maybe[fields.turn_panel_sent(seat)] = table.action_count
+                maybe |= {fields.turn_panel_sent(seat): table.action_count, fields.panel_maybe_newer(seat): 1}
             await self.bookkeeping.write(table.id, maybe)
+            if turn_panel and message_id is not None:
+                await self._show_kept(table, seat, chat_id, message_id)
             return True
         if shown is None:
             return False
@@ -251,7 +256,7 @@ class Syncer:
             fields.panel_digest(seat): rendered.digest,
         }
         if turn_panel:
-            written[fields.turn_panel_sent(seat)] = table.action_count
+            written |= {fields.turn_panel_sent(seat): table.action_count, fields.panel_maybe_newer(seat): None}
         await self.bookkeeping.write(table.id, written)
         if turn_panel and message_id is not None:
             await self.messages.retire(chat_id, message_id, panel_moved(table, seat))
@@ -307,6 +312,7 @@ class Syncer:
                 fields.panel_message,
                 fields.panel_state,
                 fields.turn_panel_sent,
+                fields.panel_maybe_newer,
                 fields.panel_digest,
                 fields.unreachable,
             )
@@ -314,40 +320,18 @@ class Syncer:
             self.request(table.id)
         return len(tables)
 
-    async def redraw_panel(self, table: Table, seat: int, message: Message, picks: str = "") -> None:
-        """Redraw the panel ``message`` a player tapped (card picking, refresh, a stale tap): only
-        their current panel (or a newer one whose answer was lost: it becomes their panel), and
-        only when it does not already show exactly that content."""
-        if message.chat_id != table.seats[seat].user_id:
-            return  # a panel is drawn only in its player's private chat, never in a group
-        async with self._panel_lock(table.id, seat):
-            bookkeeping = await self.bookkeeping.of(table.id)
-            recorded = bookkeeping.get(fields.panel_message(seat))
-            if recorded != str(message.message_id):
-                if recorded and int(recorded) > message.message_id:
-                    return
-                # a newer panel than the one recorded: sent, its answer lost (MaybeSentError); it is theirs now
-                adopted: dict[str, object] = {
-                    fields.panel_message(seat): message.message_id,
-                    fields.panel_digest(seat): None,
-                }
-                await self.bookkeeping.write(table.id, adopted)
-                if recorded:
-                    await self.messages.retire(message.chat_id, int(recorded), panel_moved(table, seat))
-            rendered = panel(table, seat, picks)
-            if bookkeeping.get(fields.panel_digest(seat)) == rendered.digest:
-                return
-            try:
-                if (
-                    await self.messages.show(message.chat_id, None, message.message_id, rendered, resend=False)
-                    == message.message_id
-                ):
-                    shown: dict[str, object] = {fields.panel_digest(seat): rendered.digest}
-                    await self.bookkeeping.write(
-                        table.id, shown if picks else shown | {fields.panel_state(seat): panel_state(table, seat)}
-                    )
-            except RetryAfter:
-                pass  # that chat is blocked for now; the next tap or sync draws it
+    async def _show_kept(self, table: Table, seat: int, chat_id: int, message_id: int) -> None:
+        """The panel kept beside a turn panel maybe sent: what it shows, only «Refresh» to tap."""
+        rendered = panel(table, seat, kept=True)
+        with contextlib.suppress(MaybeSentError, RetryAfter):  # (edited again at the next change)
+            if await self.messages.show(chat_id, None, message_id, rendered, resend=False) == message_id:
+                await self.bookkeeping.write(table.id, {fields.panel_digest(seat): rendered.digest})
+
+    async def redraw_panel(
+        self, table: Table, seat: int, message: Message, picks: str = "", refresh: bool = False
+    ) -> None:
+        """A tapped panel's redraw (:meth:`tgbot.sync.tapped.TappedPanels.redraw`)."""
+        await self.tapped.redraw(table, seat, message, picks, refresh)
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""
