@@ -335,6 +335,7 @@ async def play_again(press: Press) -> TapDone:
     except RefusedError:
         await services.store.records.release_chat(old.chat_id, old.thread_id, game_id)
         raise
+    table = replace(table, lang=await context.group_language(old.chat_id))  # as a new lobby's, not the old game's
     records = services.store.records
     others = [seat.user_id for seat in old.seats if seat.human and seat.user_id != presser]
     # once per finished game and person, however often «Play again» and a cancel follow each other

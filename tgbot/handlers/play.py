@@ -97,7 +97,7 @@ async def send_record(press: Press) -> TapDone:
     if record is None:
         raise RefusedError(Answer.NO_GAME)
     if not await services.store.records.first_time(table.id, "record", user_id):
-        return TapDone(Answer.RECORD_AGAIN)  # a tap never sends it twice
+        return TapDone(Answer.RECORD_AGAIN, table)  # a tap never sends it twice
     document = InputFile(record.to_json(indent=1).encode(), filename=stats.RECORD_FILE.format(gid=table.id))
 
     async def send() -> None:
@@ -108,4 +108,4 @@ async def send_record(press: Press) -> TapDone:
         except TelegramError as error:  # transient: the record is lost, a new game's can be asked
             about_game(log, table.id, table.chat_id).info("record not sent to %s: %s", user_id, error)
 
-    return TapDone(Answer.RECORD_SENT, then=send)
+    return TapDone(Answer.RECORD_SENT, table, then=send)  # (answered in the seat's language)
