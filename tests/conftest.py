@@ -12,14 +12,15 @@ from tests.redis_server import RedisClusterServers, RedisServer
 #: hands the files out in collection order (``--no-loadscope-reorder`` in pyproject.toml), the
 #: next file to a worker whenever it has two tests or fewer left: these start first, so none of
 #: them begins late and finishes after everything else. tests/test_longest_first.py checks that
-#: each names a test file.
+#: each names a test file. Not here: tests/e2e/test_crash_loop.py, whose take-overs met a 429 about
+#: one full run in six when it ran beside the two CPU-bound property sweeps (a fault to fix, not a
+#: reason to start it there).
 LONGEST_FIRST = (
     "tests/e2e/test_scale_out.py",  # 90-300
     "tests/e2e/test_takeover.py",  # 158
     "tests/core/test_properties_classic.py",  # 45-314
     "tests/core/test_properties.py",  # 47-305
     "tests/e2e/test_restart.py",  # up to 78
-    "tests/e2e/test_crash_loop.py",  # up to 76
     "tests/e2e/test_timers.py",  # 95 (three cases)
     "tests/e2e/test_timers_restart.py",  # 81
     "tests/e2e/test_timers_two_processes.py",  # 70
