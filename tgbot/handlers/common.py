@@ -182,7 +182,7 @@ async def redraw_panel(press: Press, table: Table, picks: str) -> None:
     """Redraw the tapped panel of the presser's seat at ``table`` (no write to Redis)."""
     seat, message = table.seat_of(press.user_id), press.query.message
     if seat is not None and table.state is not None and isinstance(message, Message):
-        await press.services.syncer.redraw_panel(table, seat, message, picks, refresh=press.tap.op is Op.REFRESH)
+        await press.services.syncer.tapped.redraw(table, seat, message, picks, refresh=press.tap.op is Op.REFRESH)
 
 
 async def answer_unknown_tap(update: Update, context: BotContext) -> None:

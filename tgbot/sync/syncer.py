@@ -14,7 +14,6 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
-from telegram import Message
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import ExtBot
 
@@ -326,12 +325,6 @@ class Syncer:
         with contextlib.suppress(MaybeSentError, RetryAfter):  # (edited again at the next change)
             if await self.messages.show(chat_id, None, message_id, rendered, resend=False) == message_id:
                 await self.bookkeeping.write(table.id, {fields.panel_digest(seat): rendered.digest})
-
-    async def redraw_panel(
-        self, table: Table, seat: int, message: Message, picks: str = "", refresh: bool = False
-    ) -> None:
-        """A tapped panel's redraw (:meth:`tgbot.sync.tapped.TappedPanels.redraw`)."""
-        await self.tapped.redraw(table, seat, message, picks, refresh)
 
     async def post_board(self, table: Table) -> None:
         """Post the board anew at the bottom of the group (``/board``) and forget the old one."""
