@@ -22,6 +22,7 @@ from tgbot.render.announcements import note, unreachable
 from tgbot.render.board import board
 from tgbot.render.menus import help_text, private_hint, rules
 from tgbot.render.text import group_title, name
+from tgbot.sync.causes import CAUSE_CAP
 from tgbot.sync.ratelimit import Priority, RateLimiter, counted, priority_of
 
 pytestmark = pytest.mark.e2e
@@ -216,7 +217,8 @@ async def test_repeated_commands_get_one_reply_and_a_person_a_few(live):
     assert replies.count(already) == 1
     assert replies.count(note("notify_on", "ru")) == 1
     assert replies.count(private_hint("ru", False)) == 1
-    assert len(replies) == REPLY_CAP + 1, replies  # b: REPLY_CAP replies in a minute, then none
+    # b, outside the lobby: CAUSE_CAP replies in a minute (a player: REPLY_CAP), then none
+    assert len(replies) == CAUSE_CAP + 1, replies
     # what the commands do still happens: b asked to be told, b got the rules privately
     assert await live.store.redis.sismember(f"{live.store.keys.prefix}:notify:{group.id}", str(b.id))
     assert rules("ru") in _bot_texts(emu, b.id)

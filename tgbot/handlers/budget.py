@@ -12,9 +12,10 @@ from enum import StrEnum
 from telegram import Update
 from telegram.ext import ContextTypes
 
-from tgbot.game.table import Status
+from tgbot.game.table import Status, Table
 from tgbot.handlers.identity import actor_id, is_admin
 from tgbot.owner.store import Store
+from tgbot.sync.causes import GroupCauses
 
 log = logging.getLogger(__name__)
 
@@ -81,27 +82,35 @@ async def game_running(store: Store, chat_id: int) -> bool:
     return any(table.status is Status.PLAYING for table in await store.chat_games(chat_id))
 
 
-async def hush(update: Update, context: ContextTypes.DEFAULT_TYPE, store: Store, budget: ReplyBudget) -> Hush | None:
+async def hush(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, store: Store, budget: ReplyBudget, causes: GroupCauses
+) -> Hush | None:
     """Why the reply to a command sent in a group may not be posted there (``None``: it may);
-    spends the asker's budget when it may."""
+    spends the asker's budget when it may, and for someone outside the chat's games (not an
+    admin) one of the group messages they may cause (:class:`GroupCauses`)."""
     chat, user = update.effective_chat, update.effective_user
     chat_id, user_id = chat.id if chat else 0, user.id if user else 0
+    tables = await store.chat_games(chat_id)
     verdict = (
-        Hush.GAME if await _bystander(update, context, store) else budget.take(chat_id, user_id, command_key(update))
+        Hush.GAME if await _bystander(update, context, tables) else budget.take(chat_id, user_id, command_key(update))
     )
+    if verdict is None and actor_id(update) and not _inside(update, tables) and not causes.spend(chat_id, user_id):
+        verdict = None if await is_admin(context, chat_id, update) else Hush.SPENT
     if verdict is not None:
         log.debug("reply to %s in %s not posted: %s", user_id, chat_id, verdict)
     return verdict
 
 
-async def _bystander(update: Update, context: ContextTypes.DEFAULT_TYPE, store: Store) -> bool:
-    """A game runs in the chat and the asker neither sits at nor created one of its live
-    games, nor is an admin (one getChatMember, asked only then)."""
+async def _bystander(update: Update, context: ContextTypes.DEFAULT_TYPE, tables: list[Table]) -> bool:
+    """A game runs in the chat (its live games: ``tables``) and the asker neither sits at nor
+    created one of them, nor is an admin (one getChatMember, asked only then)."""
     assert update.effective_chat is not None
-    tables = await store.chat_games(update.effective_chat.id)
-    if not any(table.status is Status.PLAYING for table in tables):
-        return False
-    actor = actor_id(update)
-    if actor and any(table.seat_of(actor) is not None or table.creator == actor for table in tables):
+    if not any(table.status is Status.PLAYING for table in tables) or _inside(update, tables):
         return False
     return not await is_admin(context, update.effective_chat.id, update)
+
+
+def _inside(update: Update, tables: list[Table]) -> bool:
+    """Whether the asker sits at or created one of the chat's live games ``tables``."""
+    actor = actor_id(update)
+    return bool(actor) and any(table.seat_of(actor) is not None or table.creator == actor for table in tables)

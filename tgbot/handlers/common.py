@@ -179,10 +179,11 @@ async def _refused(press: Press, code: str) -> None:
 
 
 async def redraw_panel(press: Press, table: Table, picks: str) -> None:
-    """Redraw the tapped panel of the presser's seat at ``table`` (no write to Redis)."""
+    """Redraw the tapped panel of the presser's seat at ``table`` (no write to Redis), coalesced
+    with their other taps' (:mod:`tgbot.sync.redraws`)."""
     seat, message = table.seat_of(press.user_id), press.query.message
     if seat is not None and table.state is not None and isinstance(message, Message):
-        await press.services.syncer.tapped.redraw(table, seat, message, picks, refresh=press.tap.op is Op.REFRESH)
+        await press.services.syncer.redraws.request(table, seat, message, picks, refresh=press.tap.op is Op.REFRESH)
 
 
 async def answer_unknown_tap(update: Update, context: BotContext) -> None:

@@ -129,7 +129,8 @@ class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], d
         if update is None or not GROUP_COMMAND.check_update(update):
             return None
         if self._hush is None:
-            self._hush = (await hush(update, self, self.store, self.services.budget),)
+            services = self.services
+            self._hush = (await hush(update, self, self.store, services.budget, services.syncer.group.causes),)
         return self._hush[0]
 
     async def reply(self, text: str, markup: InlineKeyboardMarkup | None = None) -> None:

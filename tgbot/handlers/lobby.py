@@ -207,7 +207,11 @@ async def leave_command(update: Update, context: BotContext) -> None:
         await context.reply(rendered.text, rendered.markup)
     else:
         now, timeout = services.now(), services.settings.lobby_timeout
-        await command_transact(context, table, language, lambda table: game_lobby.leave(table, user.id, now, timeout))
+        change = await command_transact(
+            context, table, language, lambda table: game_lobby.leave(table, user.id, now, timeout)
+        )
+        if change is not None:
+            caused(services, change, user.id)
 
 
 # -- taps ------------------------------------------------------------------------------------------
@@ -245,6 +249,7 @@ async def join(press: Press) -> TapDone:
     seat = await new_seat(press.context, press.update, chat_id)
     now, timeout = services.now(), services.settings.lobby_timeout
     done = await press.context.transact(game_id, lambda table: game_lobby.join(table, seat, now, timeout))
+    caused(services, done.change, press.user_id)
     await maybe_autostart(press.context, done.change.table)
     return TapDone(done.change.reply, done.change.table)
 
@@ -276,7 +281,18 @@ async def _outsider(press: Press, chat_id: int) -> bool:
 async def leave(press: Press) -> TapDone:
     """Leave the lobby."""
     now, timeout = press.services.now(), press.services.settings.lobby_timeout
-    return await _transact(press, lambda table: game_lobby.leave(table, press.user_id, now, timeout))
+    done = await press.context.transact(
+        press.tap.game_id, lambda table: game_lobby.leave(table, press.user_id, now, timeout)
+    )
+    caused(press.services, done.change, press.user_id)
+    return TapDone(done.change.reply, done.change.table)
+
+
+def caused(services: Services, change: Change, user_id: int) -> None:
+    """A Join or Leave that changed a lobby: its board's redraw is one of the person's group
+    messages (:class:`tgbot.sync.causes.GroupCauses`; called before anything lets the sync run)."""
+    if change.reply in (Answer.JOINED, Answer.LEFT):
+        services.syncer.group.causes.caused(change.table, user_id)
 
 
 async def quit_game(press: Press) -> TapDone:

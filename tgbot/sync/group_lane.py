@@ -23,7 +23,9 @@ from tgbot.render.board import board
 from tgbot.render.text import Rendered, utf16_units
 from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
+from tgbot.sync.causes import GroupCauses
 from tgbot.sync.messages import GroupRefusal, MaybeSentError, Messages, group_refusal
+from tgbot.sync.ratelimit import ThrottledError
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,8 @@ def _joined(texts: list[str]) -> str:
 
 #: The most announcements a game keeps while its group takes no message (the oldest go first).
 MAX_HELD_ANNOUNCEMENTS = 20
+#: Seconds between two looks at a lobby board that waits for its cause's room (:mod:`tgbot.sync.causes`).
+HELD_LOOK = 1.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class GroupLane:
         )
         #: by game: the outbox sequence number posted (nothing to read from Redis up to it)
         self._posted: dict[str, int] = {}
+        self.causes = GroupCauses()  # (the handlers record who changed a lobby)
 
     def board(self, table: Table) -> Rendered:
         return board(table, self._username())
@@ -123,6 +128,7 @@ class GroupLane:
         await self.hooks.shown(table)
         await self.store.records.forget_live(table.id)
         self._posted.pop(table.id, None)
+        self.causes.forget(table.id)
         self._finished(table.id)
 
     async def _post_outbox(self, table: Table) -> TelegramError | None:
@@ -254,6 +260,8 @@ class GroupLane:
         bookkeeping = await self.bookkeeping.of(table.id)
         rendered = self.board(table)
         if bookkeeping.get(fields.BOARD_DIGEST) != rendered.digest:
+            if (held := self.causes.held(table)) > 0:
+                raise ThrottledError(min(held, HELD_LOOK))  # a lobby change past its cause's room: later
             if anew:
                 await self.post_board(table)
                 return

@@ -26,6 +26,9 @@ SEND_READ_TIMEOUT = 15.0
 #: rate_limit_args of the sync's sends and edits: do not wait for a group slot, raise ThrottledError
 #: (:class:`tgbot.sync.ratelimit.RateLimiter`), so the lane runs again with the newest state.
 DEFER = {"defer": True, "priority": "game"}
+#: rate_limit_args of a redraw of what only its tapper sees: as DEFER, from the person's share
+#: (:mod:`tgbot.sync.shares`), after the games' own messages.
+OWN_VIEW = {"defer": True, "priority": "own"}
 
 # Messages calls sendMessage and editMessageText raw on purpose (see Messages)
 warnings.filterwarnings("ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText)'", category=PTBUserWarning)
@@ -121,8 +124,9 @@ class Messages:
             if defaults.link_preview_options is not None:
                 self._defaults["link_preview_options"] = defaults.link_preview_options.to_dict()
 
-    async def _call(self, method: str, rendered: Rendered, **parameters: Any) -> Any:
-        """``method`` with ``rendered``'s text and keyboard; Telegram's result as JSON."""
+    async def _call(self, method: str, rendered: Rendered, limits: dict[str, Any] = DEFER, **parameters: Any) -> Any:
+        """``method`` with ``rendered``'s text and keyboard; Telegram's result as JSON (``limits``:
+        the rate limiter's arguments)."""
         parameters = {
             **self._defaults,
             **{key: value for key, value in parameters.items() if value is not None},
@@ -131,7 +135,7 @@ class Messages:
         if rendered.keyboard is not None:
             parameters["reply_markup"] = rendered.reply_markup
         return await self.bot.do_api_request(
-            method, api_kwargs=parameters, rate_limit_args=DEFER, read_timeout=SEND_READ_TIMEOUT
+            method, api_kwargs=parameters, rate_limit_args=limits, read_timeout=SEND_READ_TIMEOUT
         )
 
     async def send(self, chat_id: int, rendered: Rendered, thread_id: int | None = None) -> int | None:
@@ -155,12 +159,14 @@ class Messages:
         self, chat_id: int, thread_id: int | None, message_id: int | None, rendered: Rendered, resend: bool = True
     ) -> int | None:
         """Edit message ``message_id`` to ``rendered``, or send it anew when there is none or it is
-        gone (unless ``resend`` is False); "not modified" is success. Returns the message id, or
-        ``None`` when a private chat is lost (403) or the message is gone and not resent."""
+        gone (unless ``resend`` is False: a redraw of a tapped panel, :data:`OWN_VIEW`); "not
+        modified" is success. Returns the message id, or ``None`` when a private chat is lost (403)
+        or the message is gone and not resent."""
         if message_id is None:
             return await self.send(chat_id, rendered, thread_id)
+        limits = DEFER if resend else OWN_VIEW
         try:
-            await self._call("editMessageText", rendered, chat_id=chat_id, message_id=message_id)
+            await self._call("editMessageText", rendered, limits, chat_id=chat_id, message_id=message_id)
             return message_id
         except BadRequest as error:
             if says(error, "not modified"):

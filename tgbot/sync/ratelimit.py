@@ -18,6 +18,7 @@ from telegram.error import RetryAfter, TelegramError
 from telegram.ext import BaseRateLimiter
 
 from tgbot import metrics
+from tgbot.sync.shares import SHARE_PART, PersonShares
 
 __all__ = ["CLAIM_GRACE", "REPLY_WAIT", "SAFETY", "Priority", "RateLimiter", "ThrottledError", "counted", "priority_of"]
 
@@ -45,9 +46,10 @@ class Priority(StrEnum):
 
     GAME = "game"  #: a game's own messages (boards, panels, announcements)
     REPLY = "reply"  #: replies to commands
+    OWN = "own"  #: a redraw of what only the tapper sees (their panel): :mod:`tgbot.sync.shares`
 
 
-_RANK = {Priority.GAME: 0, Priority.REPLY: 1}
+_RANK = {Priority.GAME: 0, Priority.REPLY: 1, Priority.OWN: 2}
 
 
 def priority_of(rate_limit_args: dict[str, Any] | None) -> Priority:
@@ -164,6 +166,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
     ) -> None:
         self.group_max, self.group_period = group_max, group_period * SAFETY
         self.overall = _Window(overall_max, overall_period * SAFETY)
+        self.shares = PersonShares(overall_max // SHARE_PART, overall_period * SAFETY)
         self.max_retries = max_retries
         self._clock, self._sleep = clock, sleep
         self._chats: dict[str, _Chat] = {}
@@ -211,9 +214,12 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
             chat = self._chats[str(chat_id)] = _Chat(window)
         return chat
 
-    async def _admit(self, chat: _Chat, priority: Priority, defer: bool) -> list[_Window]:
-        """Wait for (or refuse with :class:`ThrottledError`) a slot in the chat's window and the
-        overall one; returns the windows whose slot the call holds while in flight."""
+    async def _admit(self, chat_id: object, priority: Priority, defer: bool) -> list[_Window]:
+        """Wait for (or refuse with :class:`ThrottledError`) a slot in the chat's window, its
+        person's share and the overall window; returns the windows whose slot the call holds
+        while in flight."""
+        chat, game = self._chat(chat_id, self._clock()), priority is Priority.GAME
+        person = self.shares.person(chat_id, game)
         self._arrivals += 1
         caller = (_RANK[priority], self._arrivals)
         chat.waiting.append(caller)
@@ -221,26 +227,43 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         try:
             while True:
                 now = self._clock()
-                wait = chat.wait(caller, now)
-                if wait > 0 and (defer or waited + wait > REPLY_WAIT):
-                    if defer and priority is Priority.GAME and chat.window is not None:
-                        chat.claim_until = max(chat.claim_until, now + wait + CLAIM_GRACE)
-                    raise ThrottledError(wait)
-                delay = max(wait, self.overall.wait(now))
+                wait = self._wait(chat, caller, defer, waited, person, now)
+                delay = max(wait, self.overall.wait(now, self.shares.need(game)))
                 if delay <= 0:
                     break
-                await self._sleep(delay)
+                queued = game and wait <= 0  # waiting for the overall window alone: goes first
+                self.shares.game_waiting += queued
+                try:
+                    await self._sleep(delay)
+                finally:
+                    self.shares.game_waiting -= queued
                 waited += delay
         finally:
             chat.waiting.remove(caller)
+        if person is not None:
+            self.shares.take(person, now)
         windows = [self.overall]
         if chat.window is not None:
             windows.append(chat.window)
-            if priority is Priority.GAME:
+            if game:
                 chat.claim_until = 0.0
         for window in windows:
             window.in_flight += 1
         return windows
+
+    def _wait(
+        self, chat: _Chat, caller: tuple[int, int], defer: bool, waited: float, person: int | None, now: float
+    ) -> float:
+        """Seconds ``caller`` waits for its chat; raises :class:`ThrottledError` when it may not wait
+        (deferred, or a reply past :data:`REPLY_WAIT`), or its person's share is spent."""
+        wait = chat.wait(caller, now)
+        if wait > 0 and (defer or waited + wait > REPLY_WAIT):
+            if defer and caller[0] == _RANK[Priority.GAME] and chat.window is not None:
+                chat.claim_until = max(chat.claim_until, now + wait + CLAIM_GRACE)
+            raise ThrottledError(wait)
+        if person is not None and (share := self.shares.wait(person, now)) > 0:
+            raise ThrottledError(share)  # a person past their share: not made, whoever waits
+        return wait
 
     async def _check_active(self, endpoint: str) -> None:
         """Raise :class:`NotActiveError` unless this process may call ``endpoint`` now."""
@@ -268,7 +291,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         chat_id = data.get("chat_id")
         attempt = 0
         while True:
-            windows = await self._admit(self._chat(chat_id, self._clock()), priority, defer)
+            windows = await self._admit(chat_id, priority, defer)
             try:
                 await self._check_active(endpoint)  # again: the wait for a slot may have outlived the lease
                 with metrics.bot_api_call(endpoint):

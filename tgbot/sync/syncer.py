@@ -27,6 +27,7 @@ from tgbot.sync.bookkeeping import Bookkeeping
 from tgbot.sync.group_lane import GameHooks, GroupLane
 from tgbot.sync.messages import DEFER, GroupRefusal, MaybeSentError, Messages, retry_seconds
 from tgbot.sync.ratelimit import RateLimiter
+from tgbot.sync.redraws import PanelRedraws
 from tgbot.sync.tapped import TappedPanels
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class Syncer:
             self._forget,
             hooks,
         )
+        self.redraws = PanelRedraws(store.load, self.tapped.redraw)  # the taps' redraws, coalesced
 
     def request(self, game_id: str) -> None:
         """Bring the game's views up to date soon (non-blocking, coalesced). Ignored once
@@ -129,6 +131,7 @@ class Syncer:
     def _forget(self, game_id: str) -> None:
         """Drop what is kept in memory of an ended game that has been shown."""
         self.bookkeeping.forget(game_id)
+        self.redraws.forget(game_id)
         self._chats.pop(game_id, None)
         for key in [key for key in self._panel_locks if key[0] == game_id]:
             del self._panel_locks[key]
@@ -137,6 +140,7 @@ class Syncer:
         """Wait until no sync is running (tests and shutdown)."""
         while self._running:
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+        await self.redraws.idle()
 
     async def close(self, grace: float = 0.0) -> None:
         """Stop every lane: runs in flight get ``grace`` seconds, then the rest is cancelled.
@@ -154,6 +158,7 @@ class Syncer:
         self.bookkeeping.close()
         self._chats.clear()
         self.group.close()
+        self.redraws.close()
         self._panel_locks.clear()
 
     async def _loop(self, key: tuple[str, Lane]) -> None:
