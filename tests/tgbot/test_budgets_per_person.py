@@ -5,15 +5,21 @@ Driven through the Bot API emulator against the bot's real Application (in-proce
 stranger toggling Join and Leave causes at most a few group messages a minute (Telegram's real
 group window); 300 card-pick taps from one player are each answered at once and redraw their panel
 about once a second, ending on the last pick; 300 ``/help`` take at most a person's share of the
-overall window. The share and the overall window's order on a virtual clock (the limiter's).
+overall window. The share and the overall window's order on a virtual clock (the limiter's); one
+chat's backlog of updates holds up no other chat's.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.tgbot.live import cb, running
+from tests.tgbot.test_ingest import LEASE_VALUE, ready, update
 from tests.tgbot.test_ratelimit import Rig, settle
+from tgbot.ingest import consumer as consumer_module
+from tgbot.ingest.consumer import Consumer
 from tgbot.render.menus import help_text
 from tgbot.sync.ratelimit import SAFETY, Priority, ThrottledError, counted
 
@@ -164,3 +170,37 @@ async def test_a_games_call_waiting_for_the_overall_window_is_not_overtaken_by_r
     assert showdown.result() is True and rig.time_of("showdown") == pytest.approx(SAFETY, abs=0.01)
     await rig.clock.advance(2 * SAFETY)
     assert all(r.result() is True for r in replies)
+
+
+# -- one chat's backlog of updates ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("redis", ["fake"], indirect=True)
+async def test_one_chats_backlog_holds_up_no_other_chats_update(redis, monkeypatch):
+    monkeypatch.setattr(consumer_module, "IN_FLIGHT", 4)
+    gate, other = asyncio.Event(), asyncio.Event()
+
+    async def process(data: dict, last_try: bool) -> bool:
+        if data["update_id"] == 100:
+            await gate.wait()  # the first of one person's 10 updates takes long
+        if data["update_id"] == 200:
+            other.set()
+        return True
+
+    ingest = await ready(redis)
+    consumer = Consumer(ingest, redis, "holder-1", process)
+    reading = asyncio.create_task(consumer.run())
+    elsewhere = update(200)
+    elsewhere["message"]["chat"]["id"] = elsewhere["message"]["from"]["id"] = 6
+    polled = asyncio.create_task(consumer.polled([update(100 + n) for n in range(10)] + [elsewhere], LEASE_VALUE, 201))
+    try:
+        await asyncio.wait_for(other.wait(), 10)  # before the person's backlog is done
+        assert not gate.is_set()
+        gate.set()
+        assert await asyncio.wait_for(polled, 10)
+        await asyncio.wait_for(consumer.idle(), 10)
+    finally:
+        gate.set()
+        for task in (polled, reading):
+            task.cancel()
+        await asyncio.gather(polled, reading, return_exceptions=True)

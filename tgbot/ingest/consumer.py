@@ -23,8 +23,11 @@ __all__ = ["Consumer", "Process", "ordering_key"]
 
 log = logging.getLogger(__name__)
 
-#: Updates processed at once, at most (the reader waits for room beyond that).
+#: Updates processed at once, at most.
 IN_FLIGHT = 256
+#: Updates read and not yet processed, at most (the reader waits for room beyond that). One chat's
+#: backlog waits for its turn without a processing slot: it never holds up other chats' updates.
+READ_AHEAD = 4096
 #: Seconds from an update's processing to its acknowledgement (one round trip for a burst).
 ACK_DELAY = 0.05
 #: Seconds between tries of an update that met a Redis failure: doubling from 0.5 up to this.
@@ -69,6 +72,7 @@ class Consumer:
         self.give_up_after = give_up_after
         self._chains: dict[str, asyncio.Task[None]] = {}  # ordering key -> its newest update's task
         self._room = asyncio.Semaphore(IN_FLIGHT)
+        self._ahead = asyncio.Semaphore(READ_AHEAD)
         self._done: list[str] = []  # entries processed, not yet acknowledged
         self._known: set[str] = set()  # entries dispatched, not yet acknowledged
         self._dead: list[dict[str, str]] = []  # dead letters not yet written
@@ -176,7 +180,7 @@ class Consumer:
     async def _dispatch(self, entries: list[Entry]) -> None:
         self._known.update(entry_id for entry_id, _ in entries)
         for entry_id, update in entries:
-            await self._room.acquire()
+            await self._ahead.acquire()
             key = ordering_key(update)
             task = asyncio.create_task(self._one(self._chains.get(key), entry_id, update), name=f"update-{entry_id}")
             self._chains[key] = task
@@ -191,13 +195,14 @@ class Consumer:
         try:
             if previous is not None:
                 await asyncio.gather(previous, return_exceptions=True)
-            with metrics.update_processing(update):
-                await self._tries(update)
+            async with self._room:
+                with metrics.update_processing(update):
+                    await self._tries(update)
             self._done.append(entry_id)
             if self._flusher is None or self._flusher.done():
                 self._flusher = asyncio.create_task(self._flush_soon())
         finally:
-            self._room.release()
+            self._ahead.release()
 
     async def _tries(self, update: dict[str, Any]) -> None:
         """Process ``update``, trying again after Redis failures for :attr:`give_up_after` seconds;

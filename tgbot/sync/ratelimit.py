@@ -4,11 +4,9 @@ only its chat, a deferred call raises :class:`ThrottledError` instead of waiting
 from __future__ import annotations
 
 import asyncio
-import bisect
 import logging
 import math
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import timedelta
 from enum import StrEnum
@@ -18,7 +16,7 @@ from telegram.error import RetryAfter, TelegramError
 from telegram.ext import BaseRateLimiter
 
 from tgbot import metrics
-from tgbot.sync.shares import SHARE_PART, PersonShares
+from tgbot.sync.shares import SHARE_PART, PersonShares, Window as _Window
 
 __all__ = ["CLAIM_GRACE", "REPLY_WAIT", "SAFETY", "Priority", "RateLimiter", "ThrottledError", "counted", "priority_of"]
 
@@ -72,37 +70,6 @@ class ThrottledError(RetryAfter):
     def __init__(self, seconds: float) -> None:
         super().__init__(max(1, math.ceil(seconds)))
         self.seconds = seconds
-
-
-class _Window:
-    """A sliding-window log of ``limit`` calls per ``period`` seconds: the calls in flight, and the
-    end times of finished ones in order (each counted until ``period`` after it)."""
-
-    def __init__(self, limit: int, period: float) -> None:
-        self.limit, self.period = limit, period
-        self.in_flight = 0
-        self.ends: deque[float] = deque()
-
-    def wait(self, now: float, need: int = 1) -> float:
-        """Seconds until ``need`` more calls fit (0: now); a call in flight frees its slot last."""
-        ends = self.ends
-        while ends and ends[0] + self.period <= now:
-            ends.popleft()
-        over = len(ends) + self.in_flight + need - self.limit
-        if over <= 0:
-            return 0.0
-        return ends[over - 1] + self.period - now if over <= len(ends) else self.period
-
-    def finish(self, end: float, count: int = 1) -> None:
-        """Record ``count`` calls finished at ``end`` (clock seconds)."""
-        if not self.ends or end >= self.ends[-1]:
-            self.ends.extend([end] * count)
-        else:
-            for _ in range(count):
-                bisect.insort(self.ends, end)
-
-    def empty(self, now: float) -> bool:
-        return self.wait(now, self.limit) == 0.0
 
 
 class _Chat:
@@ -240,9 +207,7 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
                 waited += delay
         finally:
             chat.waiting.remove(caller)
-        if person is not None:
-            self.shares.take(person, now)
-        windows = [self.overall]
+        windows = [self.overall] if person is None else [self.overall, self.shares.window(person, now)]
         if chat.window is not None:
             windows.append(chat.window)
             if game:

@@ -4,23 +4,56 @@ sent to a private chat and is no game's own (replies, redraws of one's own view)
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 
-__all__ = ["SHARE_PART", "PersonShares"]
+__all__ = ["SHARE_PART", "PersonShares", "Window"]
 
 #: The part of the overall window one person may take: 1/6, 5 of Telegram's 30 a second.
 SHARE_PART = 6
 
 
+class Window:
+    """A sliding-window log of ``limit`` calls per ``period`` seconds: the calls in flight, and the
+    end times of finished ones in order (each counted until ``period`` after it)."""
+
+    def __init__(self, limit: int, period: float) -> None:
+        self.limit, self.period = limit, period
+        self.in_flight = 0
+        self.ends: deque[float] = deque()
+
+    def wait(self, now: float, need: int = 1) -> float:
+        """Seconds until ``need`` more calls fit (0: now); a call in flight frees its slot last."""
+        ends = self.ends
+        while ends and ends[0] + self.period <= now:
+            ends.popleft()
+        over = len(ends) + self.in_flight + need - self.limit
+        if over <= 0:
+            return 0.0
+        return ends[over - 1] + self.period - now if over <= len(ends) else self.period
+
+    def finish(self, end: float, count: int = 1) -> None:
+        """Record ``count`` calls finished at ``end`` (clock seconds)."""
+        if not self.ends or end >= self.ends[-1]:
+            self.ends.extend([end] * count)
+        else:
+            for _ in range(count):
+                bisect.insort(self.ends, end)
+
+    def empty(self, now: float) -> bool:
+        return self.wait(now, self.limit) == 0.0
+
+
 class PersonShares:
-    """``share`` calls per ``period`` seconds for each person (a sliding window counted from each
-    call's admission); ``game_waiting``: a game's own calls waiting now for the overall window
-    alone (the others let them go first)."""
+    """``share`` calls per ``period`` seconds for each person (a :class:`Window` each: a call holds
+    its slot until a period after it finished, as Telegram counts it when it arrives);
+    ``game_waiting``: a game's own calls waiting now for the overall window alone (the others let
+    them go first)."""
 
     def __init__(self, share: int, period: float) -> None:
         self.share, self.period = max(1, share), period
         self.game_waiting = 0
-        self._sent: dict[int, deque[float]] = {}
+        self._windows: dict[int, Window] = {}
         self._sweep_at = 1024  # forget people without a recent call when this many are known
 
     @staticmethod
@@ -37,19 +70,15 @@ class PersonShares:
 
     def wait(self, person: int, now: float) -> float:
         """Seconds until ``person`` has a call left in their share (0: now)."""
-        sent = self._sent.get(person)
-        if sent is None:
-            return 0.0
-        while sent and sent[0] + self.period <= now:
-            sent.popleft()
-        return 0.0 if len(sent) < self.share else sent[-self.share] + self.period - now
+        window = self._windows.get(person)
+        return 0.0 if window is None else window.wait(now)
 
-    def take(self, person: int, now: float) -> None:
-        """``person``'s call is admitted at ``now``."""
-        if len(self._sent) >= self._sweep_at:
-            self._sent = {key: sent for key, sent in self._sent.items() if sent and sent[-1] + self.period > now}
-            self._sweep_at = 2 * len(self._sent) + 1024
-        self._sent.setdefault(person, deque()).append(now)
+    def window(self, person: int, now: float) -> Window:
+        """``person``'s window, for an admitted call to hold a slot in while in flight."""
+        if len(self._windows) >= self._sweep_at:
+            self._windows = {key: window for key, window in self._windows.items() if not window.empty(now)}
+            self._sweep_at = 2 * len(self._windows) + 1024
+        return self._windows.setdefault(person, Window(self.share, self.period))
 
     def need(self, game: bool) -> int:
         """Overall slots a call needs free to go now: its own, and for any call but a game's
