@@ -102,7 +102,8 @@ async def test_a_stranger_toggling_join_and_leave_causes_a_few_group_messages_a_
 # -- one player's taps on their own panel --------------------------------------------------------
 
 
-async def test_300_card_picks_are_each_answered_and_redraw_the_panel_about_once_a_second(live):
+async def test_300_card_picks_are_each_answered_and_redraw_the_panel_about_once_a_second(real_limits):
+    live = real_limits  # (the redraws' second is scaled with the group window)
     emu = live.emu
     people = [emu.add_user(2610 + n, name) for n, name in enumerate(("Аня", "Борис", "Вера"))]
     group = emu.add_group(-2610, "Клуб", members=people, admins=people[:1])

@@ -17,13 +17,21 @@ from telegram.error import TelegramError
 from tgbot.game.table import Table
 from tgbot.logs import about_game
 
-__all__ = ["REDRAW_EVERY", "PanelRedraws"]
+__all__ = ["REDRAW_EVERY", "PanelRedraws", "redraw_every"]
 
 log = logging.getLogger(__name__)
 
 #: Seconds between two redraws of one panel by its player's taps (Telegram's private chats take
-#: about one message a second).
+#: about one message a second), with Telegram's group window of :data:`GROUP_PERIOD` seconds.
 REDRAW_EVERY = 1.0
+#: The group window REDRAW_EVERY goes with: a shorter one (tests, the playground) shortens it alike.
+GROUP_PERIOD = 60.0
+
+
+def redraw_every(group_period: float) -> float:
+    """Seconds between two redraws of one panel where the group window is ``group_period`` seconds
+    (``RATE_GROUP_PERIOD``: scaled down alike in tests)."""
+    return REDRAW_EVERY * group_period / GROUP_PERIOD
 
 #: ``draw(table, seat, message, picks, refresh)``: redraw the panel ``message`` of ``seat``
 #: (:meth:`tgbot.sync.tapped.TappedPanels.redraw`).
@@ -91,6 +99,8 @@ class PanelRedraws:
             about_game(log, game_id).warning("a panel's redraw: %s", error)
         finally:
             panel.task = None
+            if panel.latest is not None and self._panels.get(key) is panel:  # a tap came while it drew
+                panel.task = asyncio.create_task(self._later(key, panel), name=f"redraw-{game_id}-{seat}")
 
     def forget(self, game_id: str) -> None:
         """Drop an ended game's panels (a redraw under way is cancelled)."""

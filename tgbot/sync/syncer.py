@@ -27,7 +27,7 @@ from tgbot.sync.bookkeeping import Bookkeeping
 from tgbot.sync.group_lane import GameHooks, GroupLane
 from tgbot.sync.messages import DEFER, GroupRefusal, MaybeSentError, Messages, retry_seconds
 from tgbot.sync.ratelimit import RateLimiter
-from tgbot.sync.redraws import PanelRedraws
+from tgbot.sync.redraws import REDRAW_EVERY, PanelRedraws
 from tgbot.sync.tapped import TappedPanels
 
 log = logging.getLogger(__name__)
@@ -51,9 +51,11 @@ class Syncer:
         hooks: GameHooks,
         clock: Callable[[], float] = time.time,
         unwritable_grace: float = 900.0,
+        redraw_every: float = REDRAW_EVERY,
     ) -> None:
         """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.owner.clock.RedisClock.now`);
-        ``unwritable_grace``: seconds a group may refuse messages before its game is retired."""
+        ``unwritable_grace``: seconds a group may refuse messages before its game is retired;
+        ``redraw_every``: seconds between two redraws of a panel by taps (:mod:`tgbot.sync.redraws`)."""
         self.bot = bot
         self.store = store
         self._grace = unwritable_grace
@@ -78,7 +80,7 @@ class Syncer:
             self._forget,
             hooks,
         )
-        self.redraws = PanelRedraws(store.load, self.tapped.redraw)  # the taps' redraws, coalesced
+        self.redraws = PanelRedraws(store.load, self.tapped.redraw, redraw_every)  # the taps' redraws, coalesced
 
     def request(self, game_id: str) -> None:
         """Bring the game's views up to date soon (non-blocking, coalesced). Ignored once
