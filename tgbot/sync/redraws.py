@@ -33,6 +33,7 @@ def redraw_every(group_period: float) -> float:
     (``RATE_GROUP_PERIOD``: scaled down alike in tests)."""
     return REDRAW_EVERY * group_period / GROUP_PERIOD
 
+
 #: ``draw(table, seat, message, picks, refresh)``: redraw the panel ``message`` of ``seat``
 #: (:meth:`tgbot.sync.tapped.TappedPanels.redraw`).
 Draw = Callable[[Table, int, Message, str, bool], Awaitable[None]]
