@@ -291,15 +291,23 @@ class Table:
         return self.rng.choices(buttons, weights)[0]
 
     async def tap(self, user: SimUser, message: MessageRecord, button: dict, timeout: float = 15.0) -> dict | None:
+        edits = message.edited_count
         result = await user.tap(message, button)
         self.taps += 1
         try:
             ans = await result.answer(timeout)
             self.answers.append((user, ans))
-            return ans
         except (TimeoutError, asyncio.TimeoutError):
             self.unanswered.append(result.query_id)
             return None
+        if button["callback_data"].startswith("k") and not ans.get("text"):
+            # as a person does, look at the pick drawn before the next tap: past a burst the bot
+            # draws a panel's picks about once a second (scaled with the group window)
+            with contextlib.suppress(TimeoutError):
+                await self.emu.wait_for(
+                    lambda: message.edited_count > edits or message.deleted, self.emu.group_window / 20 + 0.5
+                )
+        return ans
 
     async def step(self, timeout: float = 20.0) -> bool:
         """One tap by whoever has buttons to press; False when nobody has (game over)."""

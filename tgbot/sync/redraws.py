@@ -1,14 +1,16 @@
 """Redraws of a tapped panel, coalesced (docs/DESIGN.md, Budgets per person): taps that change only the
-tapper's own view (card picks, a refresh, a stale tap) redraw one panel at most once per
-:data:`REDRAW_EVERY`; the taps in between are answered at once and drawn together, as the latest."""
+tapper's own view (card picks, a refresh, a stale tap) redraw one panel about once per
+:data:`REDRAW_EVERY`, :data:`BURST` at once; the taps in between are answered at once and drawn
+together, as the latest."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from redis.exceptions import RedisError
 from telegram import Message
@@ -17,13 +19,16 @@ from telegram.error import TelegramError
 from tgbot.game.table import Table
 from tgbot.logs import about_game
 
-__all__ = ["REDRAW_EVERY", "PanelRedraws", "redraw_every"]
+__all__ = ["BURST", "REDRAW_EVERY", "PanelRedraws", "redraw_every"]
 
 log = logging.getLogger(__name__)
 
 #: Seconds between two redraws of one panel by its player's taps (Telegram's private chats take
 #: about one message a second), with Telegram's group window of :data:`GROUP_PERIOD` seconds.
 REDRAW_EVERY = 1.0
+#: Redraws one panel may take at once (a window of ``BURST * REDRAW_EVERY`` seconds holds this
+#: many): a player's first quick picks are drawn as they tap.
+BURST = 3
 #: The group window REDRAW_EVERY goes with: a shorter one (tests, the playground) shortens it alike.
 GROUP_PERIOD = 60.0
 
@@ -43,39 +48,46 @@ Load = Callable[[str], Awaitable[Table | None]]
 
 @dataclass
 class _Panel:
-    """One panel's redraws: when the last began (clock seconds), the latest tap not drawn yet
-    (its table, message and picks), and the task that will draw it."""
+    """One panel's redraws: when the last ones began (clock seconds, at most :data:`BURST`), the
+    latest tap not drawn yet (its table, message, picks and whether a «Refresh» was among the
+    taps), and the task that will draw it."""
 
-    drawn: float
+    drawn: deque[float] = field(default_factory=lambda: deque(maxlen=BURST))
     latest: tuple[Table, Message, str, bool] | None = None
     task: asyncio.Task[None] | None = None
 
+    def free_at(self, window: float) -> float:
+        """When the next redraw may begin: at once below the burst, else a window after the oldest."""
+        return self.drawn[0] + window if len(self.drawn) == BURST else 0.0
+
 
 class PanelRedraws:
-    """Coalesces the redraws of each panel (by game and seat); ``every``: seconds between two."""
+    """Coalesces the redraws of each panel (by game and seat): :data:`BURST` within any
+    ``BURST * every`` seconds, as Telegram takes a private chat's messages (short bursts allowed)."""
 
     def __init__(
         self, load: Load, draw: Draw, every: float = REDRAW_EVERY, clock: Callable[[], float] = time.monotonic
     ):
         self._load, self._draw, self.every, self._clock = load, draw, every, clock
+        self.window = BURST * every
         self._panels: dict[tuple[str, int], _Panel] = {}
         self._sweep_at = 1024  # forget panels without a recent redraw when this many are known
 
     async def request(self, table: Table, seat: int, message: Message, picks: str, refresh: bool = False) -> None:
-        """Redraw the panel ``message`` as ``table`` with ``picks``: now when it was not redrawn
-        within :attr:`every` seconds, else once that time is up (with the latest tap's picks; a
-        «Refresh» among the taps coalesced counts)."""
+        """Redraw the panel ``message`` as ``table`` with ``picks``: now within the burst, else
+        once a redraw is free again (with the latest tap's picks; a «Refresh» among the taps
+        coalesced counts)."""
         key, now = (table.id, seat), self._clock()
         if len(self._panels) >= self._sweep_at:
             self._panels = {
                 key: kept
                 for key, kept in self._panels.items()
-                if kept.task is not None or now - kept.drawn < self.every
+                if kept.task is not None or (kept.drawn and now - kept.drawn[-1] < self.window)
             }
             self._sweep_at = 2 * len(self._panels) + 1024
-        panel = self._panels.get(key)
-        if panel is None or (panel.task is None and now - panel.drawn >= self.every):
-            self._panels[key] = _Panel(now)
+        panel = self._panels.setdefault(key, _Panel())
+        if panel.task is None and now >= panel.free_at(self.window):
+            panel.drawn.append(now)
             await self._draw(table, seat, message, picks, refresh)
             return
         refresh = refresh or (panel.latest is not None and panel.latest[3])
@@ -84,14 +96,15 @@ class PanelRedraws:
             panel.task = asyncio.create_task(self._later(key, panel), name=f"redraw-{table.id}-{seat}")
 
     async def _later(self, key: tuple[str, int], panel: _Panel) -> None:
-        """Draw the panel's latest tap once :attr:`every` seconds have passed since the last
-        redraw: as the table is then, its picks kept only if the game has not moved on."""
+        """Draw the panel's latest tap once a redraw is free: as the table is then, its picks kept
+        only if the game has not moved on."""
         game_id, seat = key
         try:
-            await asyncio.sleep(max(0.0, panel.drawn + self.every - self._clock()))
+            await asyncio.sleep(max(0.0, panel.free_at(self.window) - self._clock()))
             assert panel.latest is not None
             tapped, message, picks, refresh = panel.latest
-            panel.latest, panel.drawn = None, self._clock()
+            panel.latest = None
+            panel.drawn.append(self._clock())
             table = await self._load(game_id)
             if table is not None and table.state is not None:
                 moved = table.action_count != tapped.action_count
