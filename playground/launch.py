@@ -68,6 +68,8 @@ class Playground:
             group_window=_number("RATE_GROUP_PERIOD", 60.0),
             global_rate=int(_number("RATE_GLOBAL_MAX", 30)),
             global_window=_number("RATE_GLOBAL_PERIOD", 1.0),
+            private_rate=int(_number("RATE_PRIVATE_MAX", 3)),
+            private_window=_number("RATE_PRIVATE_PERIOD", 3.0),
             host=LOOPBACK,
             control=True,
         )

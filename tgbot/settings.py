@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     rate_group_period: float = Field(default=60.0, gt=0, description="seconds of the group limit's window")
     rate_global_max: int = Field(default=30, gt=0, description="messages in all per RATE_GLOBAL_PERIOD")
     rate_global_period: float = Field(default=1.0, gt=0, description="seconds of the overall limit's window")
+    rate_private_max: int = Field(
+        default=3, gt=0, description="messages to one private chat per RATE_PRIVATE_PERIOD (about one a second)"
+    )
+    rate_private_period: float = Field(default=3.0, gt=0, description="seconds of the private chat limit's window")
     ai_pause_min: float = Field(
         default=1.0,
         ge=0,

@@ -3,7 +3,7 @@
 Start it, point the bot at ``emu.base_url`` (PTB: ``Application.builder().base_url(...)``,
 calls go to ``{base_url}{token}/{method}``), drive simulated users, read what the bot did::
 
-    emu = BotAPIEmulator(group_window=6.0)          # 20 group messages per 6 s
+    emu = BotAPIEmulator(group_window=6.0)          # 20 group messages per 6 s, 3 per 0.3 s in private
     await emu.start()
     alice = emu.add_user(1001, "Alice")
     group = emu.add_group(-100500, "Cards", members=[alice], admins=[alice])
@@ -20,7 +20,10 @@ blocked users, kicked bots, group membership (who left or was removed no longer 
 getChatMember says "left" or "kicked"), migrated groups, callback query answers and rate limits
 behave as Telegram documents them; so does a group that takes no message from the bot (restricted, a
 read-only group, a closed topic: 400 with Telegram's texts, usually without any update) or is
-gone (deleted: 400 "chat not found").
+gone (deleted: 400 "chat not found"). The rate limits are 30 messages a second in all, 20 per
+``group_window`` in a group and 3 per ``private_window`` (``group_window / 20`` unless given:
+Telegram's 3 s for its minute) in a private chat, each answered 429 with ``retry_after`` in whole
+seconds as Telegram does.
 
 Run standalone for manual tries: ``python -m playground.emulator.botapi --port 8081 --demo`` prints
 the base_url; simulated users are then driven over ``/_sim/...`` (see ``_handle_control``).
@@ -361,8 +364,8 @@ class BotAPIEmulator:
         group_window: float = 60.0,
         global_rate: int = 30,
         global_window: float = 1.0,
-        private_rate: float = 1e9,
-        private_window: float = 1.0,
+        private_rate: float = 3,
+        private_window: float | None = None,
         privacy_mode: bool = True,
         strict_unknown: bool = False,
         strict_amp: bool = True,
@@ -380,7 +383,10 @@ class BotAPIEmulator:
         self.query_timeout = query_timeout
         self.group_rate, self.group_window = group_rate, group_window
         self.global_rate, self.global_window = global_rate, global_window
-        self.private_rate, self.private_window = private_rate, private_window
+        # Telegram: about one message a second in a private chat, short bursts allowed; scaled
+        # down with the group's window unless given (``private_rate=1e9``: no limit)
+        self.private_rate = private_rate
+        self.private_window = group_window / 20 if private_window is None else private_window
         self.privacy_mode = privacy_mode
         self.strict_unknown = strict_unknown
         self.strict_amp = strict_amp

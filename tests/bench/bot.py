@@ -339,7 +339,12 @@ async def run_bot(url: str, games: int, seats: int, serial: int = SERIAL_GAMES) 
     install_counters()
     api = FakeBotAPI()
     settings = Settings(
-        BOT_TOKEN=TOKEN, REDIS_URL=url, RATE_GROUP_MAX=10**9, RATE_GLOBAL_MAX=10**9, HTTP_LISTEN="127.0.0.1:0"
+        BOT_TOKEN=TOKEN,
+        REDIS_URL=url,
+        RATE_GROUP_MAX=10**9,
+        RATE_GLOBAL_MAX=10**9,
+        RATE_PRIVATE_MAX=10**9,
+        HTTP_LISTEN="127.0.0.1:0",
     )
     runner = Runner(settings, request=api)
 

@@ -47,6 +47,7 @@ async def running(
     tmp_path: Path,
     db: int,
     group_window: float = 6.0,
+    private_window: float | None = None,
     processes: int = 1,
     started: int | None = None,
     each: list[dict] | None = None,
@@ -56,8 +57,9 @@ async def running(
     """The emulator and ``processes`` bot processes on db ``db`` of redis-server ``server``, the
     first ``started`` of them started (all by default; one is active, the others stand by);
     ``each``: extra keyword arguments of each process; ``fresh``: the first empties the database.
+    ``private_window``: the private chats' (the group's / 20 by default).
     Yields (emulator, processes, Redis url); stops them all at the end."""
-    emu = BotAPIEmulator(group_window=group_window)
+    emu = BotAPIEmulator(group_window=group_window, private_window=private_window)
     await emu.start()
     url = server.url.replace("/0", f"/{db}")
     bots = [
@@ -155,6 +157,8 @@ class BotProcess:
             LOG_LEVEL="INFO",
             RATE_GROUP_MAX=str(self.emu.group_rate),
             RATE_GROUP_PERIOD=str(self.emu.group_window),
+            RATE_PRIVATE_MAX=str(self.emu.private_rate),
+            RATE_PRIVATE_PERIOD=str(self.emu.private_window),
             PYTHONUNBUFFERED="1",
             HTTP_LISTEN=f"127.0.0.1:{self.http_port}",
         )
@@ -302,10 +306,10 @@ class Table:
             return None
         if button["callback_data"].startswith("k") and not ans.get("text"):
             # as a person does, look at the pick drawn before the next tap: past a burst the bot
-            # draws a panel's picks about once a second (scaled with the group window)
+            # draws a panel's picks as its private chat takes messages (about one a second)
             with contextlib.suppress(TimeoutError):
                 await self.emu.wait_for(
-                    lambda: message.edited_count > edits or message.deleted, self.emu.group_window / 20 + 0.5
+                    lambda: message.edited_count > edits or message.deleted, self.emu.private_window + 0.5
                 )
         return ans
 

@@ -156,6 +156,8 @@ async def test_each_broken_setting_ends_in_one_line_without_a_secret(locked_redi
         "RATE_GROUP_PERIOD": ["0"],
         "RATE_GLOBAL_MAX": ["1.5"],
         "RATE_GLOBAL_PERIOD": ["-1"],
+        "RATE_PRIVATE_MAX": ["0"],
+        "RATE_PRIVATE_PERIOD": ["never"],
         "AI_PAUSE_MIN": ["-1"],
         "AI_PAUSE_MAX": ["x"],
         "HTTP_LISTEN": ["127.0.0.1:99999", "256.0.0.1:8080"],

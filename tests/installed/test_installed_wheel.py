@@ -132,6 +132,8 @@ async def test_the_installed_bot_plays_a_game_in_russian_and_an_opening_in_frenc
         HTTP_LISTEN=f"127.0.0.1:{free_port()}",
         RATE_GROUP_MAX=str(emu.group_rate),
         RATE_GROUP_PERIOD=str(emu.group_window),
+        RATE_PRIVATE_MAX=str(emu.private_rate),
+        RATE_PRIVATE_PERIOD=str(emu.private_window),
         AI_PAUSE_MIN="0",
         AI_PAUSE_MAX="0",
     )

@@ -62,10 +62,17 @@ def browser_path() -> str | None:
 
 @pytest.fixture
 async def playground(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
-    """``python -m playground`` as a subprocess, Telegram's group limit scaled down (20 per 6 s)
-    and short AI pauses; yields (page URL, emulator base URL). Stopped with SIGINT (Ctrl-C), which
+    """``python -m playground`` as a subprocess, Telegram's group and private limits scaled down
+    (20 per 6 s, 3 per 0.3 s) and short AI pauses; yields (page URL, emulator base URL). Stopped with SIGINT (Ctrl-C), which
     must end it cleanly."""
-    env = dict(os.environ, RATE_GROUP_PERIOD="6", AI_PAUSE_MIN="0.3", AI_PAUSE_MAX="0.6", PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        RATE_GROUP_PERIOD="6",
+        RATE_PRIVATE_PERIOD="0.3",
+        AI_PAUSE_MIN="0.3",
+        AI_PAUSE_MAX="0.6",
+        PYTHONUNBUFFERED="1",
+    )
     for name in ("REDIS_URL", "HTTP_LISTEN", "BOT_TOKEN", "TELEGRAM_BASE_URL"):
         env.pop(name, None)
     proc = await asyncio.create_subprocess_exec(

@@ -38,6 +38,8 @@ class Live:
                 "TELEGRAM_BASE_URL": emu.base_url,
                 "RATE_GROUP_MAX": emu.group_rate,
                 "RATE_GROUP_PERIOD": emu.group_window,
+                "RATE_PRIVATE_MAX": emu.private_rate,
+                "RATE_PRIVATE_PERIOD": emu.private_window,
                 "HTTP_LISTEN": "127.0.0.1:0",
                 **settings,
             }
@@ -143,13 +145,14 @@ class Live:
 
 
 @contextlib.asynccontextmanager
-async def running(redis_url: str, group_window: float = 2.0):
+async def running(redis_url: str, group_window: float = 2.0, private_window: float | None = None):
     """A :class:`Live` bot on ``redis_url`` (emptied before and after; one Redis's database, or
     every primary of a Redis Cluster) against a fresh emulator whose group window is
-    ``group_window`` seconds; yields the bot (``bot.url`` = the Redis URL)."""
+    ``group_window`` seconds (a private chat's: ``private_window``, the group's / 20 by default);
+    yields the bot (``bot.url`` = the Redis URL)."""
     redis = await connect(redis_url)
     await redis.flushdb()
-    emu = BotAPIEmulator(group_window=group_window)
+    emu = BotAPIEmulator(group_window=group_window, private_window=private_window)
     await emu.start()
     bot = Live(emu, redis_url)
     await bot.start()

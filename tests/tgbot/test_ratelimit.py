@@ -355,13 +355,18 @@ async def test_recall_counts_a_former_holders_messages_in_their_group_window():
 
 
 async def test_idle_chats_are_forgotten():
-    rig = Rig(overall_max=10_000)
-    for i in range(500):
-        await rig.call(10_000 + i, "private")
+    rig = Rig(overall_max=10_000)  # a private chat's window: 3 per 3 s
+
+    async def privately(first: int) -> None:
+        for i in range(500):
+            await rig.call(first + i, "private")
+            if i % 50 == 49:
+                await rig.clock.advance(3 * SAFETY + 0.01)  # those chats' windows are empty again
+
+    await privately(10_000)
     await rig.call(-1, "group")  # a group's window is kept while it holds a slot
     assert len(rig.limiter._chats) < 200
-    for i in range(500):
-        await rig.call(20_000 + i, "private")
+    await privately(20_000)
     assert "-1" in rig.limiter._chats
 
 
@@ -415,3 +420,18 @@ async def test_a_call_that_waited_for_a_slot_past_the_lease_is_not_made():
     with pytest.raises(ratelimit.NotActiveError):
         await waiting
     assert [label for label, _ in rig.made] == ["first"]
+
+
+async def test_each_private_chat_has_its_window():
+    """About one message a second in a private chat, bursts of 3 allowed (3 per 3 s): a fourth
+    deferred call is refused until the first leaves the window; another private chat goes on."""
+    rig = Rig(private_max=3, private_period=3.0)
+    assert [await rig.call(42, f"burst {i}") for i in range(3)] == [True, True, True]
+    fourth = (await asyncio.gather(rig.call(42, "fourth", defer=True), return_exceptions=True))[0]
+    assert isinstance(fourth, ThrottledError) and fourth.seconds == pytest.approx(3 * SAFETY)
+    assert await rig.call(43, "another private chat", defer=True) is True
+    await rig.clock.advance(3 * SAFETY + 0.001)
+    assert await rig.call(42, "fourth again", defer=True) is True
+    rig.limiter.recall(44, [1.0, 0.5, 0.0])  # a former holder's, at a take-over
+    refused = (await asyncio.gather(rig.call(44, "after take-over", defer=True), return_exceptions=True))[0]
+    assert isinstance(refused, ThrottledError) and refused.seconds == pytest.approx(3 * SAFETY - 1.0)

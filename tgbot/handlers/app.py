@@ -88,6 +88,8 @@ def build_application(
         group_period=settings.rate_group_period,
         overall_max=settings.rate_global_max,
         overall_period=settings.rate_global_period,
+        private_max=settings.rate_private_max,
+        private_period=settings.rate_private_period,
         may_call=may_call,
     )
     builder = Application.builder().updater(None)

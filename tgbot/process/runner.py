@@ -35,7 +35,6 @@ from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.migrate import SchemaError, migrate
 from tgbot.storage.redis import connect
 from tgbot.sync.group_lane import GameHooks
-from tgbot.sync.redraws import redraw_every
 from tgbot.sync.syncer import Syncer
 
 __all__ = ["Role", "Runner"]
@@ -246,11 +245,9 @@ class Runner:
             shown=functools.partial(stats.count_game, store.records),
             migrated=lambda table, new: chatmove.move_chat(store, table.chat_id, new, also=(table.id,)),
         )
-        settings = self.settings
         self.syncer = syncer = Syncer(
-            bot, store, lambda: bot.username or "", hooks, self.clock.now, settings.lobby_timeout,
-            redraw_every(settings.rate_group_period),
-        )  # fmt: skip
+            bot, store, lambda: bot.username or "", hooks, self.clock.now, self.settings.lobby_timeout
+        )
         self.timers = timers = Timers(store, self.clock, syncer.request)
         self.app.bot_data["services"] = handlers.Services(
             self.settings, store, syncer, bot.username or "", self.clock, self.bot_id, timers

@@ -1,5 +1,6 @@
-"""Telegram's message limits (docs/DESIGN.md, tgbot/), in the active process's memory: a 429 blocks
-only its chat, a deferred call raises :class:`ThrottledError` instead of waiting, game calls go before replies."""
+"""Telegram's message limits (docs/DESIGN.md, tgbot/), in the active process's memory: a window per
+group and per private chat, a 429 blocks only its chat, a deferred call raises
+:class:`ThrottledError` instead of waiting, game calls go before replies."""
 
 from __future__ import annotations
 
@@ -73,8 +74,8 @@ class ThrottledError(RetryAfter):
 
 
 class _Chat:
-    """One chat: its window (groups only), its 429 block and a GAME call's claim (until, clock
-    seconds), and the calls waiting for it as (priority rank, arrival)."""
+    """One chat: its window (none for a call without a chat), its 429 block and a GAME call's claim
+    (until, clock seconds), and the calls waiting for it as (priority rank, arrival)."""
 
     def __init__(self, window: _Window | None) -> None:
         self.window = window
@@ -114,11 +115,11 @@ class NotActiveError(TelegramError):
 
 
 class RateLimiter(BaseRateLimiter[dict[str, Any]]):
-    """``group_max`` messages per ``group_period`` seconds in each group, ``overall_max`` per
-    ``overall_period`` overall (periods widened by :data:`SAFETY`). ``max_retries``: how often a
-    call that met a 429 is made again (a deferred one never is). ``may_call``: whether this
-    process may call the Bot API now (the lease; any other than getMe and getUpdates is refused
-    without). ``clock``, ``sleep``: for tests."""
+    """``group_max`` messages per ``group_period`` seconds in each group, ``private_max`` per
+    ``private_period`` in each private chat, ``overall_max`` per ``overall_period`` overall (periods
+    widened by :data:`SAFETY`). ``max_retries``: how often a call that met a 429 is made again (a
+    deferred one never is). ``may_call``: whether this process may call the Bot API now (the lease;
+    any other than getMe and getUpdates is refused without). ``clock``, ``sleep``: for tests."""
 
     def __init__(
         self,
@@ -127,12 +128,15 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         overall_max: int = 30,
         overall_period: float = 1.0,
         max_retries: int = 3,
+        private_max: int = 3,
+        private_period: float = 3.0,
         may_call: Callable[[], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self.group_max, self.group_period = group_max, group_period * SAFETY
         self.overall = _Window(overall_max, overall_period * SAFETY)
+        self.private_max, self.private_period = private_max, private_period * SAFETY
         self.shares = PersonShares(overall_max // SHARE_PART, overall_period * SAFETY)
         self.max_retries = max_retries
         self._clock, self._sleep = clock, sleep
@@ -152,15 +156,15 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
         flight counts as sent now), the newest ``group_max`` only (they alone decide when the next
         one may go); empty for a private chat or a group not seen."""
         chat = self._chats.get(str(chat_id))
-        if chat is None or chat.window is None:
+        if chat is None or chat.window is None or not _is_group(chat_id):
             return []
         now, window = self._clock(), chat.window
         ages = [now - end for end in window.ends if end + window.period > now] + [0.0] * window.in_flight
         return ages[-self.group_max :]
 
     def recall(self, chat_id: object, ages: Iterable[float]) -> None:
-        """Count messages sent to the group ``ages`` seconds ago (by a former holder, which this
-        process cannot see) in its window; on becoming active."""
+        """Count messages sent to the chat (a group or a private chat) ``ages`` seconds ago (by a
+        former holder, which this process cannot see) in its window; on becoming active."""
         now = self._clock()
         window = self._chat(chat_id, now).window
         if window is not None:
@@ -178,6 +182,8 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
             window = None
             if _is_group(chat_id):
                 window = _Window(self.group_max, self.group_period)
+            elif chat_id is not None:
+                window = _Window(self.private_max, self.private_period)
             chat = self._chats[str(chat_id)] = _Chat(window)
         return chat
 

@@ -26,8 +26,8 @@ from tgbot.sync import bookkeeping as fields
 from tgbot.sync.bookkeeping import Bookkeeping
 from tgbot.sync.group_lane import GameHooks, GroupLane
 from tgbot.sync.messages import DEFER, GroupRefusal, MaybeSentError, Messages, retry_seconds
-from tgbot.sync.ratelimit import RateLimiter
-from tgbot.sync.redraws import REDRAW_EVERY, PanelRedraws
+from tgbot.sync.ratelimit import RateLimiter, ThrottledError
+from tgbot.sync.redraws import PanelRedraws
 from tgbot.sync.tapped import TappedPanels
 
 log = logging.getLogger(__name__)
@@ -51,11 +51,9 @@ class Syncer:
         hooks: GameHooks,
         clock: Callable[[], float] = time.time,
         unwritable_grace: float = 900.0,
-        redraw_every: float = REDRAW_EVERY,
     ) -> None:
         """``clock``: epoch seconds on Redis's clock (:meth:`tgbot.owner.clock.RedisClock.now`);
-        ``unwritable_grace``: seconds a group may refuse messages before its game is retired;
-        ``redraw_every``: seconds between two redraws of a panel by taps (:mod:`tgbot.sync.redraws`)."""
+        ``unwritable_grace``: seconds a group may refuse messages before its game is retired."""
         self.bot = bot
         self.store = store
         self._grace = unwritable_grace
@@ -80,7 +78,7 @@ class Syncer:
             self._forget,
             hooks,
         )
-        self.redraws = PanelRedraws(store.load, self.tapped.redraw, redraw_every)  # the taps' redraws, coalesced
+        self.redraws = PanelRedraws(store.load, self.tapped.redraw)  # the taps' redraws
 
     def request(self, game_id: str) -> None:
         """Bring the game's views up to date soon (non-blocking, coalesced). Ignored once
@@ -109,7 +107,8 @@ class Syncer:
         """On becoming active: count in the rate limiter what the previous holders sent to each
         live game's group (the newest record of the group's games), and one message more per
         game at ``lapsed`` (when the previous holder's lease lapsed, Redis's clock): the one it
-        may have had in flight. A group's first message then goes out as soon as its real window allows."""
+        may have had in flight, and so in each player's private chat. A group's first message then
+        goes out as soon as its real window allows."""
         limiter = self._limiter()
         if limiter is None:
             return
@@ -126,6 +125,8 @@ class Syncer:
         now = self._clock()
         for chat_id, sent in newest.items():
             limiter.recall(chat_id, [now - moment for moment in [*sent, *in_flight[chat_id]]])
+        for user_id in {player.user_id for table in tables for player in table.seats if player.human}:
+            limiter.recall(user_id, [now - lapsed] if lapsed is not None else [])  # their panel in flight
 
     def _group_again(self, game_id: str) -> None:
         self._dirty.add((game_id, Lane.GROUP))
@@ -199,12 +200,14 @@ class Syncer:
 
     async def _sync_panels(self, table: Table) -> None:
         """Each person's panel; a seat marked unreachable (a 403, or the player blocked the bot)
-        is left alone until they start the bot again."""
+        is left alone until they start the bot again. A private chat blocked for now holds back
+        only its own panel: the lane runs again when the first block ends."""
         bookkeeping = await self.bookkeeping.of(table.id)
         if table.ended in RETIRED:
             await self._tell_retired(table, bookkeeping)
         if table.state is None:
             return
+        blocked: list[float] = []  # seconds until each blocked panel's chat takes messages again
         for seat, player in enumerate(table.seats):
             if (
                 not player.human
@@ -213,8 +216,15 @@ class Syncer:
             ):
                 continue  # bots have no panel
             async with self._panel_lock(table.id, seat):
-                if not await self._sync_panel(table, seat, player.user_id, bookkeeping):
+                try:
+                    reached = await self._sync_panel(table, seat, player.user_id, bookkeeping)
+                except RetryAfter as error:
+                    blocked.append(retry_seconds(error))
+                    continue
+                if not reached:
                     await self._mark_unreachable(table, seat)
+        if blocked:
+            raise ThrottledError(min(blocked))
 
     @staticmethod
     def _needs_work(table: Table, seat: int, bookkeeping: dict[str, str]) -> bool:

@@ -1,6 +1,7 @@
 """The redraw of a panel its player tapped (a card picked, «Refresh», a stale tap), beside the
 sync's own: only their current panel, a newer one whose answer was lost (adopted), or the one kept
-beside a turn panel maybe sent; one refused for now (its chat blocked) is left to the next tap or sync."""
+beside a turn panel maybe sent; one refused for now (its chat blocked) raises RetryAfter, for
+:class:`~tgbot.sync.redraws.PanelRedraws` to draw it once the block ends."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import asyncio
 from collections.abc import Callable
 
 from telegram import Message
-from telegram.error import RetryAfter
 
 from tgbot.game.table import Table
 from tgbot.owner.store import Store
@@ -54,10 +54,8 @@ class TappedPanels:
             rendered = panel(table, seat, picks, kept=kept and not refresh)
             if bookkeeping.get(fields.panel_digest(seat)) == rendered.digest:
                 return
-            try:
-                shown = await self.messages.show(message.chat_id, None, message.message_id, rendered, resend=False)
-            except RetryAfter:  # that chat is blocked for now; the next tap or sync draws it
-                return
+            # RetryAfter: the chat is blocked for now (nothing shown, no digest written): PanelRedraws draws it later
+            shown = await self.messages.show(message.chat_id, None, message.message_id, rendered, resend=False)
             if shown == message.message_id:
                 written: dict[str, object] = {fields.panel_digest(seat): rendered.digest}
                 if not picks:
