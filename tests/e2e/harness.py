@@ -95,6 +95,16 @@ def game_log(url: str, token: str, game_id: str) -> list[dict]:
         return [json.loads(action) for action in client.lrange(redis_key(token, f"{{g{game_id}}}", "log"), 0, -1)]
 
 
+def turn_of(url: str, token: str, game_id: str) -> tuple[int, int]:
+    """Whose turn it is as stored (their user id) and the game's action count."""
+    from tgbot.game.table import Table as BotTable
+
+    with redis_sync.Redis.from_url(url, decode_responses=True) as client:
+        table = BotTable.from_json(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "table"))
+    assert table.state is not None
+    return table.seats[table.state.current].user_id, table.action_count
+
+
 def replay_of(url: str, token: str, game_id: str) -> dict:
     """The replay summary (GAME_RECORD.md) of the game's record as stored in Redis."""
     from tgbot.game.table import Table as BotTable
@@ -304,9 +314,9 @@ class Table:
         except (TimeoutError, asyncio.TimeoutError):
             self.unanswered.append(result.query_id)
             return None
-        if button["callback_data"].startswith("k") and not ans.get("text"):
-            # as a person does, look at the pick drawn before the next tap: past a burst the bot
-            # draws a panel's picks as its private chat takes messages (about one a second)
+        if message.chat_id > 0:
+            # as a person does, look at the panel's change before the next tap (a pick drawn, a
+            # play's panel after it): the bot draws it as the private chat takes messages
             with contextlib.suppress(TimeoutError):
                 await self.emu.wait_for(
                     lambda: message.edited_count > edits or message.deleted, self.emu.private_window + 0.5

@@ -9,9 +9,10 @@ import shutil
 
 import pytest
 
-from tests.e2e.harness import Table, active_of, debug_redis, game_id, game_log, replay_of, running  # noqa: F401 (fixture)
+from tests.e2e.harness import Table, active_of, debug_redis, game_id, game_log, replay_of, running, turn_of  # noqa: F401 (fixture)
 from tests.e2e.test_full_game import open_table
 from tests.tgbot.live import cb
+from tgbot.codec import decode
 
 pytestmark = pytest.mark.e2e
 
@@ -26,7 +27,7 @@ async def test_a_redis_stall_longer_than_the_timeout_loses_no_tap(debug_redis, t
         # The current player picks a card, then Redis stalls for 7 s (more than redis-py's 5 s
         # socket timeout) and the player plays during the stall.
         before = len(game_log(url, emu.token, gid))
-        player, panel = await _current_panel(table)
+        player, panel = await _current_panel(table, url, gid)
         await table.tap(player, panel, cb(panel, "k:")[0])
         panel = await emu.wait_for(lambda: (p := table.panel(player)) and cb(p, "p:") and p, timeout=20)
         stall = asyncio.create_task(asyncio.to_thread(debug_redis.cli, "DEBUG", "SLEEP", "7"))
@@ -46,14 +47,19 @@ async def test_a_redis_stall_longer_than_the_timeout_loses_no_tap(debug_redis, t
         assert "Traceback" not in bot.log(), bot.log()[-3000:]
 
 
-async def _current_panel(table: Table):
-    """The player whose panel offers card picks now, and that panel."""
-    for _ in range(400):
+async def _current_panel(table: Table, url: str, gid: str):
+    """The player on turn (as stored) and their panel, once it offers this turn's card picks (a
+    panel of the player before may still show its old ones for a private chat's window)."""
+
+    def found():
+        user_id, action_count = turn_of(url, table.emu.token, gid)
         for user, message, buttons in table.actionable():
-            if any(b["callback_data"].startswith("k:") for b in buttons):
+            picks = [decode(b["callback_data"]) for b in buttons if b["callback_data"].startswith("k:")]
+            if user.id == user_id and picks and picks[0].action_count == action_count:
                 return user, message
-        await asyncio.sleep(0.05)
-    raise AssertionError("nobody has cards to pick")
+        return None
+
+    return await table.emu.wait_for(found, timeout=20)
 
 
 @pytest.mark.skipif(shutil.which("faketime") is None, reason="Debian's faketime is not installed (.ci/run installs it)")
@@ -63,7 +69,7 @@ async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server
     async with running(redis_server, tmp_path, 11, processes=2, started=1, each=each, TURN_TIMEOUT=str(turn)) as (
         emu,
         (first, ahead),
-        _url,
+        url,
     ):
         assert await active_of([first]) is first
         ahead.start()
@@ -72,7 +78,7 @@ async def test_a_standby_whose_clock_runs_ahead_fires_nothing_early(redis_server
         assert await table.step(timeout=40)
         # Somebody's turn begins; nobody taps. The active process dies and the standby, whose
         # clock runs 20 s ahead, takes over and must wait for the turn's real end.
-        player, _panel = await _current_panel(table)
+        player, _panel = await _current_panel(table, url, game_id(emu, group.id))
         # when the emulator received the panel of this turn (its clock, not the test's view of it)
         turn_began = max(c["time"] for c in emu.calls if c["method"] == "sendMessage" and c["chat_id"] == player.id)
         last = max(m.message_id for m in emu.chat_messages(group.id))

@@ -147,7 +147,7 @@ async def test_300_help_commands_take_at_most_a_persons_share(live):
 
 
 async def test_a_persons_calls_past_their_share_are_not_made_a_games_own_are():
-    rig = Rig(overall_max=30, overall_period=1.0)
+    rig = Rig(overall_max=30, overall_period=1.0, private_max=100)  # (the share, not the chat's window)
     replies = [rig.call(42, f"reply {n}") for n in range(SHARE + 2)]
     redraw = rig.call(42, "redraw", defer=True, priority="own")  # a redraw of their own panel
     game = rig.call(42, "turn panel", defer=True, priority=Priority.GAME)
