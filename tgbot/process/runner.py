@@ -35,6 +35,7 @@ from tgbot.storage.keys import Keys, bot_prefix
 from tgbot.storage.migrate import SchemaError, migrate
 from tgbot.storage.redis import connect
 from tgbot.sync.group_lane import GameHooks
+from tgbot.sync.ratelimit import ThrottledError
 from tgbot.sync.syncer import Syncer
 
 __all__ = ["Role", "Runner"]
@@ -344,7 +345,8 @@ class Runner:
         return not result.retry
 
     async def _failed(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """An error handler: a fenced commit or a Redis failure goes in the update's outcome."""
+        """An error handler: a fenced commit, a Redis failure or a handler's fault goes in the
+        update's outcome (a reply dropped over Telegram's limit is none)."""
         result = self._outcomes.get(update.update_id) if isinstance(update, Update) else None
         if result is None:
             return
@@ -356,7 +358,8 @@ class Runner:
                 self.redis_health.failed(context.error)  # (told once, until Redis answers again)
             else:
                 log.warning("update met a Redis failure: %s", context.error)
-        elif context.error is not None:
+        elif context.error is not None and not isinstance(context.error, ThrottledError):
+            # (a reply dropped over Telegram's limit is by design: the update is done)
             result.error = context.error  # (the consumer logs it once and sets the update aside)
 
 
