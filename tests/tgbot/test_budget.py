@@ -263,3 +263,27 @@ def test_the_reply_budget_forgets_people_without_a_recent_reply():
     clock.now += REPLY_WINDOW
     budget.take(-1, 0, "/rules")
     assert len(budget._posted) == 1
+
+
+async def test_stop_game_for_a_new_game_is_no_repeat(live):
+    """An admin stops a game, opens a new one and asks to stop it within the minute: the command's
+    text is the same, its game is not, so it is answered (the repeat rule hushes nothing here)."""
+    emu = live.emu
+    a, b, c = _people(emu, 7400, ("Аня", "Борис", "Вера"))
+    group = emu.add_group(-7004, "Клуб", members=[a, b, c], admins=[a])
+    for _ in range(2):
+        await live.open_game(group, [a, b, c])
+        since = len(emu.calls)
+        await a.send(group, "/stop_game")
+        await live.settle()
+        asked = [
+            call
+            for call in emu.calls[since:]
+            if call["method"] == "sendMessage" and "y:" in str(call["params"].get("reply_markup", ""))
+        ]
+        assert len(asked) == 1, "the confirmation of this game's stop"
+        ask = emu.last_message(group.id, lambda m: cb(m, "y:"))
+        await (await a.tap(ask, cb(ask, "y:")[0])).answer(15)
+        await live.settle()
+        assert await live.store.chat_game(group.id, None) is None
+    assert emu.violations == []

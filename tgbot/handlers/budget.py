@@ -91,9 +91,9 @@ async def hush(
     chat, user = update.effective_chat, update.effective_user
     chat_id, user_id = chat.id if chat else 0, user.id if user else 0
     tables = await store.chat_games(chat_id)
-    verdict = (
-        Hush.GAME if await _bystander(update, context, tables) else budget.take(chat_id, user_id, command_key(update))
-    )
+    # identical: the same command about the same live games (a new game's /stop_game is no repeat)
+    key = f"{command_key(update)}|{','.join(sorted(table.id for table in tables))}"
+    verdict = Hush.GAME if await _bystander(update, context, tables) else budget.take(chat_id, user_id, key)
     if verdict is None and actor_id(update) and not _inside(update, tables) and not causes.spend(chat_id, user_id):
         verdict = None if await is_admin(context, chat_id, update) else Hush.SPENT
     if verdict is not None:
