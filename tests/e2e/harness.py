@@ -25,6 +25,7 @@ import redis as redis_sync
 from core.record import replay
 from tests.fakes.botapi import BotAPIEmulator, MessageRecord, SimChat, SimUser
 from tests.redis_server import RedisServer
+from tgbot.game.table import Table as BotTable
 from tgbot.i18n import LANGUAGES, translator
 
 #: The result's first line in every language (the group's language decides which one shows).
@@ -95,25 +96,26 @@ def game_log(url: str, token: str, game_id: str) -> list[dict]:
         return [json.loads(action) for action in client.lrange(redis_key(token, f"{{g{game_id}}}", "log"), 0, -1)]
 
 
+def stored_table(url: str, token: str, game_id: str) -> BotTable:
+    """The game's table as stored in Redis."""
+    with redis_sync.Redis.from_url(url, decode_responses=True) as client:
+        return BotTable.from_json(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "table"))
+
+
 def turn_of(url: str, token: str, game_id: str) -> tuple[int, int]:
     """Whose turn it is as stored (their user id) and the game's action count."""
-    from tgbot.game.table import Table as BotTable
-
-    with redis_sync.Redis.from_url(url, decode_responses=True) as client:
-        table = BotTable.from_json(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "table"))
+    table = stored_table(url, token, game_id)
     assert table.state is not None
     return table.seats[table.state.current].user_id, table.action_count
 
 
 def replay_of(url: str, token: str, game_id: str) -> dict:
     """The replay summary (GAME_RECORD.md) of the game's record as stored in Redis."""
-    from tgbot.game.table import Table as BotTable
     from tgbot.storage.stats import record_of_game
 
     with redis_sync.Redis.from_url(url, decode_responses=True) as client:
         deal = json.loads(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "deal"))
-        table = BotTable.from_json(client.hget(redis_key(token, f"{{g{game_id}}}", "game"), "table"))
-    record = record_of_game(table, deal, game_log(url, token, game_id))
+    record = record_of_game(stored_table(url, token, game_id), deal, game_log(url, token, game_id))
     assert record is not None
     return replay(record).summary()
 

@@ -65,16 +65,18 @@ class ReplyBudget:
         return None
 
 
-def command_key(update: Update) -> str:
+def command_key(update: Update, tables: list[Table]) -> str:
     """What makes two commands identical: the topic, the command (lower case, without
-    ``@botname``), its arguments (spaces collapsed) and the replied-to message."""
+    ``@botname``), its arguments (spaces collapsed), the replied-to message and the chat's live
+    games ``tables`` (a new game's ``/stop_game`` is no repeat)."""
     message = update.effective_message
     assert message is not None
     words = (message.text or "").split()
     command = words[0].partition("@")[0].lower() if words else ""
     replied = message.reply_to_message.message_id if message.reply_to_message is not None else 0
     thread = message.message_thread_id if message.is_topic_message else 0
-    return f"{thread}|{command}|{' '.join(words[1:])}|{replied}"
+    games = ",".join(sorted(table.id for table in tables))
+    return f"{thread}|{command}|{' '.join(words[1:])}|{replied}|{games}"
 
 
 async def game_running(store: Store, chat_id: int) -> bool:
@@ -91,8 +93,7 @@ async def hush(
     chat, user = update.effective_chat, update.effective_user
     chat_id, user_id = chat.id if chat else 0, user.id if user else 0
     tables = await store.chat_games(chat_id)
-    # identical: the same command about the same live games (a new game's /stop_game is no repeat)
-    key = f"{command_key(update)}|{','.join(sorted(table.id for table in tables))}"
+    key = command_key(update, tables)
     verdict = Hush.GAME if await _bystander(update, context, tables) else budget.take(chat_id, user_id, key)
     if verdict is None and actor_id(update) and not _inside(update, tables) and not causes.spend(chat_id, user_id):
         verdict = None if await is_admin(context, chat_id, update) else Hush.SPENT

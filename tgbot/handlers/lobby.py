@@ -259,8 +259,8 @@ async def _strangers(services: Services, lobby: Table, user_id: int) -> frozense
     group's leaderboard nor seated in its topic's last game. Asked only of a lobby whose offers are
     full (:func:`game_lobby.offer_link`); a chat's Join taps are handled in order, so its offers do
     not grow before the transaction."""
-    if len(lobby.link_offers) < game_lobby.MAX_LINK_OFFERS:
-        return frozenset()
+    if len(lobby.link_offers) < game_lobby.MAX_LINK_OFFERS or game_lobby.link_offered_to(lobby, user_id):
+        return frozenset()  # (no offer goes: nothing to ask)
     people = [*lobby.link_offers, user_id]
     regulars = await stats.on_board(services.store.records, lobby.chat_id, people)
     last = await services.store.chat_last_game(lobby.chat_id, lobby.thread_id)

@@ -6,10 +6,10 @@ lobby redraws a person's Join and Leave cause; a lobby change past that waits fo
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
 
 from tgbot.game.table import Status, Table
+from tgbot.sync.shares import Window
 
 __all__ = ["CAUSE_CAP", "CAUSE_WINDOW", "GroupCauses"]
 
@@ -27,24 +27,20 @@ class GroupCauses:
         self, window: float = CAUSE_WINDOW, cap: int = CAUSE_CAP, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.window, self.cap, self._clock = window, cap, clock
-        self._caused: dict[tuple[int, int], deque[float]] = {}
+        self._caused: dict[tuple[int, int], Window] = {}
         self._held: dict[str, tuple[int, int, int]] = {}
         self._sweep_at = 1024  # forget people without a recent message when this many are known
 
     def _wait(self, chat_id: int, user_id: int, now: float) -> float:
         """Seconds until ``user_id`` may cause one more message in ``chat_id`` (0: now)."""
         caused = self._caused.get((chat_id, user_id))
-        if caused is None:
-            return 0.0
-        while caused and caused[0] + self.window <= now:
-            caused.popleft()
-        return 0.0 if len(caused) < self.cap else caused[-self.cap] + self.window - now
+        return 0.0 if caused is None else caused.wait(now)
 
     def _spend(self, chat_id: int, user_id: int, now: float) -> None:
         if len(self._caused) >= self._sweep_at:
-            self._caused = {key: sent for key, sent in self._caused.items() if sent and sent[-1] + self.window > now}
+            self._caused = {key: caused for key, caused in self._caused.items() if not caused.empty(now)}
             self._sweep_at = 2 * len(self._caused) + 1024
-        self._caused.setdefault((chat_id, user_id), deque()).append(now)
+        self._caused.setdefault((chat_id, user_id), Window(self.cap, self.window)).finish(now)
 
     def spend(self, chat_id: int, user_id: int) -> bool:
         """Spend one of ``user_id``'s messages in ``chat_id``; False (nothing spent) when none is left."""

@@ -79,11 +79,11 @@ class PanelRedraws:
         try:
             while True:
                 await asyncio.sleep(seconds)
-                taps, (tapped, message, picks, refresh) = waiting.taps, waiting.latest
+                taps, (tapped_on, message, picks, refresh) = waiting.taps, waiting.latest
                 try:
                     table = await self._load(game_id)
                     if table is not None and table.state is not None:
-                        moved = table.action_count != tapped.action_count
+                        moved = table.action_count != tapped_on.action_count
                         await self._draw(table, seat, message, "" if moved else picks, refresh)
                 except RetryAfter as error:
                     seconds = retry_seconds(error)

@@ -65,7 +65,7 @@ class Syncer:
         self._chats: dict[str, int] = {}  # each game's group, once synced
         self.bookkeeping = Bookkeeping(store, self._group_sent)
         self.messages = Messages(bot, store)
-        self.tapped = TappedPanels(store, self.bookkeeping, self.messages, self._panel_lock)
+        self.tapped = TappedPanels(self.bookkeeping, self.messages, self._panel_lock)
         self.group = GroupLane(
             bot,
             store,
@@ -125,8 +125,9 @@ class Syncer:
         now = self._clock()
         for chat_id, sent in newest.items():
             limiter.recall(chat_id, [now - moment for moment in [*sent, *in_flight[chat_id]]])
-        for user_id in {player.user_id for table in tables for player in table.seats if player.human}:
-            limiter.recall(user_id, [now - lapsed] if lapsed is not None else [])  # their panel in flight
+        if lapsed is not None:
+            for user_id in {player.user_id for table in tables for player in table.seats if player.human}:
+                limiter.recall(user_id, [now - lapsed])  # their panel in flight
 
     def _group_again(self, game_id: str) -> None:
         self._dirty.add((game_id, Lane.GROUP))

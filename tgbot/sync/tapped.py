@@ -11,7 +11,6 @@ from collections.abc import Callable
 from telegram import Message
 
 from tgbot.game.table import Table
-from tgbot.owner.store import Store
 from tgbot.render.announcements import panel_moved
 from tgbot.render.panel import panel, panel_state
 from tgbot.sync import bookkeeping as fields
@@ -25,12 +24,10 @@ class TappedPanels:
 
     def __init__(
         self,
-        store: Store,
         bookkeeping: Bookkeeping,
         messages: Messages,
         lock: Callable[[str, int], asyncio.Lock],
     ) -> None:
-        self.store = store
         self.bookkeeping = bookkeeping
         self.messages = messages
         self._lock = lock
@@ -48,7 +45,7 @@ class TappedPanels:
                 if recorded and int(recorded) > message.message_id:
                     return
                 await self._adopt(table, seat, message, recorded)
-            kept = recorded == str(message.message_id) and bool(bookkeeping.get(fields.panel_maybe_newer(seat)))
+            kept = bool(bookkeeping.get(fields.panel_maybe_newer(seat)))  # (an adopted panel has it cleared)
             if kept and refresh:
                 await self.bookkeeping.write(table.id, {fields.panel_maybe_newer(seat): None})
             rendered = panel(table, seat, picks, kept=kept and not refresh)
