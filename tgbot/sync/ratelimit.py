@@ -225,15 +225,15 @@ class RateLimiter(BaseRateLimiter[dict[str, Any]]):
     def _wait(
         self, chat: _Chat, caller: tuple[int, int], defer: bool, waited: float, person: int | None, now: float
     ) -> float:
-        """Seconds ``caller`` waits for its chat; raises :class:`ThrottledError` when it may not wait
-        (deferred, or a reply past :data:`REPLY_WAIT`), or its person's share is spent."""
+        """Seconds ``caller`` waits for its chat and its person's share; raises
+        :class:`ThrottledError` when it may not wait (deferred, or a reply past :data:`REPLY_WAIT`)."""
         wait = chat.wait(caller, now)
+        if person is not None:
+            wait = max(wait, self.shares.wait(person, now))
         if wait > 0 and (defer or waited + wait > REPLY_WAIT):
             if defer and caller[0] == _RANK[Priority.GAME] and chat.window is not None:
                 chat.claim_until = max(chat.claim_until, now + wait + CLAIM_GRACE)
             raise ThrottledError(wait)
-        if person is not None and (share := self.shares.wait(person, now)) > 0:
-            raise ThrottledError(share)  # a person past their share: not made, whoever waits
         return wait
 
     async def _check_active(self, endpoint: str) -> None:
